@@ -1,0 +1,82 @@
+"""The pipeline of stages: text → shell.parse → policy evaluation → decision.
+
+`Engine` holds a loaded policy set and the config; `Engine.decide` is what `rewrite`, `hook`, `explain`
+and `serve` call.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from rtk_policy.config import Config
+from rtk_policy.decision import Decision, decide
+from rtk_policy.policy.model import Context, Evaluation
+from rtk_policy.shell import CommandLine, parse
+
+
+@attrs.frozen
+class Outcome:
+    """Everything known about one decision: the parse, the rule results and the verdict."""
+
+    command_line: CommandLine
+    evaluation: Evaluation
+    decision: Decision
+
+
+@attrs.define
+class Engine:
+    """A loaded policy set and config, ready to decide commands."""
+
+    policies: object  #: a rtk_policy.policy.PolicySet
+    config: Config
+
+    def context(self, **fields: object) -> Context:
+        """A `Context` carrying this engine's config plus the given request fields."""
+        return Context(
+            exclude_commands=self.config.exclude_commands,
+            transparent_prefixes=self.config.transparent_prefixes,
+            disabled_rules=self.config.disabled_rules,
+            **fields,  # type: ignore[arg-type]
+        )
+
+    def evaluate(self, text: str, context: Context) -> Outcome:
+        """Parse `text`, evaluate the policies on it and combine the results."""
+        command_line = parse(text, context.transparent_prefixes)
+        evaluation = self.policies.evaluate(command_line, context)  # type: ignore[attr-defined]
+        rewritten_check = self._recheck_rewrite(command_line, evaluation, context)
+        decision = decide(command_line, evaluation, rewritten_check)
+        return Outcome(command_line, evaluation, decision)
+
+    def decide(self, text: str, context: Context) -> Decision:
+        """The `Decision` for `text` under `context`."""
+        return self.evaluate(text, context).decision
+
+    def _recheck_rewrite(
+        self, command_line: CommandLine, evaluation: Evaluation, context: Context
+    ) -> Evaluation | None:
+        """Evaluate the permission rules again on the rewritten command (DESIGN §6).
+
+        `rtk` is a transparent wrapper in the shell stage, so `rtk rm -rf /` is still `rm`.
+        """
+        from rtk_policy.rewrite import assemble_rewrite
+
+        rewritten = assemble_rewrite(command_line, evaluation)
+        if rewritten is None or rewritten == command_line.text:
+            return None
+        return self.policies.evaluate(parse(rewritten, context.transparent_prefixes), context)  # type: ignore[attr-defined]
+
+
+def load_engine(
+    policy_paths: list[str] | None = None,
+    backend: str | None = None,
+    config_path: str | None = None,
+    cwd: str | None = None,
+) -> Engine:
+    """Load config and policies (search path or `policy_paths`) into an `Engine`."""
+    from rtk_policy.config import load_config
+    from rtk_policy.policy import load_policy_set, policy_search_path
+
+    config = load_config(config_path=config_path, cwd=cwd)
+    paths = policy_paths or policy_search_path(cwd=cwd)
+    policies = load_policy_set(paths, backend=backend or config.backend)
+    return Engine(policies=policies, config=config)

@@ -1,0 +1,108 @@
+"""The command line: all argparse lives here; each subcommand is a function in `rtk_policy.commands`.
+
+Subcommand modules are imported only when chosen, so `rtk-policy hook` never pays for the others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from rtk_policy import __version__
+
+AGENTS = ("claude", "copilot", "gemini", "cursor", "codex")
+
+
+def _add_policy_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--policies",
+        action="append",
+        metavar="PATH",
+        help="policy file or folder to use instead of the search path (repeatable)",
+    )
+    parser.add_argument("--backend", choices=("cel-expr", "cel-python"), help="CEL backend")
+    parser.add_argument("--config", metavar="FILE", help="config.toml to use instead of the layered ones")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the argparse parser for every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="rtk-policy",
+        description="Policy-as-code for the shell commands AI coding agents run.",
+    )
+    parser.add_argument("--version", action="version", version=f"rtk-policy {__version__}")
+    sub = parser.add_subparsers(dest="subcommand", metavar="COMMAND")
+
+    p = sub.add_parser("rewrite", help="decide and rewrite one command (exit 0/1/2/3)")
+    p.add_argument("cmd", nargs="*", help="the command (several words are joined with spaces)")
+    p.add_argument("--batch", metavar="FILE", help="JSON lines in, JSON lines out ('-' = stdin)")
+    p.add_argument("--agent", default="", help="agent name visible to policies as ctx.agent")
+    _add_policy_options(p)
+
+    p = sub.add_parser("explain", help="show segments, every rule tried, and the decision")
+    p.add_argument("cmd", nargs="+", help="the command")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--agent", default="", help="agent name visible to policies as ctx.agent")
+    _add_policy_options(p)
+
+    p = sub.add_parser("check", help="load, type-check and compile policies; run their examples")
+    p.add_argument("paths", nargs="*", help="policy files or folders (default: the search path)")
+    p.add_argument("--backend", choices=("cel-expr", "cel-python", "both"), help="CEL backend")
+    p.add_argument("--config", metavar="FILE", help="config.toml to use")
+
+    p = sub.add_parser("hook", help="answer an agent's PreToolUse hook (JSON on stdin)")
+    p.add_argument("agent", nargs="?", choices=AGENTS, help="agent protocol (default: detect)")
+    _add_policy_options(p)
+
+    p = sub.add_parser("init", help="install the hook into an agent's settings")
+    p.add_argument("--global", dest="global_", action="store_true", help="user-wide settings")
+    p.add_argument("--agent", default="claude", choices=AGENTS)
+    p.add_argument("--serve", action="store_true", help="install the resident-server http hook")
+
+    p = sub.add_parser("uninstall", help="remove our hook entries from an agent's settings")
+    p.add_argument("--global", dest="global_", action="store_true", help="user-wide settings")
+    p.add_argument("--agent", default="claude", choices=AGENTS)
+
+    sub.add_parser("doctor", help="check the installation and say what to fix")
+
+    p = sub.add_parser("audit", help="read the audit log")
+    audit_sub = p.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
+    a = audit_sub.add_parser("tail", help="print the last records")
+    a.add_argument("-f", "--follow", action="store_true")
+    a.add_argument("-n", "--lines", type=int, default=10)
+    a.add_argument("--file", help="audit log path")
+    a = audit_sub.add_parser("stats", help="verdicts, top rules, latency")
+    a.add_argument("--json", action="store_true")
+    a.add_argument("--file", help="audit log path")
+    a = audit_sub.add_parser("verify", help="check the hash chain")
+    a.add_argument("--file", help="audit log path")
+
+    p = sub.add_parser("test", help="run policy tests and examples")
+    p.add_argument("paths", nargs="*")
+    p.add_argument("--format", choices=("text", "json", "junit"), default="text")
+    p.add_argument("--coverage", action="store_true")
+    p.add_argument("--backend", choices=("cel-expr", "cel-python"))
+
+    p = sub.add_parser("replay", help="evaluate past commands under candidate policies")
+    p.add_argument("inputs", nargs="*", help="transcripts or audit logs (default: ~/.claude/projects)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--jobs", type=int, default=0)
+    _add_policy_options(p)
+
+    p = sub.add_parser("serve", help="run the resident engine")
+    p.add_argument("--idle", type=float, default=900.0, help="exit after this many idle seconds")
+    p.add_argument("--http", metavar="PORT", type=int, help="also answer http hooks on 127.0.0.1")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.subcommand:
+        parser.print_help(sys.stderr)
+        return 1
+    module = importlib.import_module(f"rtk_policy.commands.{args.subcommand}")
+    return int(module.run(args, sys.stdin, sys.stdout, sys.stderr))

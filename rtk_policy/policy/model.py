@@ -1,0 +1,92 @@
+"""Values crossing the policy stage: rules, the evaluation context, and per-segment results."""
+
+from __future__ import annotations
+
+import attrs
+
+VERDICTS = ("allow", "ask", "deny")
+MODES = ("enforce", "warn", "audit")
+#: A rewrite rule's role in a pipeline (reference §3.4): never piped, stage 1 only, last stage only, or both.
+PIPELINE_ROLES = ("never", "producer", "final", "both")
+
+
+@attrs.frozen
+class Example:
+    """An inline example of a rule: a command and what the whole policy set must answer for it."""
+
+    command: str
+    #: permission rules: "allow" | "ask" | "deny" | "none" (the verdict of the command);
+    #: rewrite rules: the expected rewrite text, or None for "no rewrite"
+    expect: str | None
+    file: str
+    line: int
+
+
+@attrs.frozen
+class Rule:
+    """One rule of a policy file, without its compiled expressions."""
+
+    id: str  #: unique across the loaded policy set
+    policy: str  #: the `name` of the file it comes from
+    file: str  #: path of the policy file
+    line: int  #: 1-based line of the rule in its file
+    kind: str  #: "permission" or "rewrite"
+    decision: str  #: "deny" | "ask" | "allow" for permission rules, "" for rewrite rules
+    mode: str  #: "enforce" | "warn" | "audit"
+    programs: tuple[str, ...]  #: index: the rule is only tried on these programs (empty = every segment)
+    pipeline: str  #: one of PIPELINE_ROLES (rewrite rules; "never" for permission rules)
+    description: str = ""
+    examples: tuple[Example, ...] = ()
+
+
+@attrs.frozen
+class Context:
+    """Everything a policy may see besides the command: the `ctx`, `claude` and `config` CEL variables."""
+
+    agent: str = ""
+    cwd: str = ""
+    project_dir: str = ""
+    permission_mode: str = ""
+    session_id: str = ""
+    tool_name: str = ""
+    tool_input: tuple[tuple[str, object], ...] = ()  #: the agent's tool_input as pairs
+    env: tuple[tuple[str, str], ...] = ()  #: selected environment variables
+    claude_deny: tuple[str, ...] = ()  #: Claude Code Bash(...) patterns, text inside the parentheses
+    claude_ask: tuple[str, ...] = ()
+    claude_allow: tuple[str, ...] = ()
+    exclude_commands: tuple[str, ...] = ()
+    transparent_prefixes: tuple[str, ...] = ()
+    disabled_rules: tuple[str, ...] = ()  #: rule ids switched off in the config
+
+
+@attrs.frozen
+class RuleResult:
+    """The outcome of trying one rule on one segment."""
+
+    rule: Rule
+    matched: bool
+    message: str = ""  #: the rule's rendered message (permission rules that matched)
+    rewrite: str | None = None  #: the replacement text for the segment (rewrite rules that matched)
+    error: str = ""  #: an evaluation error; a rule that errors does not match
+
+
+@attrs.frozen
+class SegmentResult:
+    """All rule outcomes for one segment."""
+
+    segment_index: int
+    tried: tuple[RuleResult, ...]  #: every rule tried, in policy order (matched or not)
+    permission_hits: tuple[RuleResult, ...]  #: matched permission rules, every mode
+    rewrite: RuleResult | None  #: the first matching rewrite rule, if any
+    safe_consumer: bool  #: the segment may consume a rewritten producer's output (reference §3.4)
+
+
+@attrs.frozen
+class Evaluation:
+    """The policy stage's answer for a whole command line."""
+
+    results: tuple[SegmentResult, ...]  #: one per segment, same order as CommandLine.segments
+    policy_digest: str
+    backend: str
+    eval_us: int  #: time spent evaluating, microseconds
+    errors: tuple[str, ...] = ()  #: evaluation errors (also recorded per rule)

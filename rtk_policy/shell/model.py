@@ -1,0 +1,93 @@
+"""The values the shell stage hands to the policy stage: a `CommandLine` made of `Segment`s.
+
+Every field is plain data (str, int, bool, tuples, and one tuple of pairs for `env`) so that the policy
+stage can turn a segment into CEL values without knowing anything about bash.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+#: Where a segment's code came from.
+ORIGINS = (
+    "top",  # a top-level simple command, also inside if/while/for/case bodies
+    "subshell",  # ( ... )
+    "group",  # { ...; }
+    "substitution",  # $( ... ) or backticks
+    "process_substitution",  # <( ... ) or >( ... )
+    "shell_c",  # bash -c '...', sh -c, zsh -c, and a script fed by a here-string to a shell
+    "eval",  # eval '...' of literal text
+    "function",  # the body of a function definition
+)
+
+
+@attrs.frozen
+class Redirect:
+    """One redirection of a simple command, e.g. ``2>&1`` or ``> out.txt``."""
+
+    op: str  #: the operator as typed: ">", ">>", "<", "&>", ">&", "<<", "<<<", "<>", ">|", ...
+    fd: int  #: the file descriptor redirected (-1 when none was written and the default applies)
+    target: str  #: the target word, dequoted ("" for a heredoc body); "&1" style dups keep the "&"
+    is_file: bool  #: True when the target is a real file (not /dev/null, not an fd duplication/closure)
+
+
+@attrs.frozen
+class Segment:
+    """One simple command, after wrappers and prefixes are peeled.
+
+    Text fields are slices of the source the segment was parsed from. For segments whose code lies
+    verbatim in the input (``rewritable`` is True), ``start``/``end`` are offsets into
+    `CommandLine.text` such that ``command_line.text[start:end] == text``.
+    """
+
+    index: int  #: position in `CommandLine.segments` (depth-first, source order)
+    text: str  #: the whole simple command as typed, prefixes and redirects included
+    start: int  #: offset of `text` in `CommandLine.text` (-1 when not verbatim, e.g. inside bash -c)
+    end: int  #: end offset of `text` in `CommandLine.text` (-1 when not verbatim)
+    program: str  #: basename of the program after unwrapping, dequoted ("rm" for "/bin/rm", '"rm"', r\m)
+    program_path: str  #: the program word dequoted, path kept ("/bin/rm")
+    argv: tuple[str, ...]  #: dequoted words from the program on (after wrappers)
+    args: tuple[str, ...]  #: argv[1:]
+    raw_words: tuple[str, ...]  #: the same words as typed (quotes kept)
+    subcommand: str  #: first argument that is not an option ("" when none)
+    flags: tuple[str, ...]  #: arguments that start with "-" (up to a "--"), as typed after dequoting
+    env: tuple[tuple[str, str], ...]  #: prefix assignments NAME=value (also `env NAME=value`), in order
+    wrappers: tuple[str, ...]  #: wrapper programs peeled, outermost first ("sudo", "timeout", ...)
+    prefix: str  #: verbatim text before the program word: assignments and wrappers with their options
+    command: str  #: verbatim text from the program word to the last argument (no trailing redirects)
+    suffix: str  #: verbatim trailing text after `command` (redirects, with the whitespace before them)
+    redirects: tuple[Redirect, ...]  #: every redirection of the command, leading ones included
+    match_text: str  #: what Claude Code Bash(...) patterns are matched against (reference §4.3):
+    #: prefix words and command words as typed, every redirect (leading ones too) removed, and the
+    #: grammar words { } ! ( ) dropped
+    pipeline_index: int  #: 0-based stage in its pipeline
+    pipeline_size: int  #: number of stages in its pipeline (1 when not piped)
+    pipeline_before: tuple[str, ...]  #: programs of the earlier stages
+    pipeline_after: tuple[str, ...]  #: programs of the later stages
+    pipe_stderr: bool  #: the pipeline uses |& somewhere
+    operator_before: str  #: "&&", "||", ";", "&", "|", "|&", "\n" or "" before this command's list item
+    operator_after: str  #: the same, after it
+    background: bool  #: the command runs in the background (&)
+    negated: bool  #: preceded by "!"
+    depth: int  #: 0 for top level; +1 per nesting (subshell, group, $( ), bash -c, eval, function body)
+    origin: str  #: one of ORIGINS
+    parent: int  #: index of the segment this one is nested in (-1 when none, e.g. in a subshell)
+    dynamic_program: bool  #: the program word is an expansion ($X, ${X}, $(...)): it cannot be attested
+    rewritable: bool  #: RTK's walker would consider this command for a rewrite (see shell/walk.py)
+
+
+@attrs.frozen
+class CommandLine:
+    """A whole bash input: the segments in it and facts about the input as a whole."""
+
+    text: str  #: the input as given
+    segments: tuple[Segment, ...]  #: every simple command, nested ones included, depth-first
+    parse_error: bool  #: the parser found a syntax error; segments are best effort
+    has_substitution: bool  #: $( ), backticks, <( ) or >( ) outside single quotes
+    has_heredoc: bool  #: a << or <<- heredoc
+    has_here_string: bool  #: a <<< here-string
+    has_file_redirect: bool  #: a redirect to or from a real file
+    unattestable: bool  #: RTK's contains_unattestable_construct (reference §4.6)
+    multiline: bool  #: an unquoted newline separates commands
+    rewrite_refused: bool  #: RTK refuses the whole input (heredoc, $((, multi-line constructs, ...)
+    error: str  #: a human-readable parse problem, "" when none
