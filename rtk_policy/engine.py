@@ -11,6 +11,7 @@ import attrs
 from rtk_policy.config import Config
 from rtk_policy.decision import Decision, decide
 from rtk_policy.policy.model import Context, Evaluation
+from rtk_policy.rewrite import assemble_rewrite
 from rtk_policy.shell import CommandLine, parse
 
 
@@ -43,27 +44,20 @@ class Engine:
         """Parse `text`, evaluate the policies on it and combine the results."""
         command_line = parse(text, context.transparent_prefixes)
         evaluation = self.policies.evaluate(command_line, context)  # type: ignore[attr-defined]
-        rewritten_check = self._recheck_rewrite(command_line, evaluation, context)
-        decision = decide(command_line, evaluation, rewritten_check)
+        rewrite = assemble_rewrite(command_line, evaluation)
+        recheck = None
+        if rewrite is not None and rewrite != text:
+            rewritten_line = parse(rewrite, context.transparent_prefixes)
+            recheck = self.policies.evaluate(rewritten_line, context)  # type: ignore[attr-defined]
+        decision = decide(command_line, evaluation, rewrite, recheck)
         return Outcome(command_line, evaluation, decision)
 
     def decide(self, text: str, context: Context) -> Decision:
-        """The `Decision` for `text` under `context`."""
-        return self.evaluate(text, context).decision
+        """The `Decision` for `text` under `context`; the rewritten command is re-checked for deny.
 
-    def _recheck_rewrite(
-        self, command_line: CommandLine, evaluation: Evaluation, context: Context
-    ) -> Evaluation | None:
-        """Evaluate the permission rules again on the rewritten command (DESIGN §6).
-
-        `rtk` is a transparent wrapper in the shell stage, so `rtk rm -rf /` is still `rm`.
+        `rtk` is a transparent wrapper in the shell stage, so `rtk rm -rf /` is still seen as `rm`.
         """
-        from rtk_policy.rewrite import assemble_rewrite
-
-        rewritten = assemble_rewrite(command_line, evaluation)
-        if rewritten is None or rewritten == command_line.text:
-            return None
-        return self.policies.evaluate(parse(rewritten, context.transparent_prefixes), context)  # type: ignore[attr-defined]
+        return self.evaluate(text, context).decision
 
 
 def load_engine(
