@@ -20,6 +20,8 @@ class Example:
     expect: str | None
     file: str
     line: int
+    #: the example's own `claude:` rules ({deny, ask, allow}) and `config:` overrides, as pairs
+    overrides: tuple[tuple[str, object], ...] = ()
 
 
 @attrs.frozen
