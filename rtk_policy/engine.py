@@ -65,6 +65,7 @@ def load_engine(
     backend: str | None = None,
     config_path: str | None = None,
     cwd: str | None = None,
+    use_cache: bool = True,
 ) -> Engine:
     """Load config and policies (search path or `policy_paths`) into an `Engine`."""
     from rtk_policy.config import load_config
@@ -72,5 +73,5 @@ def load_engine(
 
     config = load_config(config_path=config_path, cwd=cwd)
     paths = policy_paths or policy_search_path(cwd=cwd)
-    policies = load_policy_set(paths, backend=backend or config.backend)
+    policies = load_policy_set(paths, backend=backend or config.backend or None, use_cache=use_cache)
     return Engine(policies=policies, config=config)

@@ -1,0 +1,125 @@
+"""`rtk-policy explain CMD [--json]`: the segments as parsed, every rule tried on each, and the decision."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import IO
+
+import attrs
+
+from rtk_policy.commands.rewrite import exit_code, join_words, request_context
+
+_FLAGS = ("parse_error", "unattestable", "has_substitution", "has_heredoc", "has_here_string",
+          "has_file_redirect", "multiline", "rewrite_refused")
+
+
+def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
+    """Entry point of `rtk-policy explain`."""
+    from rtk_policy.engine import load_engine
+
+    try:
+        engine = load_engine(args.policies, args.backend, args.config)  # type: ignore[attr-defined]
+    except Exception as error:  # noqa: BLE001 - a load error is reported, not raised
+        stderr.write(f"rtk-policy: cannot load policies:\n{error}\n")
+        return 1
+    command = join_words(args.cmd)  # type: ignore[attr-defined]
+    outcome = engine.evaluate(command, request_context(engine, os.getcwd(), agent=args.agent))  # type: ignore[attr-defined]
+    if args.json:  # type: ignore[attr-defined]
+        stdout.write(json.dumps(explain_data(outcome), indent=2, ensure_ascii=False) + "\n")
+    else:
+        stdout.write(explain_text(outcome))
+    return 0
+
+
+def explain_data(outcome: object) -> dict[str, object]:
+    """The explanation as plain data (what `--json` prints)."""
+    line = outcome.command_line  # type: ignore[attr-defined]
+    decision = outcome.decision  # type: ignore[attr-defined]
+    segments = []
+    for segment, result in zip(line.segments, outcome.evaluation.results, strict=True):  # type: ignore[attr-defined]
+        data = attrs.asdict(segment, retain_collection_types=False)
+        data["rules"] = [
+            {"id": tried.rule.id, "kind": tried.rule.kind, "decision": tried.rule.decision,
+             "mode": tried.rule.mode, "matched": tried.matched, "message": tried.message,
+             "rewrite": tried.rewrite, "error": tried.error}
+            for tried in result.tried
+        ]
+        data["safe_consumer"] = result.safe_consumer
+        segments.append(data)
+    code, stdout = exit_code(decision)
+    return {
+        "command": line.text,
+        "flags": {flag: getattr(line, flag) for flag in _FLAGS},
+        "error": line.error,
+        "segments": segments,
+        "decision": attrs.asdict(decision, retain_collection_types=False),
+        "exit": code,
+        "stdout": stdout,
+        "policy_digest": outcome.evaluation.policy_digest,  # type: ignore[attr-defined]
+        "backend": outcome.evaluation.backend,  # type: ignore[attr-defined]
+    }
+
+
+def explain_text(outcome: object) -> str:
+    """The explanation for a person at a terminal."""
+    data = explain_data(outcome)
+    out = [f"command: {data['command']!r}"]
+    flags = [flag for flag, on in data["flags"].items() if on]  # type: ignore[union-attr]
+    out.append(f"facts:   {', '.join(flags) if flags else 'none'}")
+    if data["error"]:
+        out.append(f"parser:  {data['error']}")
+    for segment in data["segments"]:  # type: ignore[union-attr]
+        out.extend(_segment_lines(segment))
+    out.extend(_decision_lines(data))
+    return "\n".join(out) + "\n"
+
+
+def _segment_lines(segment: dict) -> list[str]:
+    indent = "  " * segment["depth"]
+    lines = [
+        "",
+        f"{indent}segment {segment['index']} ({segment['origin']}, depth {segment['depth']}): "
+        f"{segment['text']!r}",
+        f"{indent}  program {segment['program']!r}  subcommand {segment['subcommand']!r}  "
+        f"args {segment['args']}",
+    ]
+    extras = [f"{name} {segment[name]}" for name in ("wrappers", "env", "redirects") if segment[name]]
+    if segment["pipeline_size"] > 1:
+        extras.append(f"pipeline stage {segment['pipeline_index'] + 1}/{segment['pipeline_size']}")
+    if extras:
+        lines.append(f"{indent}  " + "  ".join(str(e) for e in extras))
+    if not segment["rules"]:
+        lines.append(f"{indent}  no rule applies to this program")
+    for rule in segment["rules"]:
+        lines.append(f"{indent}  {_rule_line(rule)}")
+    return lines
+
+
+def _rule_line(rule: dict) -> str:
+    mark = "✔" if rule["matched"] else "·"
+    what = rule["decision"] or "rewrite"
+    text = f"{mark} {rule['id']} [{what}, {rule['mode']}]"
+    if rule["error"]:
+        return f"{text} error: {rule['error']}"
+    if rule["matched"] and rule["rewrite"] is not None:
+        return f"{text} → {rule['rewrite']!r}"
+    if rule["matched"] and rule["message"]:
+        return f"{text}: {rule['message']}"
+    return text if rule["matched"] else f"{text} no match"
+
+
+def _decision_lines(data: dict) -> list[str]:
+    decision = data["decision"]
+    lines = ["", f"verdict: {decision['verdict']}  (rewrite exit code {data['exit']})"]
+    lines.extend(f"  because: {reason}" for reason in decision["reasons"])
+    lines.extend(f"  warning: {warning}" for warning in decision["warnings"])
+    if decision["rewrite"] is None:
+        lines.append("rewrite: none selected")
+    elif decision["rewritten"] is not None:
+        lines.append(f"rewrite: {decision['rewritten']!r}")
+    else:
+        lines.append(f"rewrite: {decision['rewrite']!r} selected, withheld ({decision['gate']})")
+    if decision["rule_ids"]:
+        lines.append(f"rules:   {', '.join(decision['rule_ids'])}")
+    return lines
