@@ -40,7 +40,7 @@ def decide(
     reasons = _reasons(hits, verdict)
     if recheck is not None and verdict != VERDICT_DENY:
         recheck_hits = _enforced_hits(recheck)
-        if any(hit.rule.decision == VERDICT_DENY for hit in recheck_hits):
+        if any(segment_verdict(segment_hits) == VERDICT_DENY for segment_hits in recheck_hits):
             verdict = VERDICT_DENY
             reasons = _reasons(recheck_hits, VERDICT_DENY)
     rewritten, gate = _gate(command_line, rewrite, verdict)
