@@ -1,0 +1,66 @@
+"""OpenAI Codex CLI `PreToolUse` (reference agent-hooks §1.8, rtk-behaviour §5.6).
+
+Claude-compatible JSON. Codex applies `updatedInput` only together with `permissionDecision: "allow"` and
+runs its own approval afterwards, so every rewrite that is not denied or asked is sent as an allow (as RTK
+does). Only `PreToolUse` on `Bash` is judged; with an unknown `permission_mode` only a deny is answered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from rtk_policy.agents import claude
+from rtk_policy.agents.common import (
+    HookRequest,
+    allow_reason,
+    ask_reason,
+    deny_reason,
+    rewritten_of,
+    text_field,
+    warning_text,
+    with_command,
+)
+
+NAME = "codex"
+SHELL_TOOLS = ("Bash", "bash")
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
+
+
+def parse_request(payload: dict[str, Any]) -> HookRequest | None:
+    """The request of a Codex PreToolUse payload on Bash, or None otherwise."""
+    event = payload.get("hook_event_name", "PreToolUse")
+    if event != "PreToolUse" or text_field(payload, "tool_name") not in SHELL_TOOLS:
+        return None
+    request = claude.parse_request({**payload, "tool_name": "Bash"}, agent=NAME)
+    if request is None:
+        return None
+    return attrs.evolve(request, tool_name=text_field(payload, "tool_name"))
+
+
+def render(decision: Any, request: HookRequest) -> str | None:
+    """The Codex answer for `decision`."""
+    verdict = getattr(decision, "verdict", "none")
+    warning = warning_text(decision)
+    if verdict == "deny":
+        return claude.output("deny", deny_reason(decision), None, warning)
+    if request.permission_mode not in PERMISSION_MODES:
+        return None  # a mode we do not know: stay out of the way (RTK: skip)
+    rewritten = rewritten_of(decision, request)
+    updated = with_command(request.tool_input, rewritten) if rewritten is not None else None
+    if verdict == "ask":
+        return claude.output("ask", ask_reason(decision), updated, warning)
+    if verdict == "allow" or updated is not None:
+        return claude.output("allow", allow_reason(decision, rewritten), updated, warning)
+    return claude.output(None, None, None, warning)
+
+
+def pass_through(payload: dict[str, Any]) -> str | None:
+    """Codex: a tool we do not judge gets no output."""
+    return None
+
+
+def fail_answer(mode: str, message: str, request: HookRequest | None = None) -> str | None:
+    """Same answers as Claude Code."""
+    return claude.fail_answer(mode, message, request)

@@ -1,0 +1,126 @@
+"""What every agent protocol shares: the normalised `HookRequest`, input errors and JSON output helpers.
+
+An agent module (`claude`, `copilot`, `gemini`, `cursor`, `codex`) offers:
+
+- `parse_request(payload) -> HookRequest | None` — None: not a shell tool, pass it through;
+  raises `BadRequest` when the payload is a shell call without a usable command;
+- `render(decision, request) -> str | None` — the exact JSON line, or None for no output;
+- `pass_through(payload) -> str | None` — the answer for a tool we do not judge;
+- `fail_answer(mode, message, request) -> str | None` — the answer when something went wrong,
+  for a fail mode of `open` (no opinion), `closed` (ask) or `deny`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+
+#: The reason RTK gives for a plain rewrite; kept so that RTK-shaped consumers see the same text.
+REWRITE_REASON = "RTK auto-rewrite"
+ASK_REASON = "rtk-policy: this command needs your approval"
+DENY_REASON = "Blocked by an rtk-policy rule"
+ALLOW_REASON = "Allowed by an rtk-policy rule"
+
+
+class BadRequest(Exception):
+    """A shell-tool payload we cannot judge (missing or non-string command, wrong types)."""
+
+
+@attrs.frozen(eq=False)
+class HookRequest:
+    """One agent's PreToolUse call, normalised across protocols."""
+
+    agent: str  #: "claude" | "copilot" | "gemini" | "cursor" | "codex"
+    command: str  #: the shell command the agent wants to run
+    tool_name: str = ""
+    tool_input: dict[str, Any] = attrs.field(factory=dict)  #: the original tool input, every field
+    cwd: str = ""
+    session_id: str = ""
+    tool_use_id: str = ""
+    permission_mode: str = ""
+    transcript_path: str = ""
+    variant: str = ""  #: a protocol dialect, e.g. Copilot "claude" | "cli" | "ide", Cursor event name
+    raw: dict[str, Any] = attrs.field(factory=dict)  #: the whole payload as received
+
+
+def dump(obj: dict[str, Any]) -> str:
+    """One compact JSON line (no trailing newline), UTF-8 text kept as is where possible."""
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:  # lone surrogates from the input: escape them instead
+        return json.dumps(obj, ensure_ascii=True, separators=(",", ":"))
+
+
+def text_field(payload: dict[str, Any], key: str) -> str:
+    """`payload[key]` when it is a string, else ""."""
+    value = payload.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def command_of(tool_input: Any, key: str = "command") -> str:
+    """The command string of a tool input; raise `BadRequest` when it is missing or not a string."""
+    if not isinstance(tool_input, dict):
+        raise BadRequest("tool_input is missing or not a JSON object")
+    if key not in tool_input:
+        raise BadRequest(f"tool_input.{key} is missing")
+    value = tool_input[key]
+    if not isinstance(value, str):
+        raise BadRequest(f"tool_input.{key} is not a string ({type(value).__name__})")
+    return value
+
+
+def rewritten_of(decision: Any, request: HookRequest) -> str | None:
+    """The command to run instead, or None when there is none (or it is the same text)."""
+    rewritten = getattr(decision, "rewritten", None)
+    if not rewritten or rewritten == request.command:
+        return None
+    return str(rewritten)
+
+
+def with_command(tool_input: dict[str, Any], command: str, key: str = "command") -> dict[str, Any]:
+    """A copy of `tool_input` with every field kept, in order, and only `key` changed."""
+    updated = dict(tool_input)
+    updated[key] = command
+    return updated
+
+
+def joined(messages: Any) -> str:
+    """Messages joined for one reason line ("" when there are none)."""
+    return "; ".join(str(m) for m in (messages or ()) if str(m).strip())
+
+
+def deny_reason(decision: Any) -> str:
+    """The text telling the agent why its command is blocked."""
+    text = joined(getattr(decision, "reasons", ()))
+    if text:
+        return text
+    rule_ids = ", ".join(getattr(decision, "rule_ids", ()) or ())
+    return f"{DENY_REASON} ({rule_ids})" if rule_ids else DENY_REASON
+
+
+def ask_reason(decision: Any) -> str:
+    """The text shown to the user when a policy asks for approval."""
+    return joined(getattr(decision, "reasons", ())) or ASK_REASON
+
+
+def allow_reason(decision: Any, rewritten: str | None) -> str:
+    """The text shown to the user for an allow: the rewrite marker or the policies' messages."""
+    if rewritten is not None:
+        return REWRITE_REASON
+    return joined(getattr(decision, "reasons", ())) or ALLOW_REASON
+
+
+def warning_text(decision: Any) -> str:
+    """The warn-mode messages as one user-facing line ("" when none)."""
+    text = joined(getattr(decision, "warnings", ()))
+    return f"rtk-policy warning: {text}" if text else ""
+
+
+def fail_reason(message: str, mode: str) -> str:
+    """The reason given when the fail mode (`closed` or `deny`) answers instead of the policies."""
+    action = "blocking the command" if mode == "deny" else "asking for approval"
+    return f"rtk-policy could not decide ({message}); {action}"

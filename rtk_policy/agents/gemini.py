@@ -1,0 +1,87 @@
+"""Gemini CLI `BeforeTool` (reference agent-hooks §1.8, rtk-behaviour §5.4).
+
+Answers `{"decision": allow|ask_user|deny, "reason"?, "hookSpecificOutput": {"tool_input": {...}}?}`;
+Gemini merges `hookSpecificOutput.tool_input` into the tool's arguments, so only `command` is sent.
+A non-shell tool gets `{"decision":"allow"}` and a command with no opinion `{"decision":"ask_user"}`,
+as RTK answers; errors in `open` mode get no output (Gemini's own flow decides).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rtk_policy.agents.common import (
+    HookRequest,
+    ask_reason,
+    command_of,
+    deny_reason,
+    dump,
+    fail_reason,
+    rewritten_of,
+    text_field,
+    warning_text,
+)
+
+NAME = "gemini"
+SHELL_TOOLS = ("run_shell_command",)
+
+
+def parse_request(payload: dict[str, Any]) -> HookRequest | None:
+    """The request of a BeforeTool payload, or None for a non-shell tool or an empty command."""
+    tool_name = text_field(payload, "tool_name")
+    if tool_name not in SHELL_TOOLS:
+        return None
+    tool_input = payload.get("tool_input")
+    command = command_of(tool_input)
+    if not command.strip():
+        return None
+    return HookRequest(
+        agent=NAME,
+        command=command,
+        tool_name=tool_name,
+        tool_input=tool_input,  # type: ignore[arg-type]
+        cwd=text_field(payload, "cwd"),
+        session_id=text_field(payload, "session_id"),
+        transcript_path=text_field(payload, "transcript_path"),
+        raw=payload,
+    )
+
+
+def output(decision: str, reason: str = "", rewritten: str | None = None, warning: str = "") -> str:
+    """The BeforeTool JSON line."""
+    result: dict[str, Any] = {"decision": decision}
+    if reason:
+        result["reason"] = reason
+    if rewritten is not None:
+        result["hookSpecificOutput"] = {"tool_input": {"command": rewritten}}
+    if warning:
+        result["systemMessage"] = warning
+    return dump(result)
+
+
+def render(decision: Any, request: HookRequest) -> str | None:
+    """The Gemini answer for `decision`."""
+    verdict = getattr(decision, "verdict", "none")
+    warning = warning_text(decision)
+    if verdict == "deny":
+        return output("deny", deny_reason(decision), None, warning)
+    rewritten = rewritten_of(decision, request)
+    if verdict == "allow":
+        return output("allow", "", rewritten, warning)
+    if verdict == "ask":
+        return output("ask_user", ask_reason(decision), rewritten, warning)
+    return output("ask_user", "", rewritten, warning)
+
+
+def pass_through(payload: dict[str, Any]) -> str | None:
+    """Gemini: a tool we do not judge is allowed, as RTK answers."""
+    return output("allow")
+
+
+def fail_answer(mode: str, message: str, request: HookRequest | None = None) -> str | None:
+    """`open`: nothing; `closed`: ask_user; `deny`: deny — with the error as the reason."""
+    if mode == "closed":
+        return output("ask_user", fail_reason(message, mode))
+    if mode == "deny":
+        return output("deny", fail_reason(message, mode))
+    return None
