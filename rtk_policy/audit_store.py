@@ -109,6 +109,8 @@ def _append_locked(path: str, build: Callable[[str], str], max_bytes: int) -> No
             fd = -1
             rotate(path)
             fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        elif size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data  # never glue a record onto a torn last line
         written = os.write(fd, data)
         while written < len(data):  # a regular file takes it whole; be safe anyway
             written += os.write(fd, data[written:])

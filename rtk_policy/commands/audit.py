@@ -1,0 +1,169 @@
+"""`rtk-policy audit tail|stats|verify`: reading the audit log (DESIGN §8)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import IO, Any
+
+from rtk_policy import audit
+from rtk_policy.audit_stats import compute
+from rtk_policy.audit_verify import verify
+
+
+def run(args: argparse.Namespace, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
+    """Run the chosen audit action; returns the exit code."""
+    path = _log_path(args, stderr)
+    if path is None:
+        return 2
+    if args.audit_command == "tail":
+        return tail(path, args.lines, args.follow, stdout)
+    if args.audit_command == "stats":
+        return stats(path, args.json, stdout)
+    return verify_command(path, stdout, stderr)
+
+
+def _log_path(args: argparse.Namespace, stderr: IO[str]) -> str | None:
+    """`--file`, else the path the config selects; None (after a message) when the config is bad."""
+    if getattr(args, "file", None):
+        return str(args.file)
+    from rtk_policy.config import ConfigError, load_config
+
+    try:
+        return audit.audit_path(load_config())
+    except ConfigError as error:
+        stderr.write(f"rtk-policy: {error}\n")
+        return None
+
+
+def format_record(record: dict[str, Any]) -> str:
+    """One line for a record: time, verdict, agent, command, and `→ rewrite` when rewritten."""
+    when = str(record.get("time", ""))[:19].replace("T", " ")
+    verdict = str(record.get("verdict") or "none")
+    agent = str(record.get("agent") or "-")
+    command = str(record.get("command") or "").replace("\n", "\\n")
+    line = f"{when}  {verdict:<5}  {agent:<8}  {command}"
+    rewrite = record.get("rewrite")
+    after = rewrite.get("after") if isinstance(rewrite, dict) else None
+    if isinstance(after, str) and after != record.get("command"):
+        line += "  → " + after.replace("\n", "\\n")
+    if record.get("errors"):
+        line += f"  [error: {record['errors'][0]}]"
+    return line
+
+
+def tail(
+    path: str,
+    lines: int,
+    follow: bool,
+    stdout: IO[str],
+    sleep: Callable[[float], None] = time.sleep,
+    keep_going: Callable[[], bool] = lambda: True,
+) -> int:
+    """Print the last `lines` records (rotated files included); with `follow`, then every new one."""
+    for record in deque(audit.iter_all_records(path), maxlen=max(lines, 0)):
+        stdout.write(format_record(record) + "\n")
+    stdout.flush()
+    if not follow:
+        return 0
+    try:
+        _follow(path, stdout, sleep, keep_going)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _follow(
+    path: str, stdout: IO[str], sleep: Callable[[float], None], keep_going: Callable[[], bool]
+) -> None:
+    """Print records appended to `path` until `keep_going()` is false; reopens after a rotation."""
+    position, inode = _end_of(path)
+    pending = b""
+    while keep_going():
+        sleep(0.5)
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        if stat.st_ino != inode or stat.st_size < position:
+            position, inode, pending = 0, stat.st_ino, b""  # rotated or truncated: start over
+        if stat.st_size == position:
+            continue
+        with open(path, "rb") as handle:
+            handle.seek(position)
+            data = pending + handle.read()
+            position = handle.tell()
+        *complete, pending = data.split(b"\n")
+        for raw in complete:
+            _print_raw(raw, stdout)
+        stdout.flush()
+
+
+def _end_of(path: str) -> tuple[int, int]:
+    """(size, inode) of `path`, (0, 0) when it does not exist yet."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return 0, 0
+    return stat.st_size, stat.st_ino
+
+
+def _print_raw(raw: bytes, stdout: IO[str]) -> None:
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        return
+    if isinstance(record, dict):
+        stdout.write(format_record(record) + "\n")
+
+
+def stats(path: str, as_json: bool, stdout: IO[str]) -> int:
+    """Print the log's stats as a table, or as JSON with `as_json`."""
+    summary = compute(audit.iter_all_records(path))
+    summary["file"] = path
+    if as_json:
+        stdout.write(json.dumps(summary, indent=2) + "\n")
+    else:
+        stdout.write(render_stats(summary))
+    return 0
+
+
+def render_stats(summary: dict[str, Any]) -> str:
+    """The terminal table of a `compute` summary."""
+    out = [f"audit log: {summary['file']}", f"records:   {summary['records']}", ""]
+    out.append("verdict      count")
+    for verdict, count in summary["verdicts"].items():
+        out.append(f"  {verdict:<10} {count:>6}")
+    out += ["", "top rules                          count"]
+    for entry in summary["top_rules"] or [{"rule": "(none)", "count": 0}]:
+        out.append(f"  {entry['rule']:<32} {entry['count']:>6}")
+    out += ["", "top rewritten tools      count   est. tokens saved"]
+    for entry in summary["top_rewrites"] or [{"tool": "(none)", "count": 0, "est_tokens_saved": 0}]:
+        out.append(f"  {entry['tool']:<22} {entry['count']:>6}   {entry['est_tokens_saved']:>17,}")
+    out.append(f"  total (estimated)             {summary['tokens_saved_estimate']:>17,}")
+    out.append(f"  ({summary['tokens_saved_note']})")
+    out += ["", "latency (µs)     n      p50      p90      p99"]
+    for name, figures in summary["latency_us"].items():
+        out.append(
+            f"  {name:<8} {figures['n']:>7} {figures['p50']:>8} {figures['p90']:>8} {figures['p99']:>8}"
+        )
+    if summary["records_with_errors"]:
+        out += ["", f"records with errors: {summary['records_with_errors']}"]
+    return "\n".join(out) + "\n"
+
+
+def verify_command(path: str, stdout: IO[str], stderr: IO[str]) -> int:
+    """Check the hash chain: "ok: N records" and exit 0, or the first bad line and exit 1."""
+    result = verify(path)
+    for note in result.notes:
+        stderr.write(f"note: {note}\n")
+    if not result.ok:
+        stdout.write(f"{result.problem}\n")
+        stderr.write(f"audit verify: failed after {result.records} good records\n")
+        return 1
+    stdout.write(f"ok: {result.records} records\n")
+    return 0
