@@ -1,0 +1,107 @@
+"""The thin hook client: hand the payload to the resident engine, print its answer.
+
+Installed as the hook command `<python> -S -I <this file> claude`. It imports almost nothing (no site, no
+rtk_policy) on the fast path: the payload's bytes go to the server over a Unix socket unparsed, and the
+server's answer comes back as `stdout NUL stderr`. When no server answers (none running, or it died mid
+request), it starts one in the background and decides this call in-process, so protection never lapses.
+"""
+
+import os
+import sys
+
+import _socket
+
+_LIMIT = 1024 * 1024 + 1  # one byte over the hook's limit, so the server can say "too large"
+_TIMEOUT = 10.0
+
+
+def socket_path():
+    """The per-user socket of the resident engine (owner-only folder)."""
+    base = os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/rtk-policy-{os.getuid()}"
+    return os.path.join(base, "rtk-policy", "engine.sock")
+
+
+def read_stdin(limit=_LIMIT):
+    """Up to `limit` bytes of stdin."""
+    chunks, size = [], 0
+    while size < limit:
+        chunk = os.read(0, min(65536, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def ask_server(agent, payload, path=None):
+    """The server's (stdout, stderr) bytes for `payload`, or None when no server answered in full."""
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(_TIMEOUT)
+        sock.connect(path or socket_path())
+        sock.sendall(agent.encode() + b"\n" + payload)
+        sock.shutdown(_socket.SHUT_WR)
+        chunks = []
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        sock.close()
+    answer = b"".join(chunks)
+    if not answer.endswith(b"\0\n"):  # the server died before it finished: decide here instead
+        return None
+    out, _, err = answer[:-2].partition(b"\0")
+    return out, err
+
+
+def start_server():
+    """Start a resident engine in the background, detached from this process."""
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
+    try:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.posix_spawn(
+            sys.executable,
+            [sys.executable, "-m", "rtk_policy", "serve"],
+            env,
+            file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 0), (os.POSIX_SPAWN_DUP2, devnull, 1),
+                          (os.POSIX_SPAWN_DUP2, devnull, 2)],
+            setsid=True,
+        )
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+def decide_in_process(agent, payload):
+    """Decide this call without the server (the hook command's own code path)."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from rtk_policy.commands.hook import answer_payload
+
+    answer = answer_payload(payload, agent or None)
+    return answer.stdout.encode(), answer.stderr.encode()
+
+
+def main(argv):
+    """Entry point: `client.py [AGENT]`; always exits 0."""
+    agent = argv[1] if len(argv) > 1 else ""
+    payload = read_stdin()
+    answer = ask_server(agent, payload)
+    if answer is None:
+        start_server()
+        answer = decide_in_process(agent, payload)
+    out, err = answer
+    if err:
+        os.write(2, err)
+    if out:
+        os.write(1, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,15 @@
+"""`rtk-policy serve`: run the resident engine (Unix socket, optional loopback http hook)."""
+
+from __future__ import annotations
+
+from typing import IO
+
+
+def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
+    """Entry point of `rtk-policy serve`; returns when the server has been idle long enough."""
+    from rtk_policy.serve import serve
+
+    code = serve(idle=args.idle, http_port=args.http)  # type: ignore[attr-defined]
+    if code == 1:
+        stderr.write("rtk-policy serve: another server is already running\n")
+    return code
