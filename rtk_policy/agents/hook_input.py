@@ -1,0 +1,98 @@
+"""Reading a hook's stdin defensively: a size limit, a time limit, BOMs, UTF-8 and JSON checks.
+
+Every problem comes back as a one-line message (never an exception) so the hook can answer with its
+fail mode and exit 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from typing import IO, Any
+
+STDIN_LIMIT = 1024 * 1024  #: bytes; more is refused (as RTK does)
+STDIN_TIMEOUT = 5.0  #: seconds to wait for the host to close stdin
+_BOM = b"\xef\xbb\xbf"
+
+
+def stdin_timeout() -> float:
+    """The time limit: `$RTK_POLICY_STDIN_TIMEOUT` seconds when set and valid, else 5."""
+    try:
+        value = float(os.environ.get("RTK_POLICY_STDIN_TIMEOUT", ""))
+    except ValueError:
+        return STDIN_TIMEOUT
+    return value if value > 0 else STDIN_TIMEOUT
+
+
+def _fileno(stream: Any) -> int | None:
+    try:
+        return int(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _read_fd(fd: int, limit: int, timeout: float) -> tuple[bytes, bool]:
+    """Up to `limit + 1` bytes from `fd`; the flag is True when the time ran out first."""
+    chunks: list[bytes] = []
+    done = threading.Event()
+
+    def pump() -> None:
+        size = 0
+        try:
+            while size <= limit:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+        except OSError:
+            pass
+        finally:
+            done.set()
+
+    threading.Thread(target=pump, name="rtk-policy-stdin", daemon=True).start()
+    finished = done.wait(timeout)
+    return b"".join(list(chunks)), not finished
+
+
+def read_stdin(stdin: IO[Any] | None, limit: int = STDIN_LIMIT, timeout: float | None = None) -> tuple[bytes, str]:
+    """The bytes of stdin and a problem message ("" when none)."""
+    if stdin is None:
+        return b"", ""
+    fd = _fileno(stdin)
+    if fd is not None:
+        data, timed_out = _read_fd(fd, limit, stdin_timeout() if timeout is None else timeout)
+    else:
+        source = getattr(stdin, "buffer", stdin)
+        data = source.read(limit + 1)
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        timed_out = False
+    if len(data) > limit:
+        return b"", f"stdin exceeds the {limit}-byte limit"
+    if timed_out:
+        return data, f"stdin was not closed within {stdin_timeout():g} s"
+    return data, ""
+
+
+def decode_payload(data: bytes) -> tuple[dict[str, Any] | None, str]:
+    """The JSON object in `data` (BOMs and surrounding whitespace removed), or None and a message."""
+    while data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    data = data.strip()
+    if not data:
+        return None, "empty stdin: expected the hook's JSON payload"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return None, f"stdin is not valid UTF-8 (byte {error.start}: {error.reason})"
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as error:
+        return None, f"stdin is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
+    except RecursionError:
+        return None, "stdin JSON is nested too deeply"
+    if not isinstance(payload, dict):
+        return None, f"stdin JSON is a {type(payload).__name__}, not an object"
+    return payload, ""

@@ -1,0 +1,215 @@
+"""`rtk-policy hook [AGENT]`: answer one PreToolUse call (JSON on stdin, at most one JSON line on stdout).
+
+Never a traceback, never junk on stdout, always exit 0. Bad input and internal errors get a one-line
+stderr message and the configured fail mode's answer (`open`: no opinion, `closed`: ask, `deny`: deny).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from typing import IO, Any
+
+from rtk_policy.agents import agent_module, detect_agent
+from rtk_policy.agents.common import BadRequest, HookRequest
+from rtk_policy.agents.hook_input import decode_payload, read_stdin
+
+FAIL_MODES = ("open", "closed", "deny")
+#: Agents whose host honours Claude Code's permission rules (reference rtk-behaviour §4.1).
+CLAUDE_RULE_AGENTS = ("claude", "copilot", "codex")
+
+
+class _Hook:
+    """The state of one hook call: the chosen protocol, the engine once loaded, what was answered."""
+
+    def __init__(self, args: Any, stdout: IO[str], stderr: IO[str], engine: Any) -> None:
+        self.args = args
+        self.stdout = stdout
+        self.stderr = stderr
+        self.engine = engine
+        self.config: Any = getattr(engine, "config", None)
+        self.module = agent_module(getattr(args, "agent", None) or "claude")
+        self.request: HookRequest | None = None
+        self.started = time.perf_counter_ns()
+        self.answered = False
+
+    # -- the flow ---------------------------------------------------------------------------------
+
+    def handle(self, stdin: IO[Any] | None) -> None:
+        """Read, parse, decide, answer."""
+        data, problem = read_stdin(stdin)
+        payload, decode_problem = decode_payload(data) if data or not problem else (None, "")
+        if payload is None:
+            self.bad_input(problem or decode_problem)
+            return
+        if not getattr(self.args, "agent", None):
+            self.module = agent_module(detect_agent(payload))
+        try:
+            self.request = self.module.parse_request(payload)
+        except BadRequest as error:
+            self.bad_input(str(error))
+            return
+        if self.request is None:
+            self.emit(self.module.pass_through(payload))
+            return
+        self.decide(self.request)
+
+    def decide(self, request: HookRequest) -> None:
+        """Run the engine on the request's command and answer with the agent's rendering."""
+        engine = self.load_engine(request)
+        context = self.context(engine, request)
+        evaluate = getattr(engine, "evaluate", None)
+        outcome = evaluate(request.command, context) if callable(evaluate) else None
+        decision = outcome.decision if outcome is not None else engine.decide(request.command, context)
+        self.emit(self.module.render(decision, request))
+        error = getattr(decision, "error", "")
+        if error:
+            self.say(f"policy error, fail mode applied: {error}")
+        self.audit(outcome=outcome, decision=decision)
+
+    def load_engine(self, request: HookRequest) -> Any:
+        """The injected engine, or the real one loaded for the request's folder."""
+        if self.engine is None:
+            from rtk_policy.engine import load_engine
+
+            self.engine = load_engine(
+                policy_paths=getattr(self.args, "policies", None),
+                backend=getattr(self.args, "backend", None),
+                config_path=getattr(self.args, "config", None),
+                cwd=request.cwd if request.cwd and os.path.isdir(request.cwd) else None,
+            )
+            self.config = self.engine.config
+        return self.engine
+
+    def context(self, engine: Any, request: HookRequest) -> Any:
+        """The policy `Context` of the request: agent fields, Claude rules, config lists."""
+        fields: dict[str, Any] = {
+            "agent": request.agent,
+            "cwd": request.cwd,
+            "project_dir": self.project_dir(request),
+            "permission_mode": request.permission_mode,
+            "session_id": request.session_id,
+            "tool_name": request.tool_name,
+            "tool_input": tuple(request.tool_input.items()),
+        }
+        if request.agent in CLAUDE_RULE_AGENTS:
+            from rtk_policy.settings.claude_rules import load_claude_rules
+
+            deny, ask, allow = load_claude_rules(request.cwd or None, self.stderr)
+            fields.update(claude_deny=deny, claude_ask=ask, claude_allow=allow)
+        make = getattr(engine, "context", None)
+        if callable(make):
+            return make(**fields)
+        from rtk_policy.policy.model import Context
+
+        return Context(**fields)
+
+    @staticmethod
+    def project_dir(request: HookRequest) -> str:
+        """`$CLAUDE_PROJECT_DIR` for Claude Code, else the Claude project folder of the cwd."""
+        env = os.environ.get("CLAUDE_PROJECT_DIR", "") if request.agent == "claude" else ""
+        if env:
+            return env
+        from rtk_policy.settings.claude_rules import claude_project_dir
+
+        folder = claude_project_dir(request.cwd) if request.cwd else None
+        return str(folder) if folder is not None else ""
+
+    # -- failures ---------------------------------------------------------------------------------
+
+    def fail_mode(self) -> str:
+        """The config's fail mode; `$RTK_POLICY_FAIL` (or `open`) when the config cannot be read."""
+        if self.config is None:
+            try:
+                from rtk_policy.config import load_config
+
+                self.config = load_config(config_path=getattr(self.args, "config", None))
+            except Exception as error:  # noqa: BLE001 - a broken config must not break the answer
+                self.say(f"config not readable ({error})")
+        mode = getattr(self.config, "fail_mode", None)
+        if mode not in FAIL_MODES:
+            mode = os.environ.get("RTK_POLICY_FAIL", "open")
+        return mode if mode in FAIL_MODES else "open"
+
+    def bad_input(self, message: str) -> None:
+        """Answer input we cannot judge: a stderr line and the fail mode's answer."""
+        self.say(message)
+        mode = self.fail_mode()
+        self.emit(self.module.fail_answer(mode, message, self.request))
+        self.audit(error=f"bad input: {message}")
+
+    def internal_error(self, error: BaseException) -> None:
+        """Answer after an unexpected exception: a stderr line and the fail mode's answer."""
+        message = f"{type(error).__name__}: {error}".strip().splitlines()[0][:500]
+        mode = self.fail_mode()
+        self.say(f"internal error, fail mode {mode!r} applied: {message}")
+        self.emit(self.module.fail_answer(mode, message, self.request))
+        self.audit(error=f"internal error: {message}")
+
+    # -- output -----------------------------------------------------------------------------------
+
+    def emit(self, line: str | None) -> None:
+        """Write the answer (at most once per call)."""
+        if self.answered:
+            return
+        self.answered = True
+        if line is None:
+            return
+        data = line.replace("\n", " ") + "\n"
+        buffer = getattr(self.stdout, "buffer", None)
+        if buffer is not None:
+            buffer.write(data.encode("utf-8"))
+            buffer.flush()
+        else:
+            self.stdout.write(data)
+            self.stdout.flush()
+
+    def say(self, message: str) -> None:
+        """One line on stderr."""
+        try:
+            self.stderr.write(f"rtk-policy hook: {' '.join(message.split())}\n")
+            self.stderr.flush()
+        except Exception:  # noqa: BLE001 - a closed stderr must not break the answer
+            pass
+
+    def audit(self, outcome: Any = None, decision: Any = None, error: str = "") -> None:
+        """Record the call in the audit log when `rtk_policy.audit.record` is available."""
+        # AUDIT CALL SITE: rtk_policy/audit.py (written by the audit helper) owns the record format.
+        try:
+            from rtk_policy import audit
+            from rtk_policy.config import Config
+
+            request = self.request
+            fields = {
+                "session_id": request.session_id if request else "",
+                "tool_use_id": request.tool_use_id if request else "",
+                "cwd": request.cwd if request else "",
+                "command": request.command if request else "",
+            }
+            audit.record(
+                self.config if self.config is not None else Config(),
+                agent=request.agent if request else getattr(self.module, "NAME", ""),
+                request=fields,
+                outcome=outcome,
+                decision=decision,
+                total_us=(time.perf_counter_ns() - self.started) // 1000,
+                error=error,
+            )
+        except Exception:  # noqa: BLE001 - the audit log must never break the answer
+            pass
+
+
+def run(args: Any, stdin: IO[Any], stdout: IO[str], stderr: IO[str], engine: Any = None) -> int:
+    """Answer one hook call; `engine` replaces the loaded one (tests). Always returns 0."""
+    hook = _Hook(args, stdout, stderr, engine)
+    try:
+        with contextlib.redirect_stdout(stderr):  # stray prints from libraries never reach stdout
+            hook.handle(stdin)
+    except Exception as error:  # noqa: BLE001 - the hook answers whatever happens
+        try:
+            with contextlib.redirect_stdout(stderr):
+                hook.internal_error(error)
+        except Exception:  # noqa: BLE001
+            pass
+    return 0

@@ -1,0 +1,179 @@
+"""Adding and removing our hook entry in an agent's settings, keeping everything else as it was."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any
+
+import attrs
+
+from rtk_policy.settings.jsonfile import JsonFile, backup_path, read_json, render_json, save
+from rtk_policy.settings.targets import Target
+
+#: A command line that runs our hook: `…/rtk-policy hook X`, `python -m rtk_policy hook X`, or a delegate.
+_OURS = re.compile(r"(?:rtk-policy|rtk_policy)(?:\.exe)?['\"]?\s+hook\b|rtk_policy[/\\]hookfiles[/\\]")
+
+
+@attrs.frozen
+class Change:
+    """What an install or uninstall did."""
+
+    path: str
+    changed: bool
+    message: str
+    warnings: tuple[str, ...] = ()
+
+
+def is_ours(handler: Any, command_key: str = "command") -> bool:
+    """True when a hook handler runs rtk-policy."""
+    if not isinstance(handler, dict):
+        return False
+    command = handler.get(command_key)
+    return isinstance(command, str) and bool(_OURS.search(command))
+
+
+def matcher_covers(matcher: Any, tool: str) -> bool:
+    """Whether a hook group matcher selects `tool` (Claude Code matcher rules)."""
+    if matcher in (None, "", "*"):
+        return True
+    if not isinstance(matcher, str):
+        return False
+    if re.fullmatch(r"[\w\-\s,|]+", matcher):
+        return tool in {part.strip() for part in re.split(r"[|,]", matcher)}
+    try:
+        return re.search(matcher, tool) is not None
+    except re.error:
+        return False
+
+
+def _handlers(group: Any) -> list[Any]:
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return hooks if isinstance(hooks, list) else []
+
+
+def _event_list(data: dict[str, Any], spec: Target) -> list[Any]:
+    hooks = data.get("hooks")
+    entries = hooks.get(spec.event) if isinstance(hooks, dict) else None
+    return entries if isinstance(entries, list) else []
+
+
+def installed(data: dict[str, Any], spec: Target) -> bool:
+    """Whether our entry is already in the parsed settings."""
+    for entry in _event_list(data, spec):
+        if spec.matcher is None:
+            if is_ours(entry, spec.command_key):
+                return True
+        elif matcher_covers(entry.get("matcher") if isinstance(entry, dict) else None, spec.matcher):
+            if any(is_ours(h, spec.command_key) for h in _handlers(entry)):
+                return True
+    return False
+
+
+def sibling_hooks(data: dict[str, Any], spec: Target) -> list[str]:
+    """Commands of other hooks on the same tool (their rewrites race with ours)."""
+    found = []
+    for entry in _event_list(data, spec):
+        if spec.matcher is None:
+            handlers = [entry]
+        elif matcher_covers(entry.get("matcher") if isinstance(entry, dict) else None, spec.matcher):
+            handlers = _handlers(entry)
+        else:
+            continue
+        for handler in handlers:
+            if isinstance(handler, dict) and not is_ours(handler, spec.command_key):
+                found.append(str(handler.get(spec.command_key) or handler.get("url") or handler))
+    return found
+
+
+def our_entry(spec: Target, command: str) -> dict[str, Any]:
+    """The entry we add to the event list."""
+    handler = dict(spec.handler_extra)
+    handler[spec.command_key] = command
+    if spec.matcher is None:
+        return handler
+    return {"matcher": spec.matcher, "hooks": [handler]}
+
+
+def add_entry(data: dict[str, Any], spec: Target, command: str) -> dict[str, Any]:
+    """A copy of `data` with our entry appended to `hooks.<event>`; raise ValueError on a wrong type."""
+    new = copy.deepcopy(data)
+    if not new:
+        new.update(dict(spec.top_defaults))
+    hooks = new.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ValueError('"hooks" is not a JSON object')
+    entries = hooks.setdefault(spec.event, [])
+    if not isinstance(entries, list):
+        raise ValueError(f'"hooks.{spec.event}" is not a JSON array')
+    entries.append(our_entry(spec, command))
+    return new
+
+
+def remove_entries(data: dict[str, Any], spec: Target) -> dict[str, Any]:
+    """A copy of `data` without our handlers, and without the groups and lists that only held them."""
+    new = copy.deepcopy(data)
+    hooks = new.get("hooks")
+    if not isinstance(hooks, dict) or not isinstance(hooks.get(spec.event), list):
+        return new
+    kept = []
+    for entry in hooks[spec.event]:
+        if spec.matcher is None:
+            if not is_ours(entry, spec.command_key):
+                kept.append(entry)
+            continue
+        handlers = _handlers(entry)
+        if handlers and any(is_ours(h, spec.command_key) for h in handlers):
+            rest = [h for h in handlers if not is_ours(h, spec.command_key)]
+            if not rest:
+                continue
+            entry = {**entry, "hooks": rest}
+        kept.append(entry)
+    if kept:
+        hooks[spec.event] = kept
+    else:
+        del hooks[spec.event]
+        if not hooks:
+            del new["hooks"]
+    return new
+
+
+def install(spec: Target, command: str) -> Change:
+    """Add our hook to `spec.path` unless present; raise `SettingsError` for a file that is not JSON."""
+    current = read_json(spec.path)
+    warnings = tuple(f"another {spec.event} hook also runs on {spec.matcher or 'shell commands'}: {c}"
+                     " (its rewrites race with ours)" for c in sibling_hooks(current.data, spec))
+    if installed(current.data, spec):
+        return Change(str(spec.path), False, f"already installed in {spec.path}", warnings)
+    new = add_entry(current.data, spec, command)
+    changed = save(current, render_json(new, current.original))
+    return Change(str(spec.path), changed, f"installed `{command}` in {spec.path}", warnings)
+
+
+def uninstall(spec: Target) -> Change:
+    """Remove our entries from `spec.path`; restore the backup's bytes when it then says the same."""
+    current = read_json(spec.path)
+    if current.original is None or not installed(current.data, spec):
+        return Change(str(spec.path), False, f"no rtk-policy hook in {spec.path}")
+    new = remove_entries(current.data, spec)
+    changed = save(current, _restored_bytes(current, new, spec))
+    return Change(str(spec.path), changed, f"removed the rtk-policy hook from {spec.path}")
+
+
+def _restored_bytes(current: JsonFile, new: dict[str, Any], spec: Target) -> bytes | None:
+    """The original bytes when the backup matches `new`; None (delete) when we created the file."""
+    try:
+        backup: bytes | None = backup_path(spec.path).read_bytes()
+    except OSError:
+        backup = None
+    if backup is not None:
+        try:
+            same = (json.loads(backup.decode("utf-8-sig")) if backup.strip() else {}) == new
+        except ValueError:
+            same = False
+        if same:
+            return backup
+    elif new in ({}, dict(spec.top_defaults)):
+        return None
+    return render_json(new, current.original)

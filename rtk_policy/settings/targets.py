@@ -1,0 +1,69 @@
+"""Where each agent keeps its hooks, and the shape of our entry there (reference agent-hooks §1.1, §1.8)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+import attrs
+
+from rtk_policy.settings.claude_rules import claude_config_dir
+
+
+@attrs.frozen
+class Target:
+    """One agent's hook settings: the file, the event list, and how a handler names its command."""
+
+    agent: str
+    path: Path
+    event: str  #: key under "hooks"
+    matcher: str | None  #: the matcher of our group; None = the event holds handlers directly
+    command_key: str  #: the handler field holding the command line
+    handler_extra: tuple[tuple[str, object], ...] = ()  #: other fields of our handler, in order
+    top_defaults: tuple[tuple[str, object], ...] = ()  #: keys a new file starts with (e.g. version)
+
+
+def hook_command(agent: str) -> str:
+    """The command line our hook entry runs: the console script next to this Python, else `-m`."""
+    folder = Path(sys.executable).parent
+    for name in ("rtk-policy", "rtk-policy.exe"):
+        script = folder / name
+        if script.is_file() and os.access(script, os.X_OK):
+            return f"{_quote(str(script.absolute()))} hook {agent}"
+    return f"{_quote(sys.executable)} -m rtk_policy hook {agent}"
+
+
+def _quote(word: str) -> str:
+    return word if os.name == "nt" and " " not in word else shlex.quote(word)
+
+
+def _home(env: str, default: str) -> Path:
+    value = os.environ.get(env)
+    return Path(value).expanduser() if value else Path.home() / default
+
+
+def target(agent: str, global_: bool, cwd: str | None = None) -> Target:
+    """The settings target of `agent`, user-wide (`global_`) or for the project in `cwd`."""
+    here = Path(cwd or os.getcwd())
+    if agent == "claude":
+        path = claude_config_dir() / "settings.json" if global_ else here / ".claude" / "settings.json"
+        return Target(agent, path, "PreToolUse", "Bash", "command", (("type", "command"),))
+    if agent == "codex":
+        base = _home("CODEX_HOME", ".codex") if global_ else here / ".codex"
+        return Target(agent, base / "hooks.json", "PreToolUse", "Bash", "command", (("type", "command"),))
+    if agent == "gemini":
+        base = Path.home() / ".gemini" if global_ else here / ".gemini"
+        extra = (("type", "command"), ("name", "rtk-policy"))
+        return Target(agent, base / "settings.json", "BeforeTool", "run_shell_command", "command", extra)
+    if agent == "cursor":
+        base = Path.home() / ".cursor" if global_ else here / ".cursor"
+        return Target(agent, base / "hooks.json", "beforeShellExecution", None, "command", (), (("version", 1),))
+    if agent == "copilot":
+        base = Path.home() / ".copilot" / "hooks" if global_ else here / ".github" / "hooks"
+        extra = (("type", "command"),)
+        return Target(
+            agent, base / "rtk-policy.json", "preToolUse", None, "bash", extra, (("version", 1),)
+        )
+    raise ValueError(f"unknown agent {agent!r}")
