@@ -1,0 +1,237 @@
+"""The audit log: record fields, the hash chain and `verify`, rotation, disabled and unwritable logs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from test_audit_support import make_config, make_decision, make_outcome
+
+from rtk_policy import audit, audit_store
+from rtk_policy.audit_verify import verify
+
+FIELDS = [
+    "time", "decision_id", "agent", "session_id", "tool_use_id", "cwd", "command", "segments",
+    "verdict", "rewrite", "rule_ids", "audit_rule_ids", "reasons", "warnings", "gate",
+    "policy_digest", "backend", "eval_us", "total_us", "errors", "prev", "hash",
+]
+REQUEST = {"session_id": "s-1", "tool_use_id": "tu-1", "cwd": "/repo", "command": "git status && ls"}
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def write_records(config, count: int, command: str = "git status") -> None:
+    for i in range(count):
+        decision = make_decision(f"{command} {i}", f"rtk {command} {i}")
+        audit.record(config, agent="claude", request={"command": f"{command} {i}"}, decision=decision)
+
+
+def test_record_has_every_field(tmp_path):
+    config = make_config(tmp_path)
+    decision = make_decision("git status && ls", "rtk git status && rtk ls", warnings=("careful",))
+    outcome = make_outcome([("git status", "git", 0), ("ls", "ls", 1)], decision)
+    audit.record(config, agent="claude", request=REQUEST, outcome=outcome, total_us=1234)
+    [line] = lines(tmp_path / "audit.jsonl")
+    record = json.loads(line)
+    assert list(record) == FIELDS
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", record["time"])
+    assert re.fullmatch(r"[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}", record["decision_id"])
+    assert (record["agent"], record["session_id"], record["tool_use_id"], record["cwd"]) == (
+        "claude", "s-1", "tu-1", "/repo",
+    )
+    assert record["segments"] == [
+        {"text": "git status", "program": "git", "depth": 0, "rules": ["git-read-only"], "rewrite_rule": None},
+        {"text": "ls", "program": "ls", "depth": 1, "rules": [], "rewrite_rule": "rtk-ls"},
+    ]
+    assert record["verdict"] == "allow"
+    assert record["rewrite"] == {"before": "git status && ls", "after": "rtk git status && rtk ls"}
+    assert record["rule_ids"] == ["git-read-only"]
+    assert record["warnings"] == ["careful"]
+    assert (record["policy_digest"], record["backend"], record["eval_us"]) == ("sha256:abc", "cel-expr", 42)
+    assert record["total_us"] == 1234
+    assert record["errors"] == []
+    assert record["prev"] == audit_store.GENESIS
+    assert record["hash"] == audit_store.canonical_hash(record)
+
+
+def test_decision_only_and_errors(tmp_path):
+    config = make_config(tmp_path)
+    decision = make_decision("rm -rf /", None, verdict="deny", reasons=("no",), error="engine broke")
+    audit.record(config, agent="codex", request={"command": "rm -rf /"}, decision=decision, error="late")
+    audit.record(config, agent="codex", request={"command": "x"}, error="no decision at all")
+    first, second = (json.loads(line) for line in lines(tmp_path / "audit.jsonl"))
+    assert first["segments"] == [] and first["rewrite"] == {"before": "rm -rf /", "after": None}
+    assert first["verdict"] == "deny" and first["errors"] == ["engine broke", "late"]
+    assert second["verdict"] is None and second["errors"] == ["no decision at all"]
+    assert second["prev"] == first["hash"]
+
+
+def test_structlog_renderer_gives_the_same_line():
+    import structlog
+
+    event = {"time": "t", "command": "echo 'é' \"x\"", "segments": [{"depth": 0}], "rewrite": {"after": None}}
+    assert audit._json_line(event) == structlog.processors.JSONRenderer()(None, "", event)
+
+
+def test_chain_verifies(tmp_path):
+    config = make_config(tmp_path)
+    write_records(config, 20)
+    result = verify(config.audit_path)
+    assert result.ok and result.records == 20 and result.problem == ""
+    records = [json.loads(line) for line in lines(tmp_path / "audit.jsonl")]
+    assert all(b["prev"] == a["hash"] for a, b in zip(records, records[1:]))
+
+
+def _rewrite_lines(path: Path, change) -> None:
+    content = lines(path)
+    change(content)
+    path.write_text("\n".join(content) + "\n")
+
+
+def test_edited_record_fails_on_its_line(tmp_path):
+    config = make_config(tmp_path)
+    write_records(config, 10)
+    log = tmp_path / "audit.jsonl"
+    _rewrite_lines(log, lambda c: c.__setitem__(4, c[4].replace('"allow"', '"deny"')))
+    result = verify(str(log))
+    assert not result.ok and result.records == 4
+    assert result.problem.startswith(f"{log}:5: hash mismatch")
+
+
+def test_edited_and_rehashed_record_fails_on_the_next_line(tmp_path):
+    config = make_config(tmp_path)
+    write_records(config, 10)
+    log = tmp_path / "audit.jsonl"
+
+    def forge(content: list[str]) -> None:
+        record = json.loads(content[4])
+        record["verdict"] = "deny"
+        record["hash"] = audit_store.canonical_hash(record)
+        content[4] = json.dumps(record)
+
+    _rewrite_lines(log, forge)
+    assert verify(str(log)).problem.startswith(f"{log}:6: prev does not match the hash of line 5")
+
+
+def test_deleted_middle_line_is_named(tmp_path):
+    config = make_config(tmp_path)
+    write_records(config, 20)
+    log = tmp_path / "audit.jsonl"
+    _rewrite_lines(log, lambda c: c.pop(9))
+    result = verify(str(log))
+    assert not result.ok and result.records == 9
+    assert result.problem.startswith(f"{log}:10: prev does not match")
+
+
+def test_deleted_first_line_is_named(tmp_path):
+    config = make_config(tmp_path)
+    write_records(config, 5)
+    log = tmp_path / "audit.jsonl"
+    _rewrite_lines(log, lambda c: c.pop(0))
+    assert verify(str(log)).problem.startswith(f"{log}:1: first record links to a record that is not there")
+
+
+def test_inserted_line_is_named(tmp_path):
+    config = make_config(tmp_path)
+    write_records(config, 10)
+    log = tmp_path / "audit.jsonl"
+    _rewrite_lines(log, lambda c: c.insert(7, c[2]))
+    assert verify(str(log)).problem.startswith(f"{log}:8: prev does not match")
+
+
+def test_truncated_tail_is_named_and_not_glued_to(tmp_path):
+    config = make_config(tmp_path)
+    write_records(config, 5)
+    log = tmp_path / "audit.jsonl"
+    log.write_bytes(log.read_bytes()[:-40])
+    assert verify(str(log)).problem.startswith(f"{log}:5: not valid JSON")
+    write_records(config, 1)  # the next record starts on its own line
+    assert len(lines(log)) == 6 and json.loads(lines(log)[5])["command"] == "git status 0"
+    assert verify(str(log)).problem.startswith(f"{log}:5: not valid JSON")
+
+
+def test_rotation_keeps_the_chain(tmp_path):
+    config = make_config(tmp_path, audit_max_bytes=4000)
+    write_records(config, 20)
+    log = tmp_path / "audit.jsonl"
+    files = audit_store.log_files(str(log))
+    assert len(files) >= 3 and files[-1] == str(log) and files[-2] == f"{log}.1"
+    assert all(Path(name).stat().st_size <= 4000 for name in files)
+    assert sum(len(lines(Path(name))) for name in files) == 20
+    last_of_rotated = json.loads(lines(Path(f"{log}.1"))[-1])
+    assert json.loads(lines(log)[0])["prev"] == last_of_rotated["hash"]
+    result = verify(str(log))
+    assert result.ok and result.records == 20 and result.notes == ()
+    commands = [r["command"] for r in audit.iter_all_records(str(log))]
+    assert commands == [f"git status {i}" for i in range(20)]
+
+
+def test_deletion_in_a_rotated_file_is_named(tmp_path):
+    config = make_config(tmp_path, audit_max_bytes=4000)
+    write_records(config, 20)
+    rotated = tmp_path / "audit.jsonl.1"
+    _rewrite_lines(rotated, lambda c: c.pop(1))
+    assert verify(str(tmp_path / "audit.jsonl")).problem.startswith(f"{rotated}:2: prev does not match")
+
+
+def test_rotation_drops_the_oldest_files_and_verify_notes_it(tmp_path):
+    config = make_config(tmp_path, audit_max_bytes=1500)
+    write_records(config, 40)
+    log = tmp_path / "audit.jsonl"
+    files = audit_store.log_files(str(log))
+    assert len(files) == audit_store.KEEP_ROTATED + 1
+    assert not Path(f"{log}.{audit_store.KEEP_ROTATED + 1}").exists()
+    result = verify(str(log))
+    assert result.ok and 0 < result.records < 40
+    assert result.notes and "older rotated files were removed" in result.notes[0]
+
+
+def test_disabled_audit_writes_nothing(tmp_path):
+    config = make_config(tmp_path, audit_enabled=False)
+    write_records(config, 3)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unwritable_path_does_not_raise(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    config = make_config(tmp_path, audit_path=str(blocker / "sub" / "audit.jsonl"))
+    audit.record(config, agent="claude", request=REQUEST, decision=make_decision())
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("rtk-policy: audit log not written")
+
+
+def test_garbage_arguments_do_not_raise(tmp_path, capsys):
+    config = make_config(tmp_path)
+    audit.record(config, agent="claude", request=REQUEST, outcome=object())
+    audit.record(None, agent="claude", request=None)  # type: ignore[arg-type]
+    out, _err = capsys.readouterr()
+    assert out == ""
+
+
+def test_default_path_follows_xdg_state_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    assert audit.default_audit_path() == str(tmp_path / "rtk-policy" / "audit.jsonl")
+    monkeypatch.delenv("XDG_STATE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert audit.default_audit_path() == str(tmp_path / ".local" / "state" / "rtk-policy" / "audit.jsonl")
+
+
+def test_default_config_writes_to_the_default_path(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    audit.record(make_config(tmp_path, audit_path=""), agent="a", request=REQUEST, decision=make_decision())
+    assert len(lines(tmp_path / "rtk-policy" / "audit.jsonl")) == 1
+
+
+@pytest.mark.parametrize("bad", ["{not json", "[1, 2]", ""])
+def test_iter_records_skips_lines_that_are_not_records(tmp_path, bad):
+    config = make_config(tmp_path)
+    write_records(config, 2)
+    log = tmp_path / "audit.jsonl"
+    _rewrite_lines(log, lambda c: c.insert(1, bad))
+    assert [r["command"] for r in audit.iter_records(str(log))] == ["git status 0", "git status 1"]
