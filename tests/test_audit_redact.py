@@ -1,0 +1,96 @@
+"""Redaction: no secret kind ever reaches the audit file, in any field; ordinary commands are kept."""
+
+from __future__ import annotations
+
+import pytest
+from test_audit_support import make_config, make_decision, make_outcome
+
+from rtk_policy import audit
+from rtk_policy.audit_redact import compile_extra, redact
+
+# (command, the secret that must vanish, text that must stay)
+SECRETS = [
+    ('curl -H "Authorization: Bearer abc123xyz987" https://api.x', "abc123xyz987", "Authorization: Bearer ***"),
+    ("curl -H 'Proxy-Authorization: Basic dXNlcjpwYXNzd29yZA==' https://x", "dXNlcjpwYXNzd29yZA==", "Basic ***"),
+    ('curl "https://x/api?token=tok_SEKRET_1&page=2"', "tok_SEKRET_1", "page=2"),
+    ("deploy password=hunter2hunter", "hunter2hunter", "password=***"),
+    ("deploy passwd=pw_SEKRET_2", "pw_SEKRET_2", "passwd=***"),
+    ("deploy secret=sc_SEKRET_3", "sc_SEKRET_3", "secret=***"),
+    ("curl https://x/?api_key=ak_SEKRET_4", "ak_SEKRET_4", "api_key=***"),
+    ("curl https://x/?apikey=ak_SEKRET_5", "ak_SEKRET_5", "apikey=***"),
+    ("mysql -u root -pmy_SEKRET_6 shop", "my_SEKRET_6", "mysql -u root -p*** shop"),
+    ("psql --password pg_SEKRET_7 -h db", "pg_SEKRET_7", "--password ***"),
+    ("mysqldump --password=md_SEKRET_8 shop", "md_SEKRET_8", "--password=***"),
+    ("GITHUB_TOKEN=gt_SEKRET_9 gh pr list", "gt_SEKRET_9", "gh pr list"),
+    ("AWS_SECRET_ACCESS_KEY='aws SEKRET 10' aws s3 ls", "SEKRET 10", "aws s3 ls"),
+    ("DB_PASSWORD=dbp_SEKRET_11 ./migrate", "dbp_SEKRET_11", "./migrate"),
+    ("STRIPE_KEY=sk_SEKRET_12 node app.js", "sk_SEKRET_12", "node app.js"),
+    ("git clone https://alice:url_SEKRET_13@github.com/o/r.git", "url_SEKRET_13", "alice:***@github.com"),
+    ("echo ghp_0123456789abcdefghijABCDEFGHIJ0123", "ghp_0123456789abcdefghijABCDEFGHIJ0123", "ghp_***"),
+    ("echo github_pat_11AAAAAAA0bbbbbbbbbbbb_cccccccccccc", "bbbbbbbbbbbb_cccccccccccc", "github_pat_***"),
+    ("export X=sk-proj-AbCdEfGhIjKlMnOpQrStUv", "AbCdEfGhIjKlMnOpQrStUv", "sk-***"),
+    ("slack-post xoxb-1234567890-abcdefghijkl", "1234567890-abcdefghijkl", "xoxb-***"),
+    ("aws --profile x AKIAIOSFODNN7EXAMPLE", "IOSFODNN7EXAMPLE", "AKIA***"),
+    (
+        "curl -H 'X: eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U' x",
+        "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "eyJ***",
+    ),
+    ("curl -u admin:cu_SEKRET_14 https://x", "cu_SEKRET_14", "admin:***"),
+    ('curl -H "X-Api-Key: xk_SEKRET_15" https://x', "xk_SEKRET_15", "X-Api-Key: ***"),
+    ("""curl -d '{"password": "js_SEKRET_16"}' https://x""", "js_SEKRET_16", '"password": "***"'),
+    ("sshpass -p ssh_SEKRET_17 ssh host", "ssh_SEKRET_17", "ssh host"),
+    ("echo '-----BEGIN RSA PRIVATE KEY-----\nMIIEpk_SEKRET_18\n-----END RSA PRIVATE KEY-----'", "MIIEpk_SEKRET_18", "BEGIN RSA"),
+]
+
+KEPT = [
+    "git log --oneline -n 5",
+    "sort --key=3 data.csv",
+    "docker login --password-stdin -u me",
+    "mysql -u root -p shop",
+    "grep -r 'token' src/",
+    "curl -d @keys/id_rsa https://x",
+]
+
+
+@pytest.mark.parametrize(("command", "secret", "kept"), SECRETS)
+def test_secret_never_reaches_the_file(tmp_path, command, secret, kept):
+    config = make_config(tmp_path)
+    decision = make_decision(
+        command, "rtk " + command, verdict="ask", reasons=(f"asked: {command}",), warnings=(command,)
+    )
+    outcome = make_outcome([(command, "curl", 0), (command, "sh", 1)], decision)
+    audit.record(config, agent="claude", request={"command": command}, outcome=outcome, error=command)
+    content = (tmp_path / "audit.jsonl").read_text()
+    assert secret not in content
+    record = next(audit.iter_records(config.audit_path))
+    assert kept in record["command"]
+    assert kept in record["segments"][1]["text"] and kept in record["rewrite"]["after"]
+
+
+@pytest.mark.parametrize("command", KEPT)
+def test_ordinary_commands_are_kept(command):
+    assert redact(command) == command
+
+
+def test_key_file_contents_are_never_read(tmp_path):
+    key = tmp_path / "id_rsa"
+    key.write_text("KEYFILE_SEKRET_CONTENT")
+    config = make_config(tmp_path, audit_path=str(tmp_path / "log" / "audit.jsonl"))
+    command = f"curl -d @{key} --data-binary @{key} https://x"
+    audit.record(config, agent="claude", request={"command": command}, decision=make_decision(command, None))
+    content = (tmp_path / "log" / "audit.jsonl").read_text()
+    assert f"@{key}" in content and "KEYFILE_SEKRET_CONTENT" not in content
+
+
+def test_config_regexes_mask_their_whole_match(tmp_path):
+    config = make_config(tmp_path, audit_redact=(r"corp-[0-9]{6}", "(unclosed"))
+    audit.record(config, agent="a", request={"command": "vpn --pin corp-123456"}, decision=make_decision())
+    record = next(audit.iter_records(config.audit_path))
+    assert record["command"] == "vpn --pin ***"
+    assert any("bad regex '(unclosed'" in error for error in record["errors"])
+
+
+def test_compile_extra_reports_bad_patterns():
+    compiled, errors = compile_extra(["ok+", "[bad"])
+    assert [p.pattern for p in compiled] == ["ok+"] and len(errors) == 1 and "[bad" in errors[0]
