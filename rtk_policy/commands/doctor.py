@@ -1,0 +1,124 @@
+"""`rtk-policy doctor`: is the hook installed, does its command run, do the policies compile, does a
+sample payload round-trip? Prints what to fix; exit 1 when something is wrong."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+from types import SimpleNamespace
+from typing import IO, Any
+
+from rtk_policy.agents import AGENTS
+from rtk_policy.settings.install import is_ours
+from rtk_policy.settings.jsonfile import SettingsError, read_json
+from rtk_policy.settings.targets import Target, target
+
+
+def sample_payload(agent: str, cwd: str) -> dict[str, Any]:
+    """A harmless shell-tool payload in `agent`'s own shape."""
+    command = "git status"
+    if agent == "copilot":
+        return {"sessionId": "doctor", "cwd": cwd, "toolName": "bash",
+                "toolArgs": json.dumps({"command": command})}
+    if agent == "gemini":
+        return {"session_id": "doctor", "cwd": cwd, "hook_event_name": "BeforeTool",
+                "tool_name": "run_shell_command", "tool_input": {"command": command}}
+    if agent == "cursor":
+        return {"conversation_id": "doctor", "hook_event_name": "beforeShellExecution",
+                "command": command, "cwd": cwd}
+    return {"session_id": "doctor", "transcript_path": "", "cwd": cwd, "permission_mode": "default",
+            "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_doctor",
+            "tool_input": {"command": command, "description": "rtk-policy doctor"}}
+
+
+def installed_commands(spec: Target) -> list[str]:
+    """The commands of our handlers in `spec.path` (raises `SettingsError` for a broken file)."""
+    data = read_json(spec.path).data
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    entries = hooks.get(spec.event) if isinstance(hooks, dict) else None
+    found = []
+    for entry in entries if isinstance(entries, list) else []:
+        handlers = [entry] if spec.matcher is None else (entry.get("hooks") or [] if isinstance(entry, dict) else [])
+        found += [h[spec.command_key] for h in handlers if is_ours(h, spec.command_key)]
+    return found
+
+
+def check_output(stdout: str) -> str:
+    """"" when `stdout` is a valid hook answer (nothing, or one JSON object line), else the problem."""
+    text = stdout.strip()
+    if not text:
+        return ""
+    if "\n" in text:
+        return "more than one line on stdout"
+    try:
+        return "" if isinstance(json.loads(text), dict) else "stdout is JSON but not an object"
+    except ValueError:
+        return f"stdout is not JSON: {text[:80]!r}"
+
+
+def run_command(command: str, agent: str, cwd: str) -> str:
+    """Run an installed hook command on a sample payload; "" when it answered correctly."""
+    payload = json.dumps(sample_payload(agent, cwd))
+    try:
+        done = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True,
+                              timeout=30, cwd=cwd)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"could not run: {error}"
+    if done.returncode != 0:
+        first = (done.stderr.strip().splitlines() or [""])[0]
+        return f"exit {done.returncode}: {first}"
+    return check_output(done.stdout)
+
+
+def round_trip(cwd: str) -> str:
+    """Answer a sample Claude payload in-process; "" when the answer is valid and no error occurred."""
+    from rtk_policy.commands import hook
+
+    out, err = io.StringIO(), io.StringIO()
+    args = SimpleNamespace(agent="claude", policies=None, backend=None, config=None)
+    hook.run(args, io.StringIO(json.dumps(sample_payload("claude", cwd))), out, err)
+    problem = check_output(out.getvalue())
+    if not problem and "error" in err.getvalue():
+        problem = err.getvalue().strip().splitlines()[0]
+    return problem
+
+
+def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
+    """Run every check and print one line per finding."""
+    cwd = os.getcwd()
+    problems = 0
+
+    def report(ok: bool, text: str, fix: str = "") -> None:
+        nonlocal problems
+        problems += not ok
+        stdout.write(("ok      " if ok else "PROBLEM ") + text + (f"\n        fix: {fix}" if fix and not ok else "") + "\n")
+
+    found_any = False
+    for agent in AGENTS:
+        for global_ in (True, False):
+            spec = target(agent, global_, cwd)
+            try:
+                commands = installed_commands(spec)
+            except SettingsError as error:
+                report(False, str(error), f"repair {spec.path} (it must be a JSON object)")
+                continue
+            for command in commands:
+                found_any = True
+                report(True, f"{agent} hook installed in {spec.path}")
+                problem = run_command(command, agent, cwd)
+                report(not problem, f"hook command runs: {command}" + (f" ({problem})" if problem else ""),
+                       f"reinstall with `rtk-policy init --agent {agent}{' --global' if global_ else ''}`")
+    report(found_any, "an rtk-policy hook is installed", "run `rtk-policy init --global` (Claude Code)")
+    try:
+        from rtk_policy.engine import load_engine
+
+        load_engine(cwd=cwd)
+        report(True, "policies load and compile")
+    except Exception as error:  # noqa: BLE001 - any load failure is a finding
+        report(False, f"policies do not load: {error}", "run `rtk-policy check` to see every error")
+    problem = round_trip(cwd)
+    report(not problem, "a sample payload round-trips" + (f" ({problem})" if problem else ""),
+           "see the message above; the hook falls back to its fail mode meanwhile")
+    return 1 if problems else 0
