@@ -1,0 +1,108 @@
+"""The backend interface shared by `cel_expr.py` and `cel_python.py`, and backend selection.
+
+Only the two backend modules import a CEL library. A backend compiles one expression (after the static
+checks of `checker.py`), dumps/restores compiled programs for the cache, builds one activation per
+segment and runs a program on it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any, Protocol
+
+#: Backend names, primary first, and the module of each.
+BACKENDS = ("cel-expr", "cel-python")
+_MODULES = {"cel-expr": "rtk_policy.policy.cel_expr", "cel-python": "rtk_policy.policy.cel_python"}
+_INSTANCES: dict[str, Backend] = {}
+
+
+class CompileError(Exception):
+    """A CEL expression that does not compile; `errors` are `checker.CheckError`s (expression positions)."""
+
+    def __init__(self, errors: list[Any]) -> None:
+        self.errors = list(errors)
+        super().__init__("; ".join(e.message for e in self.errors))
+
+
+class EvalError(Exception):
+    """A CEL evaluation error (e.g. a missing map key); the rule does not match."""
+
+
+class BackendUnavailable(Exception):
+    """The backend's CEL library cannot be imported."""
+
+
+class Backend(Protocol):
+    """What the policy stage needs from a CEL library."""
+
+    name: str
+    version: str  #: identifies the library build (part of the cache key)
+
+    def compile(self, source: str, expected: str) -> Any:
+        """Compile `source` whose result must be `expected` ("bool" or "string"); raise `CompileError`."""
+
+    def dump(self, program: Any) -> bytes:
+        """The compiled program as bytes for the cache."""
+
+    def restore(self, blob: bytes, expected: str) -> Any:
+        """A program back from `dump` bytes."""
+
+    def activation(self, values: dict[str, Any]) -> Any:
+        """The evaluation input for one segment: values of every CEL variable (plain Python data)."""
+
+    def run_bool(self, program: Any, activation: Any) -> bool:
+        """Evaluate a bool program; raise `EvalError`."""
+
+    def run_string(self, program: Any, activation: Any) -> str:
+        """Evaluate a string program; raise `EvalError`."""
+
+
+def file_version(path: str) -> str:
+    """A cheap build identity of a library file: size and mtime (no importlib.metadata on the hot path)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return "unknown"
+    return f"{info.st_size}:{info.st_mtime_ns}"
+
+
+def get_backend(name: str | None = None) -> Backend:
+    """The named backend, or the primary one falling back to the second; raise `BackendUnavailable`."""
+    if name:
+        if name not in _MODULES:
+            raise BackendUnavailable(f"unknown CEL backend {name!r} (choose {', '.join(BACKENDS)})")
+        return _load(name)
+    for candidate in BACKENDS:
+        try:
+            return _load(candidate)
+        except BackendUnavailable:
+            continue
+    raise BackendUnavailable("no CEL backend can be imported (install cel-expr-python or cel-python)")
+
+
+def _load(name: str) -> Backend:
+    if name not in _INSTANCES:
+        try:
+            module = importlib.import_module(_MODULES[name])
+        except ImportError as error:
+            raise BackendUnavailable(f"CEL backend {name!r} is not available: {error}") from error
+        _INSTANCES[name] = module.create()
+    return _INSTANCES[name]
+
+
+def available_backends() -> list[str]:
+    """The names of the backends whose library imports, primary first."""
+    found = []
+    for name in BACKENDS:
+        try:
+            _load(name)
+        except BackendUnavailable:
+            continue
+        found.append(name)
+    return found
+
+
+def all_backends() -> list[Backend]:
+    """Every available backend (for differential tests)."""
+    return [_load(name) for name in available_backends()]

@@ -1,0 +1,84 @@
+"""The compiled-policy cache: one file per key under `$XDG_CACHE_HOME/rtk-policy/` (hot path, no yaml).
+
+Key: sha256 over the policy files (paths and bytes), the engine version, the backend name and build, the
+function table and the variable schema. A file holds a magic line, the sha256 of its payload and the
+pickled payload; anything that does not verify is ignored (and rebuilt by the caller), never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import rtk_policy
+
+_MAGIC = b"rtk-policy-cache 1\n"
+
+
+def cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/rtk-policy` (default `~/.cache/rtk-policy`)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "rtk-policy"
+
+
+def policy_digest(sources: list[tuple[str, bytes]]) -> str:
+    """sha256 over the policy files' paths and bytes, in order."""
+    digest = hashlib.sha256()
+    for path, data in sources:
+        digest.update(path.encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
+    return digest.hexdigest()
+
+
+def cache_key(digest: str, backend_name: str, backend_version: str, extra: str) -> str:
+    """The cache key of a policy digest compiled by a backend build."""
+    parts = [digest, rtk_policy.__version__, backend_name, backend_version, extra]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _path(key: str) -> Path:
+    return cache_dir() / f"policies-{key}.pickle"
+
+
+def read_cache(key: str) -> dict[str, Any] | None:
+    """The payload stored under `key`, or None when missing, unreadable, corrupt or for another key."""
+    try:
+        data = _path(key).read_bytes()
+    except OSError:
+        return None
+    header = len(_MAGIC) + 64
+    if not data.startswith(_MAGIC) or len(data) <= header:
+        return None
+    checksum, body = data[len(_MAGIC) : header], data[header:]
+    if hashlib.sha256(body).hexdigest().encode() != checksum:
+        return None
+    try:
+        payload = pickle.loads(body)
+    except Exception:  # noqa: BLE001 - a payload that does not unpickle is not trusted
+        return None
+    if not isinstance(payload, dict) or payload.get("key") != key:
+        return None
+    return payload
+
+
+def write_cache(key: str, payload: dict[str, Any]) -> bool:
+    """Store `payload` under `key` atomically (temp file + rename); False when the folder is unwritable."""
+    body = pickle.dumps({**payload, "key": key}, protocol=pickle.HIGHEST_PROTOCOL)
+    data = _MAGIC + hashlib.sha256(body).hexdigest().encode() + body
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+            os.replace(temp, _path(key))
+        except BaseException:
+            os.unlink(temp)
+            raise
+    except OSError:
+        return False
+    return True

@@ -1,0 +1,93 @@
+"""Compiling validated policy files (`loader.FileSpec`) into the parts of a `PolicySet` (load path only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from rtk_policy.policy.backend import Backend, CompileError
+from rtk_policy.policy.errors import Problem
+from rtk_policy.policy.loader import ExprSpec, FileSpec, read_policy_file
+from rtk_policy.policy.policyset import NO_PROGRAM, CompiledFile, CompiledRule
+from rtk_policy.policy.positions import locate, offset_in_value
+
+
+@attrs.define
+class Compilation:
+    """Everything compiled so far, and every problem found."""
+
+    backend: Backend
+    files: list[CompiledFile] = attrs.Factory(list)
+    rules: list[CompiledRule] = attrs.Factory(list)
+    programs: list[Any] = attrs.Factory(list)
+    expected: list[str] = attrs.Factory(list)
+    problems: list[Problem] = attrs.Factory(list)
+
+    def expr(self, spec: FileSpec, expr: ExprSpec | None) -> int:
+        """Compile one expression; its index in `programs`, or NO_PROGRAM (also on error)."""
+        if expr is None:
+            return NO_PROGRAM
+        try:
+            program = self.backend.compile(expr.source, expr.expected)
+        except CompileError as error:
+            for item in error.errors:
+                self.problems.append(_expression_problem(spec, expr, item.line, item.col, item.message))
+            return NO_PROGRAM
+        self.programs.append(program)
+        self.expected.append(expr.expected)
+        return len(self.programs) - 1
+
+
+def _expression_problem(spec: FileSpec, expr: ExprSpec, line: int, col: int, message: str) -> Problem:
+    file_line, file_col = locate(spec.text, expr.node, offset_in_value(expr.source, line, col))
+    lines = spec.text.splitlines()
+    source = lines[file_line - 1] if 0 < file_line <= len(lines) else ""
+    return Problem(spec.path, file_line, file_col, message, source)
+
+
+def compile_files(sources: list[tuple[str, str]], backend: Backend) -> Compilation:
+    """Read, validate and compile `(path, text)` pairs in order; problems are collected, not raised."""
+    state = Compilation(backend)
+    names: dict[str, str] = {}
+    ids: dict[str, str] = {}
+    for path, text in sources:
+        spec, problems = read_policy_file(path, text)
+        state.problems.extend(problems)
+        if spec is None:
+            continue
+        _check_unique(state, spec, names, ids)
+        _compile_file(state, spec)
+    return state
+
+
+def _check_unique(state: Compilation, spec: FileSpec, names: dict[str, str], ids: dict[str, str]) -> None:
+    lines = spec.text.splitlines()
+    if spec.name and spec.name in names:
+        state.problems.append(Problem(spec.path, 1, 1, f"policy name {spec.name!r} is also used by {names[spec.name]}"))
+    names.setdefault(spec.name, spec.path)
+    for item in spec.rules:
+        rule = item.rule
+        if not rule.id:
+            continue
+        if rule.id in ids:
+            source = lines[rule.line - 1] if 0 < rule.line <= len(lines) else ""
+            state.problems.append(
+                Problem(spec.path, rule.line, 1, f"duplicate rule id {rule.id!r} (first defined at {ids[rule.id]})", source)
+            )
+        else:
+            ids[rule.id] = f"{spec.path}:{rule.line}"
+
+
+def _compile_file(state: Compilation, spec: FileSpec) -> None:
+    file_index = len(state.files)
+    state.files.append(
+        CompiledFile(spec.path, spec.name, spec.kind, state.expr(spec, spec.when), state.expr(spec, spec.pipeline_consumer))
+    )
+    for item in spec.rules:
+        match = state.expr(spec, item.match)
+        message = state.expr(spec, item.message)
+        rewrite = state.expr(spec, item.rewrite)
+        if match == NO_PROGRAM or (spec.kind == "rewrite" and rewrite == NO_PROGRAM):
+            continue
+        state.rules.append(CompiledRule(item.rule, file_index, match, message, rewrite))

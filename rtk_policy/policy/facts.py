@@ -1,0 +1,148 @@
+"""The CEL variables a policy sees: their static schema, and the values built from shell/policy models.
+
+The schema is derived from the attrs fields of `Segment`, `Redirect`, `CommandLine` and `Context`, so a
+field the shell stage adds later appears in CEL automatically. The schema feeds both the CEL type
+declarations of the backends and the static field checker (`checker.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from rtk_policy.policy.model import Context
+from rtk_policy.shell.model import CommandLine, Redirect, Segment
+
+#: Schema nodes: ("string",), ("int",), ("bool",), ("dyn",), ("list", elem), ("map", value_schema)
+#: for maps with any string key, and ("record", {field: schema}) for maps with a fixed set of fields.
+STRING, INT, BOOL, DYN = ("string",), ("int",), ("bool",), ("dyn",)
+STRING_LIST = ("list", STRING)
+STRING_MAP = ("map", STRING)
+
+_TYPE_NAMES = {
+    "str": STRING,
+    "int": INT,
+    "bool": BOOL,
+    "tuple[str, ...]": STRING_LIST,
+    "tuple[tuple[str, str], ...]": STRING_MAP,
+    "tuple[tuple[str, object], ...]": ("map", DYN),
+}
+_PIPELINE_FIELDS = {
+    "pipeline_index": "index",
+    "pipeline_size": "size",
+    "pipeline_before": "before",
+    "pipeline_after": "after",
+    "pipe_stderr": "stderr",
+}
+
+
+def _record_of(cls: type, extra: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    fields = {f.name: _TYPE_NAMES.get(str(f.type), DYN) for f in attrs.fields(cls)}
+    fields.update(extra or {})
+    return ("record", fields)
+
+
+REDIRECT = _record_of(Redirect)
+_SEGMENT_BASE = _record_of(Segment, {"redirects": ("list", REDIRECT)})[1]
+PIPELINE = (
+    "record",
+    {short: _SEGMENT_BASE[name] for name, short in _PIPELINE_FIELDS.items()},
+)
+SEGMENT = (
+    "record",
+    {
+        **{k: v for k, v in _SEGMENT_BASE.items() if k not in _PIPELINE_FIELDS},
+        "pipeline": PIPELINE,
+    },
+)
+COMMAND = _record_of(CommandLine, {"segments": ("list", SEGMENT), "segment_count": INT})
+_CONTEXT_FIELDS = ("agent", "cwd", "project_dir", "permission_mode", "session_id", "tool_name")
+CTX = (
+    "record",
+    {**{k: STRING for k in _CONTEXT_FIELDS}, "tool_input": ("map", DYN), "env": STRING_MAP},
+)
+CLAUDE = ("record", {"deny": STRING_LIST, "ask": STRING_LIST, "allow": STRING_LIST})
+CONFIG = (
+    "record",
+    {"exclude_commands": STRING_LIST, "transparent_prefixes": STRING_LIST, "disabled_rules": STRING_LIST},
+)
+
+#: Every CEL variable and its schema.
+VARIABLES: dict[str, Any] = {
+    "segment": SEGMENT,
+    "command": COMMAND,
+    "ctx": CTX,
+    "claude": CLAUDE,
+    "config": CONFIG,
+}
+
+_SEGMENT_NAMES = tuple(f.name for f in attrs.fields(Segment))
+_COMMAND_NAMES = tuple(f.name for f in attrs.fields(CommandLine) if f.name != "segments")
+
+
+def schema_signature() -> str:
+    """A stable text of the whole schema (part of the compiled-cache key)."""
+    return repr(sorted((name, repr(schema)) for name, schema in VARIABLES.items()))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def redirect_value(redirect: Redirect) -> dict[str, Any]:
+    """The CEL map of one redirect."""
+    return {"op": redirect.op, "fd": redirect.fd, "target": redirect.target, "is_file": redirect.is_file}
+
+
+def segment_value(segment: Segment) -> dict[str, Any]:
+    """The CEL `segment` map of one segment (plain dicts, lists, str, int, bool)."""
+    data: dict[str, Any] = {}
+    pipeline: dict[str, Any] = {}
+    for name in _SEGMENT_NAMES:
+        value = getattr(segment, name)
+        if name == "env":
+            value = {k: v for k, v in value}
+        elif name == "redirects":
+            value = [redirect_value(r) for r in value]
+        elif isinstance(value, tuple):
+            value = list(value)
+        short = _PIPELINE_FIELDS.get(name)
+        if short is None:
+            data[name] = value
+        else:
+            pipeline[short] = value
+    data["pipeline"] = pipeline
+    return data
+
+
+def command_value(command_line: CommandLine, segments: list[dict[str, Any]]) -> dict[str, Any]:
+    """The CEL `command` map; `segments` are the already built segment maps."""
+    data = {name: getattr(command_line, name) for name in _COMMAND_NAMES}
+    data["segments"] = segments
+    data["segment_count"] = len(segments)
+    return data
+
+
+def context_values(context: Context) -> dict[str, dict[str, Any]]:
+    """The CEL `ctx`, `claude` and `config` maps of a context."""
+    ctx = {name: getattr(context, name) for name in _CONTEXT_FIELDS}
+    ctx["tool_input"] = {str(k): _plain(v) for k, v in context.tool_input}
+    ctx["env"] = {k: v for k, v in context.env}
+    return {
+        "ctx": ctx,
+        "claude": {
+            "deny": list(context.claude_deny),
+            "ask": list(context.claude_ask),
+            "allow": list(context.claude_allow),
+        },
+        "config": {
+            "exclude_commands": list(context.exclude_commands),
+            "transparent_prefixes": list(context.transparent_prefixes),
+            "disabled_rules": list(context.disabled_rules),
+        },
+    }

@@ -1,0 +1,145 @@
+"""Custom CEL functions: pure Python, declared once in a table, registered identically on every backend.
+
+How to add a function: write a pure-Python implementation taking and returning plain values (str, int,
+bool, list, dict) and append a `Function(name, params, result, impl)` to a module-level `FUNCTIONS`
+tuple. Functions of this module live in `FUNCTIONS` below; another module (e.g. `functions_rtk.py`)
+defines its own `FUNCTIONS` tuple and is listed in `EXTENSION_MODULES`. Type names are "string", "int",
+"bool", "dyn", "list<string>", "list<dyn>", "map<string,dyn>". `member=True` makes it a method
+(`x.name(args)`, the receiver being the first parameter). Overloads of one name: several entries with the
+same name and different arity. Implementations must not raise for ordinary input; an exception becomes an
+evaluation error of the rule (it does not match).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import os
+import posixpath
+import re
+import shlex
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+import attrs
+
+from rtk_policy.policy.bash_pattern import bash_rule_matches
+
+#: Modules holding further `FUNCTIONS` tables, imported when present.
+EXTENSION_MODULES: tuple[str, ...] = ("rtk_policy.policy.functions_rtk",)
+
+
+@attrs.frozen
+class Function:
+    """One overload of a custom CEL function."""
+
+    name: str
+    params: tuple[str, ...]  #: parameter type names (receiver first for members)
+    result: str  #: result type name
+    impl: Callable[..., Any]
+    member: bool = False
+
+    @property
+    def overload_id(self) -> str:
+        """A unique, stable overload id for the backends."""
+        kind = "m" if self.member else "f"
+        args = "_".join(p.replace("<", "_").replace(">", "").replace(",", "_") for p in self.params)
+        return f"rtk_{kind}_{self.name}_{args}"
+
+
+def expand_home(path: str) -> str:
+    """Expand a leading `~` and `$HOME`/`${HOME}` to the home folder."""
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    if path.startswith("${HOME}"):
+        path = home + path[7:]
+    elif path.startswith("$HOME"):
+        path = home + path[5:]
+    elif path == "~" or path.startswith("~/"):
+        path = home + path[1:]
+    return path
+
+
+def path_under(path: str, folder: str) -> bool:
+    """True when `path` is `folder` or inside it, after ~/$HOME expansion and normpath (no symlinks)."""
+    p = posixpath.normpath(expand_home(path))
+    d = posixpath.normpath(expand_home(folder))
+    if d == "/":
+        return p.startswith("/")
+    return p == d or p.startswith(d.rstrip("/") + "/")
+
+
+@lru_cache(maxsize=512)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(fnmatch.translate(pattern), re.DOTALL)
+
+
+def glob(pattern: str, text: str) -> bool:
+    """fnmatch-style match of the whole `text`: `*` (crossing `/`), `?`, `[...]`; case-sensitive."""
+    return _glob_regex(pattern).match(text) is not None
+
+
+def re_find(text: str, regex: str) -> str:
+    """The first match of `regex` in `text` (group 1 when the regex has groups), "" when none."""
+    found = re.search(regex, text)
+    if found is None:
+        return ""
+    return (found.group(1) or "") if found.re.groups else found.group(0)
+
+
+def shell_join(words: list[str]) -> str:
+    """The words quoted for bash and joined by spaces."""
+    return " ".join(shlex.quote(str(w)) for w in words)
+
+
+def dirname(path: str) -> str:
+    """The folder part of `path` ("" for a bare name)."""
+    return posixpath.dirname(path)
+
+
+_S, _B, _LS = "string", "bool", "list<string>"
+
+#: The functions of this module.
+FUNCTIONS: tuple[Function, ...] = (
+    Function("bash_rule_matches", (_S, _S), _B, bash_rule_matches),
+    Function("glob", (_S, _S), _B, glob),
+    Function("shell_quote", (_S,), _S, shlex.quote),
+    Function("shell_join", (_LS,), _S, shell_join),
+    Function("basename", (_S,), _S, posixpath.basename),
+    Function("dirname", (_S,), _S, dirname),
+    Function("path_under", (_S, _S), _B, path_under),
+    Function("expand_home", (_S,), _S, expand_home),
+    Function("re_find", (_S, _S), _S, re_find),
+    # string helpers of cel-go's strings extension that both backends lack
+    Function("join", (_LS, _S), _S, lambda items, sep: sep.join(items), member=True),
+    Function("split", (_S, _S), _LS, lambda text, sep: text.split(sep), member=True),
+    Function("lowerAscii", (_S,), _S, lambda text: text.lower(), member=True),
+    Function("upperAscii", (_S,), _S, lambda text: text.upper(), member=True),
+    Function("trim", (_S,), _S, lambda text: text.strip(), member=True),
+    Function("replace", (_S, _S, _S), _S, lambda text, a, b: text.replace(a, b), member=True),
+)
+
+
+@lru_cache(maxsize=1)
+def all_functions() -> tuple[Function, ...]:
+    """This module's functions plus those of every importable extension module."""
+    found = list(FUNCTIONS)
+    for name in EXTENSION_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            if error.name != name:
+                raise
+            continue
+        found.extend(getattr(module, "FUNCTIONS", ()))
+    return tuple(found)
+
+
+def function_names() -> frozenset[str]:
+    """The names of every custom function."""
+    return frozenset(f.name for f in all_functions())
+
+
+def functions_signature() -> str:
+    """A stable text of the function table (part of the compiled-cache key)."""
+    return ";".join(sorted(f"{f.overload_id}->{f.result}" for f in all_functions()))

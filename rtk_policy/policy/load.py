@@ -1,0 +1,97 @@
+"""Finding policy files and loading a `PolicySet`, through the compiled cache when it verifies."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rtk_policy.policy.backend import get_backend
+from rtk_policy.policy.cache import cache_key, policy_digest, read_cache, write_cache
+from rtk_policy.policy.errors import PolicyLoadError, Problem
+from rtk_policy.policy.facts import schema_signature
+from rtk_policy.policy.functions import functions_signature
+from rtk_policy.policy.policyset import PolicySet
+
+_SUFFIXES = (".yaml", ".yml")
+
+
+def _packs_dir() -> Path | None:
+    try:
+        import rtk_policy.packs as packs
+
+        return Path(next(iter(packs.__path__)))
+    except (ImportError, StopIteration):
+        # an editable install made before the packs mapping existed: the repository's policies/ folder
+        fallback = Path(__file__).resolve().parents[2] / "policies"
+        return fallback if fallback.is_dir() else None
+
+
+def policy_search_path(cwd: str | None = None) -> list[str]:
+    """The shipped packs, then the user's and the project's policy folders, each only if it exists."""
+    from rtk_policy.config import project_dir, user_config_dir
+
+    candidates = [_packs_dir(), user_config_dir() / "policies"]
+    project = project_dir(cwd)
+    if project is not None:
+        candidates.append(project / ".rtk-policy" / "policies")
+    return [str(path) for path in candidates if path is not None and path.is_dir()]
+
+
+def expand_paths(paths: list[str]) -> list[str]:
+    """Files as given; a folder becomes its *.yaml/*.yml files by name, without *_test.yaml test files."""
+    found: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            names = sorted(
+                n for n in os.listdir(path) if n.endswith(_SUFFIXES) and not n.rsplit(".", 1)[0].endswith("_test")
+            )
+            found.extend(os.path.join(path, n) for n in names)
+        else:
+            found.append(path)
+    return found
+
+
+def _read_sources(files: list[str]) -> list[tuple[str, bytes]]:
+    sources, problems = [], []
+    for path in files:
+        try:
+            sources.append((path, Path(path).read_bytes()))
+        except OSError as error:
+            problems.append(Problem(path, 0, 0, f"cannot read policy file: {error.strerror or error}"))
+    if problems:
+        raise PolicyLoadError(problems)
+    return sources
+
+
+def load_policy_set(paths: list[str], backend: str | None = None, use_cache: bool = True) -> PolicySet:
+    """Load, validate and compile the policy files (folders expanded); raise `PolicyLoadError`."""
+    chosen = get_backend(backend or os.environ.get("RTK_POLICY_BACKEND") or None)
+    sources = _read_sources(expand_paths(paths))
+    digest = policy_digest(sources)
+    key = cache_key(digest, chosen.name, chosen.version, functions_signature() + schema_signature())
+    if use_cache:
+        payload = read_cache(key)
+        if payload is not None:
+            try:
+                return PolicySet(payload["files"], payload["rules"], list(payload["programs"]),
+                                 payload["expected"], chosen, digest)  # fmt: skip
+            except (KeyError, TypeError, ValueError):
+                pass  # a payload of the wrong shape is rebuilt
+    from rtk_policy.policy.compiler import compile_files
+
+    texts = []
+    problems: list[Problem] = []
+    for path, data in sources:
+        try:
+            texts.append((path, data.decode("utf-8")))
+        except UnicodeDecodeError as error:
+            problems.append(Problem(path, 0, 0, f"policy file is not UTF-8: {error.reason}"))
+    state = compile_files(texts, chosen)
+    problems.extend(state.problems)
+    if problems:
+        raise PolicyLoadError(problems)
+    files, rules, expected = tuple(state.files), tuple(state.rules), tuple(state.expected)
+    if use_cache:
+        blobs = [chosen.dump(p) for p in state.programs]
+        write_cache(key, {"files": files, "rules": rules, "programs": blobs, "expected": expected})
+    return PolicySet(files, rules, state.programs, expected, chosen, digest)

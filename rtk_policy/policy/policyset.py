@@ -1,0 +1,179 @@
+"""`PolicySet`: compiled rules ready to evaluate a `CommandLine` (the hot path: no yaml, no lark)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import attrs
+
+from rtk_policy.policy.backend import Backend, EvalError
+from rtk_policy.policy.facts import command_value, context_values, segment_value
+from rtk_policy.policy.model import Context, Evaluation, Rule, RuleResult, SegmentResult
+from rtk_policy.shell.model import CommandLine
+
+NO_PROGRAM = -1
+
+
+@attrs.frozen
+class CompiledFile:
+    """A policy file's metadata and the program indexes of its file-level expressions."""
+
+    path: str
+    name: str
+    kind: str
+    when: int = NO_PROGRAM
+    pipeline_consumer: int = NO_PROGRAM
+
+
+@attrs.frozen
+class CompiledRule:
+    """A rule and the program indexes of its expressions."""
+
+    rule: Rule
+    file_index: int
+    match: int
+    message: int = NO_PROGRAM
+    rewrite: int = NO_PROGRAM
+
+
+class PolicySet:
+    """Compiled policies of a set of files, evaluated on one backend.
+
+    Programs are kept as cache bytes until first use (`_program`), so a cache hit restores only what the
+    commands evaluated actually need.
+    """
+
+    def __init__(
+        self,
+        files: tuple[CompiledFile, ...],
+        compiled: tuple[CompiledRule, ...],
+        programs: list[Any],
+        expected: tuple[str, ...],
+        backend: Backend,
+        digest: str,
+    ) -> None:
+        self.compiled_files = files
+        self.compiled_rules = compiled
+        self.rules: tuple[Rule, ...] = tuple(c.rule for c in compiled)
+        self.files: tuple[str, ...] = tuple(f.path for f in files)
+        self.digest = digest
+        self.backend = backend.name
+        self._backend = backend
+        self._programs = programs
+        self._expected = expected
+        self._restored = [not isinstance(p, (bytes, bytearray)) for p in programs]
+        self._unindexed = tuple(i for i, c in enumerate(compiled) if not c.rule.programs)
+        self._by_program: dict[str, list[int]] = {}
+        for index, item in enumerate(compiled):
+            for program in item.rule.programs:
+                self._by_program.setdefault(program, []).append(index)
+        self._candidates: dict[str, tuple[int, ...]] = {}
+        self._consumers = tuple(f.pipeline_consumer for f in files if f.pipeline_consumer != NO_PROGRAM)
+
+    def _program(self, index: int) -> Any:
+        if not self._restored[index]:
+            self._programs[index] = self._backend.restore(self._programs[index], self._expected[index])
+            self._restored[index] = True
+        return self._programs[index]
+
+    def candidates(self, program: str) -> tuple[int, ...]:
+        """Indexes of the rules tried on a segment running `program`, in load order."""
+        found = self._candidates.get(program)
+        if found is None:
+            found = tuple(sorted({*self._unindexed, *self._by_program.get(program, ())}))
+            self._candidates[program] = found
+        return found
+
+    def evaluate(self, command_line: CommandLine, context: Context) -> Evaluation:
+        """Evaluate every applicable rule on every segment; never raises for evaluation errors."""
+        started = time.perf_counter_ns()
+        segment_maps = [segment_value(s) for s in command_line.segments]
+        values: dict[str, Any] = {"command": command_value(command_line, segment_maps)}
+        values.update(context_values(context))
+        disabled = frozenset(context.disabled_rules)
+        errors: list[str] = []
+        results = []
+        for segment, segment_map in zip(command_line.segments, segment_maps, strict=True):
+            values["segment"] = segment_map
+            activation = self._backend.activation(values)
+            rewritable = segment.rewritable and not command_line.rewrite_refused
+            results.append(self._segment(segment.index, segment.program, activation, rewritable, disabled, errors))
+        elapsed = (time.perf_counter_ns() - started) // 1000
+        return Evaluation(tuple(results), self.digest, self.backend, int(elapsed), tuple(errors))
+
+    def _segment(
+        self, index: int, program: str, activation: Any, rewritable: bool, disabled: frozenset[str], errors: list[str]
+    ) -> SegmentResult:
+        tried: list[RuleResult] = []
+        hits: list[RuleResult] = []
+        rewrite: RuleResult | None = None
+        when_cache: dict[int, bool] = {}
+        for rule_index in self.candidates(program):
+            item = self.compiled_rules[rule_index]
+            rule = item.rule
+            if rule.id in disabled or (rule.kind == "rewrite" and (rewrite is not None or not rewritable)):
+                continue
+            if not self._file_applies(item.file_index, activation, when_cache, errors):
+                continue
+            result = self._try(item, activation, errors)
+            tried.append(result)
+            if result.matched:
+                if rule.kind == "rewrite":
+                    rewrite = result
+                else:
+                    hits.append(result)
+        safe = self._safe_consumer(activation, errors)
+        return SegmentResult(index, tuple(tried), tuple(hits), rewrite, safe)
+
+    def _file_applies(self, file_index: int, activation: Any, cache: dict[int, bool], errors: list[str]) -> bool:
+        found = cache.get(file_index)
+        if found is None:
+            compiled = self.compiled_files[file_index]
+            found = True
+            if compiled.when != NO_PROGRAM:
+                try:
+                    found = self._backend.run_bool(self._program(compiled.when), activation)
+                except EvalError as error:
+                    errors.append(f"{compiled.name}: when: {error}")
+                    found = False
+            cache[file_index] = found
+        return found
+
+    def _try(self, item: CompiledRule, activation: Any, errors: list[str]) -> RuleResult:
+        rule = item.rule
+        backend = self._backend
+        try:
+            if not backend.run_bool(self._program(item.match), activation):
+                return RuleResult(rule, False)
+            if rule.kind == "rewrite":
+                return RuleResult(rule, True, rewrite=backend.run_string(self._program(item.rewrite), activation))
+        except EvalError as error:
+            errors.append(f"{rule.id}: {error}")
+            return RuleResult(rule, False, error=str(error))
+        return RuleResult(rule, True, message=self._message(item, activation, errors))
+
+    def _message(self, item: CompiledRule, activation: Any, errors: list[str]) -> str:
+        if item.message != NO_PROGRAM:
+            try:
+                return self._backend.run_string(self._program(item.message), activation)
+            except EvalError as error:
+                errors.append(f"{item.rule.id}: message: {error}")
+        return default_message(item.rule)
+
+    def _safe_consumer(self, activation: Any, errors: list[str]) -> bool:
+        for program in self._consumers:
+            try:
+                if self._backend.run_bool(self._program(program), activation):
+                    return True
+            except EvalError as error:
+                errors.append(f"pipeline_consumer: {error}")
+        return False
+
+
+def default_message(rule: Rule) -> str:
+    """The message of a rule without `message:`: its description or its decision, naming the rule."""
+    if rule.description:
+        return f"{rule.description.strip()} (rule {rule.id})"
+    verb = {"deny": "denied", "ask": "needs confirmation", "allow": "allowed"}.get(rule.decision, "matched")
+    return f"{verb} by rule {rule.id} of policy {rule.policy}"
