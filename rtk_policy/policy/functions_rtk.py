@@ -1,0 +1,451 @@
+"""CEL functions of the RTK rewrite registry (reference §3.5–§3.10), registered on every backend.
+
+Pure functions over plain strings and lists. The rewrite packs in `policies/rtk-rewrite*.yaml` say
+*which* tool maps to *which* `rtk` command; these helpers only do the text work that CEL cannot do
+comfortably: RTK's classification normal form, prefix replacement at word boundaries, exclusion
+matching, the `rtk read` transform of head/tail/cat, and the pipeline-consumer checks.
+
+Text-level helpers work on the verbatim `segment.command` slice, split on IFS (space, tab, newline)
+with quotes honoured, because RTK matches its rules against text: a CR, VT, FF or NBSP is a word byte.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from rtk_policy.policy.functions import Function
+from rtk_policy.shell.words import dequote
+
+IFS = " \t\n"
+_CONTINUATION = re.compile(r"[ \t\v\f]*\\(?:\r\n|\n)[ \t\v\f]*")
+
+
+def collapse_continuations(text: str) -> str:
+    """Collapse every unquoted backslash-newline (and the blanks around it) into one space (§3.1)."""
+    if "\\" not in text:
+        return text
+    out: list[str] = []
+    quote = ""
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if not quote and c == "\\":
+            m = _CONTINUATION.match(text, i)
+            if m is not None:
+                while out and out[-1] in " \t\v\f":
+                    out.pop()
+                out.append(" ")
+                i = m.end()
+                continue
+            out.append(text[i : i + 2])
+            i += 2
+            continue
+        if c in "'\"" and (not quote or quote == c):
+            quote = "" if quote else c
+        elif quote == '"' and c == "\\":
+            out.append(text[i : i + 2])
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def split_words(text: str) -> list[tuple[str, int]]:
+    """Split `text` on unquoted IFS whitespace: (raw word, start offset) pairs."""
+    words: list[tuple[str, int]] = []
+    start, quote, i, n = -1, "", 0, len(text)
+    while i < n:
+        c = text[i]
+        if not quote and c in IFS:
+            if start >= 0:
+                words.append((text[start:i], start))
+                start = -1
+            i += 1
+            continue
+        if start < 0:
+            start = i
+        if c == "\\" and quote != "'":
+            i += 2
+            continue
+        if c in "'\"" and (not quote or quote == c):
+            quote = "" if quote else c
+        i += 1
+    if start >= 0:
+        words.append((text[start:], start))
+    return words
+
+
+def _value(raw: str) -> str:
+    return dequote(raw)[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# classification normal form (§3.5 step 5)
+
+_GIT_GLOBAL = re.compile(
+    r"^(?:(?:-C[ \t\n]+\S+|-c[ \t\n]+\S+|--git-dir(?:=\S+|[ \t\n]+\S+)|--work-tree(?:=\S+|[ \t\n]+\S+)"
+    r"|--no-pager|--no-optional-locks|--bare|--literal-pathspecs)[ \t\n]+)+"
+)
+_GOLANGCI_VALUE_OPTS = frozenset(
+    {"--color", "--config", "-c", "--concurrency", "-j", "--cpu-profile-path", "--mem-profile-path",
+     "--trace-path", "--timeout", "--out-format", "--path-prefix"}
+)  # fmt: skip
+
+
+def rtk_norm(text: str) -> str:
+    """RTK's classification form of a command: basename of the program, git and golangci-lint
+    global options dropped. Used only for matching rule patterns; never emitted."""
+    text = collapse_continuations(text).strip(IFS)
+    words = split_words(text)
+    if not words:
+        return ""
+    first, _ = words[0]
+    rest = text[len(first) :]
+    if "/" in first and not first.endswith("/"):
+        first = first.rsplit("/", 1)[1]
+    if first in ("git", "yadm"):
+        body = rest.lstrip(IFS)
+        rest = " " + _GIT_GLOBAL.sub("", body) if body else ""
+    elif first in ("golangci-lint", "golangci"):
+        rest = _golangci_run_part(words) or rest
+    return first + rest
+
+
+def _golangci_run_part(words: list[tuple[str, int]]) -> str:
+    """" run …" when only global options precede `run`, else ""."""
+    i = 1
+    while i < len(words):
+        value = _value(words[i][0])
+        if value == "run":
+            return " " + " ".join(w for w, _ in words[i:])
+        if not value.startswith("-") or value == "--":
+            return ""
+        if value in _GOLANGCI_VALUE_OPTS:
+            i += 1
+        i += 1
+    return ""
+
+
+def rtk_php_tool(text: str) -> str:
+    """Reduce PHP tool spellings to the tool name: `php vendor/bin/phpunit` → `phpunit`,
+    `./vendor/bin/pint` → `pint`, `./bin/phpunit` → `bin/phpunit` (only `./` and `vendor/bin/`
+    or a composer bin dir are dropped; `php` only in front of phpunit/phpstan)."""
+    text = collapse_continuations(text).strip(IFS)
+    words = split_words(text)
+    if not words:
+        return text
+    first, _ = words[0]
+    if first == "php" and len(words) > 1:
+        tool = _reduce_php_path(words[1][0])
+        if tool.rsplit("/", 1)[-1] in ("phpunit", "phpstan"):
+            return tool + text[words[1][1] + len(words[1][0]) :]
+        return text
+    return _reduce_php_path(first) + text[len(first) :]
+
+
+def _reduce_php_path(word: str) -> str:
+    if word.startswith("./"):
+        word = word[2:]
+    for bin_dir in ("vendor/bin/", "tools/bin/"):
+        if word.startswith(bin_dir):
+            return word[len(bin_dir) :]
+    return word
+
+
+# ---------------------------------------------------------------------------------------------
+# prefix replacement (§3.5 step 11)
+
+
+def rtk_replace_prefix(text: str, prefixes: list[str], rtk_cmd: str) -> str:
+    """Replace the longest of `prefixes` that starts `text` at a word boundary by `rtk_cmd`; the rest
+    follows after one space, its leading whitespace trimmed. `text` unchanged when none matches."""
+    text = collapse_continuations(text).strip(IFS)
+    for prefix in sorted(prefixes, key=len, reverse=True):
+        if not text.startswith(prefix):
+            continue
+        rest = text[len(prefix) :]
+        if rest and rest[0] not in IFS:
+            continue
+        rest = rest.lstrip(IFS)
+        return f"{rtk_cmd} {rest}" if rest else rtk_cmd
+    return text
+
+
+def rtk_prefixed(text: str) -> str:
+    """`rtk <text>` with the text as typed (continuations collapsed): the TOML-filter fallback."""
+    return "rtk " + collapse_continuations(text).strip(IFS)
+
+
+#: The JS runner words RTK consumes in front of a tool (`npx tsc` → `rtk tsc`), reference §3.9 "JSR".
+JS_RUNNERS = (
+    "npm exec", "npm rum", "npm run", "npm run-script", "npm urn", "npm x", "npm", "npx",
+    "pnpm dlx", "pnpm exec", "pnpm run", "pnpm run-script", "pnpm", "pnpx",
+)  # fmt: skip
+
+
+def rtk_runner_prefixes(tools: list[str]) -> list[str]:
+    """Every `tools` entry alone and behind each JS runner (`jest` → `npx jest`, `pnpm exec jest`, …)."""
+    return [*tools, *(f"{runner} {tool}" for runner in JS_RUNNERS for tool in tools)]
+
+
+# ---------------------------------------------------------------------------------------------
+# routable `uv run` (§3.5 step 4)
+
+
+def _uv_run_layers(prefix: str, transparent: list[str]) -> list[tuple[int, bool]]:
+    """Offsets in `prefix` of each built-in `uv run` layer, with whether options follow `run`."""
+    words = split_words(prefix)
+    prefixes = sorted((split_words(p.strip()) for p in transparent if p.strip()), key=len, reverse=True)
+    layers: list[tuple[int, bool]] = []
+    i = 0
+    while i < len(words):
+        for pre in prefixes:
+            if [w for w, _ in words[i : i + len(pre)]] == [w for w, _ in pre]:
+                i += len(pre)
+                break
+        else:
+            if _value(words[i][0]) == "uv" and i + 1 < len(words) and _value(words[i + 1][0]) == "run":
+                options = i + 2 < len(words) and _value(words[i + 2][0]).startswith("-")
+                layers.append((words[i][1], options))
+                i += 2
+            else:
+                i += 1
+    return layers
+
+
+def _uv_fallback(prefix: str, command: str, offset: int, excluded: list[str]) -> str:
+    """`rtk ` inserted before the `uv run` at `offset`, "" when a wrapped layer is excluded."""
+    wrapped = collapse_continuations(prefix[offset:] + command).strip(IFS)
+    words = split_words(wrapped)
+    for _, start in words[2:] if excluded else ():
+        tail = wrapped[start:]
+        if rtk_excluded(tail, [_value(w) for w, _ in split_words(tail)], excluded):
+            return ""
+    if excluded and rtk_excluded(wrapped, [_value(w) for w, _ in words], excluded):
+        return ""
+    return prefix[:offset] + "rtk " + wrapped
+
+
+def rtk_uv_run_options(prefix: str, command: str, transparent: list[str], excluded: list[str]) -> str:
+    """`uv run` followed by options goes whole to `rtk uv run` (`uv run -- cargo test`); "" otherwise."""
+    for offset, options in _uv_run_layers(prefix, transparent):
+        if options:
+            return _uv_fallback(prefix, command, offset, excluded)
+    return ""
+
+
+def rtk_uv_run_fallback(prefix: str, command: str, transparent: list[str], excluded: list[str]) -> str:
+    """The innermost `uv run` layer routed to `rtk uv run …` when nothing inside it rewrites."""
+    layers = _uv_run_layers(prefix, transparent)
+    return _uv_fallback(prefix, command, layers[-1][0], excluded) if layers else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# exclude_commands (§3.7)
+
+
+@lru_cache(maxsize=256)
+def _exclude_matcher(entry: str) -> re.Pattern[str] | str | None:
+    """A compiled entry: a regex, a literal prefix (invalid regex), or None (ignored entry)."""
+    trimmed = entry.strip()
+    if not trimmed or trimmed == "^":
+        return None
+    if not trimmed.startswith("^"):
+        return re.compile(re.escape(trimmed) + r"(?:$|[ \t\n])")
+    try:
+        return re.compile(trimmed)
+    except re.error:
+        return trimmed
+
+
+def _entry_matches(matcher: re.Pattern[str] | str, form: str) -> bool:
+    if isinstance(matcher, str):
+        return form.startswith(matcher)
+    return matcher.match(form) is not None
+
+
+_RUNNERS = (
+    ("npm", "exec"), ("npm", "run"), ("npm", "run-script"), ("npm", "x"), ("pnpm", "exec"),
+    ("pnpm", "dlx"), ("pnpm", "run"), ("bundle", "exec"), ("yarn", "dlx"), ("yarn", "exec"),
+)  # fmt: skip
+_SINGLE_RUNNERS = frozenset({"npx", "pnpx", "bunx"})
+
+
+def rtk_tool_form(argv: list[str]) -> str:
+    """The tool peeled from runner/interpreter spellings: `npx eslint .` → `eslint .`,
+    `python -m pytest` → `pytest`, `vendor/bin/phpunit` → `phpunit`, `./gradlew` → `gradlew`."""
+    words = list(argv)
+    if not words:
+        return ""
+    head = words[0].rsplit("/", 1)[-1]
+    if head in _SINGLE_RUNNERS and len(words) > 1:
+        words = words[1:]
+    elif len(words) > 2 and (head, words[1]) in _RUNNERS:
+        words = words[2:]
+    elif re.fullmatch(r"python[0-9.]*", head) and len(words) > 2 and words[1] == "-m":
+        words = words[2:]
+    elif head == "php" and len(words) > 1:
+        words = words[1:]
+    words[0] = words[0].rsplit("/", 1)[-1]
+    return " ".join(words)
+
+
+def rtk_excluded(text: str, argv: list[str], entries: list[str]) -> bool:
+    """True when an `exclude_commands` entry matches the command as typed, its basename form,
+    its dequoted words, or its tool form. `text` is the command without trailing redirects."""
+    matchers = [m for m in (_exclude_matcher(e) for e in entries) if m is not None]
+    if not matchers:
+        return False
+    typed = collapse_continuations(text).strip(IFS)
+    words = split_words(typed)
+    forms = [typed]
+    if words and "/" in words[0][0]:
+        forms.append(words[0][0].rsplit("/", 1)[-1] + typed[len(words[0][0]) :])
+    forms.append(" ".join(argv))
+    if argv:
+        forms.append(" ".join([argv[0].rsplit("/", 1)[-1], *argv[1:]]))
+        forms.append(rtk_tool_form(list(argv)))
+    return any(_entry_matches(m, f) for m in matchers for f in forms if f)
+
+
+# ---------------------------------------------------------------------------------------------
+# head / tail / cat → rtk read (§3.10)
+
+_OPERAND_RE = re.compile(r"^[\w.\-/~+@:,=]+$")
+
+
+def _plain_operand(raw: str) -> bool:
+    """A file operand `rtk read` can take as written: word characters and . _ / - ~ + @ : , =."""
+    return bool(_OPERAND_RE.match(raw)) and not raw.startswith("-")
+
+
+def rtk_read(text: str) -> str:
+    """The `rtk read …` form of a head/tail/cat command, "" when RTK keeps it native."""
+    words = [w for w, _ in split_words(collapse_continuations(text).strip(IFS))]
+    if len(words) < 2:
+        return ""
+    program, args = words[0], words[1:]
+    if program == "cat":
+        return _cat(args)
+    if program in ("head", "tail"):
+        return _head_tail(program, args)
+    return ""
+
+
+def _cat(args: list[str]) -> str:
+    operands = 0
+    for raw in args:
+        value = _value(raw)
+        if value.startswith("-") and value != "-":
+            if raw != "-n":
+                return ""
+        else:
+            operands += 1
+    return "rtk read " + " ".join(args) if operands else ""
+
+
+def _head_tail(program: str, args: list[str]) -> str:
+    count, files, i = "", [], 0
+    while i < len(args):
+        raw = args[i]
+        if re.fullmatch(r"-[0-9]+", raw):
+            count = raw[1:]
+        elif raw in ("-n", "--lines") and i + 1 < len(args):
+            count, i = args[i + 1], i + 1
+        elif raw.startswith("--lines="):
+            count = raw[len("--lines=") :]
+        elif raw.startswith("-n") and raw[2:].isdigit():
+            count = raw[2:]
+        elif _plain_operand(raw):
+            files.append(raw)
+        else:
+            return ""
+        i += 1
+    if len(files) != 1 or (count and not count.isdigit()):
+        return ""
+    if not count:
+        if program == "tail":
+            return ""
+        count = "10"
+    flag = "--head-lines" if program == "head" else "--tail-lines"
+    return f"rtk read {files[0]} {flag} {count}"
+
+
+def rtk_spaced(suffix: str) -> str:
+    """A trailing-redirect suffix with one space before it when it was glued to the last word."""
+    return " " + suffix if suffix and suffix[0] not in IFS else suffix
+
+
+# ---------------------------------------------------------------------------------------------
+# pipelines (§3.4)
+
+
+def rtk_tail_follows(argv: list[str]) -> bool:
+    """True when a tail command follows its input: -f, -F, bundles holding f/F, --follow or an
+    unambiguous prefix of it (`--f`, `--fo=x`)."""
+    for arg in argv[1:]:
+        if arg == "--":
+            break
+        if arg.startswith("--"):
+            name = arg[2:].split("=", 1)[0]
+            if name and "follow".startswith(name):
+                return True
+        elif arg.startswith("-") and ("f" in arg[1:] or "F" in arg[1:]):
+            return True
+    return False
+
+
+def _short_bundles(argv: list[str]) -> list[str]:
+    """Short option bundles of a grep/rg command, stopping at `--` and after `-e`/`-f` operands."""
+    out: list[str] = []
+    skip = False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+            continue
+        if arg == "--":
+            break
+        if arg.startswith("-") and not arg.startswith("--") and len(arg) > 1:
+            out.append(arg[1:])
+            if arg[-1] in "ef" and len(arg) == 2:
+                skip = arg[-1] == "e"
+    return out
+
+
+def rtk_search_pattern_file(argv: list[str]) -> bool:
+    """grep/rg reads its patterns from a file (-f, --file, --file=)."""
+    longs = any(a == "--file" or a.startswith("--file=") for a in argv[1:])
+    return longs or any("f" in b for b in _short_bundles(argv))
+
+
+_FILE_LIST_LONG = ("--files", "--files-with-matches", "--files-without-match", "--files-with-match")
+
+
+def rtk_search_lists_files(argv: list[str]) -> bool:
+    """grep/rg prints file names instead of lines (-l, -L, --files, --files-with-matches, …)."""
+    if any(a.split("=", 1)[0] in _FILE_LIST_LONG for a in argv[1:]):
+        return True
+    return any(("l" in b or "L" in b) for b in _short_bundles(argv))
+
+
+_S, _B, _LS = "string", "bool", "list<string>"
+
+#: The functions of this module (see rtk_policy.policy.functions for the mechanism).
+FUNCTIONS: tuple[Function, ...] = (
+    Function("rtk_norm", (_S,), _S, rtk_norm),
+    Function("rtk_php_tool", (_S,), _S, rtk_php_tool),
+    Function("rtk_replace_prefix", (_S, _LS, _S), _S, rtk_replace_prefix),
+    Function("rtk_prefixed", (_S,), _S, rtk_prefixed),
+    Function("rtk_excluded", (_S, _LS, _LS), _B, rtk_excluded),
+    Function("rtk_runner_prefixes", (_LS,), _LS, rtk_runner_prefixes),
+    Function("rtk_uv_run_options", (_S, _S, _LS, _LS), _S, rtk_uv_run_options),
+    Function("rtk_uv_run_fallback", (_S, _S, _LS, _LS), _S, rtk_uv_run_fallback),
+    Function("rtk_tool_form", (_LS,), _S, rtk_tool_form),
+    Function("rtk_read", (_S,), _S, rtk_read),
+    Function("rtk_spaced", (_S,), _S, rtk_spaced),
+    Function("rtk_tail_follows", (_LS,), _B, rtk_tail_follows),
+    Function("rtk_search_pattern_file", (_LS,), _B, rtk_search_pattern_file),
+    Function("rtk_search_lists_files", (_LS,), _B, rtk_search_lists_files),
+)
