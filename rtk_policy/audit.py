@@ -1,14 +1,15 @@
 """The audit log: one hash-chained JSON record per `hook`/`rewrite` decision (DESIGN §8).
 
 `record()` is called on the hot path of every hook process, so this module imports only the standard
-library. Lines are rendered by structlog's `JSONRenderer` when structlog is already loaded (the CLI, the
-resident server after `use_structlog()`); otherwise by `_json_line`, which produces the same bytes
-(`json.dumps(event_dict)`, as `JSONRenderer` does) without structlog's ~50 ms import. A test keeps the
-two byte-identical.
+library. Lines are rendered by structlog's `JSONRenderer` when structlog is already loaded (a
+long-lived process calls `use_structlog()`); otherwise by `_json_line`, which produces the same
+bytes (`json.dumps(event_dict)`, as `JSONRenderer` does) without structlog's 40-90 ms import. A
+test keeps the two byte-identical.
 
 Record fields, in order: time, decision_id, agent, session_id, tool_use_id, cwd, command, segments
 (text, program, depth, rules, rewrite_rule), verdict, rewrite {before, after}, rule_ids,
-audit_rule_ids, reasons, warnings, gate, policy_digest, backend, eval_us, total_us, errors, prev, hash.
+audit_rule_ids, reasons, warnings, gate, policy_digest, backend, eval_us, total_us, errors, prev,
+hash.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rtk_policy import audit_store
@@ -27,8 +28,10 @@ _renderer: Callable[[dict[str, Any]], str] | None = None
 
 
 def default_audit_path() -> str:
-    """`$XDG_STATE_HOME/rtk-policy/audit.jsonl` (default `~/.local/state/rtk-policy/audit.jsonl`)."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    """`$XDG_STATE_HOME/rtk-policy/audit.jsonl`, with `~/.local/state` when it is unset."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
     return os.path.join(base, "rtk-policy", "audit.jsonl")
 
 
@@ -48,7 +51,7 @@ def use_structlog() -> None:
 
 
 def _json_line(event: dict[str, Any]) -> str:
-    """What `structlog.processors.JSONRenderer()` renders for `event`, without importing structlog."""
+    """What structlog's `JSONRenderer()` renders for `event`, without importing structlog."""
     return json.dumps(event, default=repr)
 
 
@@ -86,8 +89,8 @@ def record(
     """Append the audit record of one decision. Never raises, never writes to stdout.
 
     `config` is a `rtk_policy.config.Config`; `outcome` an `engine.Outcome` when the engine ran,
-    `decision` a `Decision` when only that is known; `request` holds session_id, tool_use_id, cwd and
-    command. On failure, one line goes to stderr and the decision is not recorded.
+    `decision` a `Decision` when only that is known; `request` holds session_id, tool_use_id, cwd
+    and command. On failure, one line goes to stderr and the decision is not recorded.
     """
     try:
         if not getattr(config, "audit_enabled", True):
@@ -162,7 +165,7 @@ def build_event(
 
 
 def _segments(outcome: Any, clean: Callable[[Any], Any]) -> list[dict[str, Any]]:
-    """One entry per segment of the parse: its text, program, depth, matched rules and rewrite rule."""
+    """One entry per segment: its text, program, depth, matched rules and rewrite rule."""
     if outcome is None:
         return []
     results = {result.segment_index: result for result in outcome.evaluation.results}
@@ -183,7 +186,7 @@ def _segments(outcome: Any, clean: Callable[[Any], Any]) -> list[dict[str, Any]]
 
 
 def iter_records(path: str) -> Iterator[dict[str, Any]]:
-    """Every record of the log file at `path` (one file, no rotated ones), skipping unreadable lines."""
+    """Every record of the one log file at `path` (not the rotated ones); bad lines are skipped."""
     if not os.path.exists(path):
         return
     for _number, line in audit_store.read_lines(path):

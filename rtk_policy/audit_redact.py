@@ -1,8 +1,8 @@
 """Masking secrets in command text before it reaches the audit log (DESIGN §8).
 
 `redact(text, extra)` replaces the secret part of every match with ``***`` and keeps the surrounding
-words, so a record still shows *what* ran (`curl -H "Authorization: Bearer ***" …`) without the value.
-Files named by ``-d @file`` are never opened: only the command text is ever seen here.
+words, so a record still shows *what* ran (`curl -H "Authorization: Bearer ***" …`) without the
+value. Files named by ``-d @file`` are never opened: only the command text is ever seen here.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from collections.abc import Iterable
 MASK = "***"
 
 #: Words that make a name secret: `GITHUB_TOKEN=`, `db_password=`, `--client-secret`, `"api_key":`.
-_SECRET_WORD = r"(?:token|passw(?:or)?d|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)"
+_SECRET_WORD = (
+    r"(?:token|passw(?:or)?d|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)"
+)
 #: A shell value: single- or double-quoted, or a bare word up to a separator.
 _VALUE = r"""(?:'[^']*'|"[^"]*"|[^\s&;|'"()<>]+)"""
 
@@ -33,7 +35,7 @@ _RULE_SOURCES: tuple[tuple[str, str], ...] = (
         ),
         r"\1" + MASK,
     ),
-    # Cookies (to the closing quote: values hold spaces), then X-Api-Key, X-Auth-Token, PRIVATE-TOKEN.
+    # Cookies (to the closing quote: values hold spaces), then X-Api-Key, X-Auth-Token, …
     (r"(?i)\b((?:set-)?cookie\s*:\s*)[^'\"\n]+", r"\1" + MASK),
     (
         r"(?i)((?<![\w-])[\w-]*" + _SECRET_WORD + r"[\w-]*\s*:\s*)[^\s'\"]+",
@@ -87,12 +89,14 @@ def _rules() -> tuple[tuple[re.Pattern[str], str], ...]:
     """The built-in rules, compiled once per process."""
     global _compiled
     if not _compiled:
-        _compiled = tuple((re.compile(source), replacement) for source, replacement in _RULE_SOURCES)
+        _compiled = tuple(
+            (re.compile(source), replacement) for source, replacement in _RULE_SOURCES
+        )
     return _compiled
 
 
 def compile_extra(patterns: Iterable[str]) -> tuple[tuple[re.Pattern[str], ...], tuple[str, ...]]:
-    """Compile the config's `audit.redact` regexes; returns (compiled, error messages for bad ones)."""
+    """Compile the config's `audit.redact` regexes; returns (compiled, errors for bad ones)."""
     compiled: list[re.Pattern[str]] = []
     errors: list[str] = []
     for pattern in patterns:
@@ -104,7 +108,7 @@ def compile_extra(patterns: Iterable[str]) -> tuple[tuple[re.Pattern[str], ...],
 
 
 def redact(text: str, extra: Iterable[re.Pattern[str]] = ()) -> str:
-    """`text` with every secret masked: the built-in kinds first, then each `extra` regex's whole match."""
+    """`text` with every secret masked: built-in kinds first, then each `extra` regex's match."""
     if not text:
         return text
     for pattern, replacement in _rules():

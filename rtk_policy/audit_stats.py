@@ -1,8 +1,9 @@
-"""Summaries of the audit log for `rtk-policy audit stats`: verdicts, rules, rewrites, tokens, latency.
+"""Summaries of the audit log for `rtk-policy audit stats`: verdicts, rules, rewrites, latency.
 
-Tokens saved are an *estimate*: for each rewrite to an `rtk` command, the typical tokens one call of the
-original command prints times RTK's published savings for that command (RTK's README "30-min Claude Code
-session" table and its per-command docs). Real savings depend on the project and the output.
+Tokens saved are an *estimate*: for each rewrite to an `rtk` command, the typical tokens one call of
+the original command prints times RTK's published savings for that command (RTK's README "30-min
+Claude Code session" table and its per-command docs). Real savings depend on the project and the
+output.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ _RTK_CALL = re.compile(r"(?:^|[\s;&|(`])rtk\s+([\w.+-]+)(?:\s+([a-z][\w-]*))?")
 
 
 def rewritten_tools(before: str, after: str) -> list[str]:
-    """The "tool sub" keys of the `rtk` calls a rewrite added (those already in `before` excluded)."""
+    """The "tool sub" keys of the `rtk` calls a rewrite added (not those already in `before`)."""
     found = [_key(m.group(1), m.group(2)) for m in _RTK_CALL.finditer(after)]
     already = Counter(_key(m.group(1), m.group(2)) for m in _RTK_CALL.finditer(before or ""))
     added = []
@@ -76,14 +77,16 @@ def rewritten_tools(before: str, after: str) -> list[str]:
 
 
 def _key(tool: str, sub: str | None) -> str:
-    """"git status" when the pair has a savings entry or the tool has subcommands, else the tool."""
-    if sub and (f"{tool} {sub}" in SAVINGS or tool in {"git", "cargo", "go", "docker", "kubectl", "gh"}):
+    """`git status` when the pair has a savings entry or the tool has subcommands, else `git`."""
+    if sub and (
+        f"{tool} {sub}" in SAVINGS or tool in {"git", "cargo", "go", "docker", "kubectl", "gh"}
+    ):
         return f"{tool} {sub}"
     return tool
 
 
 def estimated_tokens_saved(key: str) -> int:
-    """Tokens one rewritten call of `key` saves, by the table (falls back to the tool, then default)."""
+    """Tokens one rewritten call of `key` saves, per the table (else the tool's, else default)."""
     tokens, fraction = SAVINGS.get(key) or SAVINGS.get(key.split(" ")[0]) or DEFAULT_SAVINGS
     return round(tokens * fraction)
 

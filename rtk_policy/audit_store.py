@@ -1,8 +1,9 @@
 """The audit log file: hash-chained, locked appends and size rotation (DESIGN §8).
 
 Every append happens under an exclusive `flock` on a sibling lock file (`audit.jsonl.lock`, never
-rotated), so the steps "read the last hash → maybe rotate → write one line" are atomic across processes.
-The line goes out in a single `os.write` on an `O_APPEND` descriptor, so readers never see a torn line.
+rotated), so the steps "read the last hash → maybe rotate → write one line" are atomic across
+processes. The line goes out in a single `os.write` on an `O_APPEND` descriptor, so readers never
+see a torn line.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def last_line(fd: int, size: int) -> bytes:
 def last_hash(fd: int, size: int) -> str:
     """The `hash` of the last record in the open file `fd` (GENESIS when the file is empty).
 
-    A last line that is not a JSON record (a torn tail) chains from its sha256, so `verify` reports it.
+    A last line that is not a JSON record (a torn tail) chains from its sha256; `verify` reports it.
     """
     line = last_line(fd, size)
     if not line:
@@ -82,7 +83,7 @@ def last_hash(fd: int, size: int) -> str:
 
 
 def append(path: str, build: Callable[[str], str], max_bytes: int) -> None:
-    """Append the line `build(prev_hash)` to the log at `path`, rotating it first when it is too big.
+    """Append the line `build(prev_hash)` to the log at `path`, rotating it first when too big.
 
     `build` receives the hash of the previous record and returns the whole line (with its newline).
     Raises OSError on I/O failure; the caller decides what to do with it.

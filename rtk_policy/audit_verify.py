@@ -1,10 +1,10 @@
-"""Checking the audit log's hash chain, across rotated files, oldest first (`rtk-policy audit verify`).
+"""`rtk-policy audit verify`: checking the hash chain across rotated files, oldest first.
 
-Each record's `hash` must be the sha256 of its canonical JSON, and its `prev` the `hash` of the record
-before it (the last record of the previous file for a file's first line). So an edited record fails its
-own hash; a deleted, inserted or moved one breaks the `prev` link of the line where it happened; a torn
-last line is not valid JSON. Dropping records from the *end* leaves a valid chain: only an outside copy
-of the last hash can show that.
+Each record's `hash` must be the sha256 of its canonical JSON, and its `prev` the `hash` of the
+record before it (the last record of the previous file for a file's first line). So an edited record
+fails its own hash; a deleted, inserted or moved one breaks the `prev` link of the line where it
+happened; a torn last line is not valid JSON. Dropping records from the *end* leaves a valid chain:
+only an outside copy of the last hash can show that.
 """
 
 from __future__ import annotations
@@ -45,9 +45,7 @@ def verify(path: str) -> VerifyResult:
     return VerifyResult(ok=True, records=count, notes=tuple(notes))
 
 
-def _verify_file(
-    name: str, expected: str | None, notes: list[str]
-) -> tuple[str, int, str | None]:
+def _verify_file(name: str, expected: str | None, notes: list[str]) -> tuple[str, int, str | None]:
     """(first problem or "", good records, hash the next record must link to) for one file."""
     checked = 0
     for number, line in audit_store.read_lines(name):

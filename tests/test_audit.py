@@ -1,4 +1,4 @@
-"""The audit log: record fields, the hash chain and `verify`, rotation, disabled and unwritable logs."""
+"""The audit log: record fields, the hash chain and `verify`, rotation, disabled/unwritable logs."""
 
 from __future__ import annotations
 
@@ -13,11 +13,35 @@ from rtk_policy import audit, audit_store
 from rtk_policy.audit_verify import verify
 
 FIELDS = [
-    "time", "decision_id", "agent", "session_id", "tool_use_id", "cwd", "command", "segments",
-    "verdict", "rewrite", "rule_ids", "audit_rule_ids", "reasons", "warnings", "gate",
-    "policy_digest", "backend", "eval_us", "total_us", "errors", "prev", "hash",
+    "time",
+    "decision_id",
+    "agent",
+    "session_id",
+    "tool_use_id",
+    "cwd",
+    "command",
+    "segments",
+    "verdict",
+    "rewrite",
+    "rule_ids",
+    "audit_rule_ids",
+    "reasons",
+    "warnings",
+    "gate",
+    "policy_digest",
+    "backend",
+    "eval_us",
+    "total_us",
+    "errors",
+    "prev",
+    "hash",
 ]
-REQUEST = {"session_id": "s-1", "tool_use_id": "tu-1", "cwd": "/repo", "command": "git status && ls"}
+REQUEST = {
+    "session_id": "s-1",
+    "tool_use_id": "tu-1",
+    "cwd": "/repo",
+    "command": "git status && ls",
+}
 
 
 def lines(path: Path) -> list[str]:
@@ -27,7 +51,9 @@ def lines(path: Path) -> list[str]:
 def write_records(config, count: int, command: str = "git status") -> None:
     for i in range(count):
         decision = make_decision(f"{command} {i}", f"rtk {command} {i}")
-        audit.record(config, agent="claude", request={"command": f"{command} {i}"}, decision=decision)
+        audit.record(
+            config, agent="claude", request={"command": f"{command} {i}"}, decision=decision
+        )
 
 
 def test_record_has_every_field(tmp_path):
@@ -41,17 +67,30 @@ def test_record_has_every_field(tmp_path):
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", record["time"])
     assert re.fullmatch(r"[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}", record["decision_id"])
     assert (record["agent"], record["session_id"], record["tool_use_id"], record["cwd"]) == (
-        "claude", "s-1", "tu-1", "/repo",
+        "claude",
+        "s-1",
+        "tu-1",
+        "/repo",
     )
     assert record["segments"] == [
-        {"text": "git status", "program": "git", "depth": 0, "rules": ["git-read-only"], "rewrite_rule": None},
+        {
+            "text": "git status",
+            "program": "git",
+            "depth": 0,
+            "rules": ["git-read-only"],
+            "rewrite_rule": None,
+        },
         {"text": "ls", "program": "ls", "depth": 1, "rules": [], "rewrite_rule": "rtk-ls"},
     ]
     assert record["verdict"] == "allow"
     assert record["rewrite"] == {"before": "git status && ls", "after": "rtk git status && rtk ls"}
     assert record["rule_ids"] == ["git-read-only"]
     assert record["warnings"] == ["careful"]
-    assert (record["policy_digest"], record["backend"], record["eval_us"]) == ("sha256:abc", "cel-expr", 42)
+    assert (record["policy_digest"], record["backend"], record["eval_us"]) == (
+        "sha256:abc",
+        "cel-expr",
+        42,
+    )
     assert record["total_us"] == 1234
     assert record["errors"] == []
     assert record["prev"] == audit_store.GENESIS
@@ -60,8 +99,12 @@ def test_record_has_every_field(tmp_path):
 
 def test_decision_only_and_errors(tmp_path):
     config = make_config(tmp_path)
-    decision = make_decision("rm -rf /", None, verdict="deny", reasons=("no",), error="engine broke")
-    audit.record(config, agent="codex", request={"command": "rm -rf /"}, decision=decision, error="late")
+    decision = make_decision(
+        "rm -rf /", None, verdict="deny", reasons=("no",), error="engine broke"
+    )
+    audit.record(
+        config, agent="codex", request={"command": "rm -rf /"}, decision=decision, error="late"
+    )
     audit.record(config, agent="codex", request={"command": "x"}, error="no decision at all")
     first, second = (json.loads(line) for line in lines(tmp_path / "audit.jsonl"))
     assert first["segments"] == [] and first["rewrite"] == {"before": "rm -rf /", "after": None}
@@ -73,7 +116,12 @@ def test_decision_only_and_errors(tmp_path):
 def test_structlog_renderer_gives_the_same_line():
     import structlog
 
-    event = {"time": "t", "command": "echo 'é' \"x\"", "segments": [{"depth": 0}], "rewrite": {"after": None}}
+    event = {
+        "time": "t",
+        "command": "echo 'é' \"x\"",
+        "segments": [{"depth": 0}],
+        "rewrite": {"after": None},
+    }
     assert audit._json_line(event) == structlog.processors.JSONRenderer()(None, "", event)
 
 
@@ -83,7 +131,7 @@ def test_chain_verifies(tmp_path):
     result = verify(config.audit_path)
     assert result.ok and result.records == 20 and result.problem == ""
     records = [json.loads(line) for line in lines(tmp_path / "audit.jsonl")]
-    assert all(b["prev"] == a["hash"] for a, b in zip(records, records[1:]))
+    assert all(b["prev"] == a["hash"] for a, b in zip(records, records[1:], strict=False))
 
 
 def _rewrite_lines(path: Path, change) -> None:
@@ -132,7 +180,9 @@ def test_deleted_first_line_is_named(tmp_path):
     write_records(config, 5)
     log = tmp_path / "audit.jsonl"
     _rewrite_lines(log, lambda c: c.pop(0))
-    assert verify(str(log)).problem.startswith(f"{log}:1: first record links to a record that is not there")
+    assert verify(str(log)).problem.startswith(
+        f"{log}:1: first record links to a record that is not there"
+    )
 
 
 def test_inserted_line_is_named(tmp_path):
@@ -175,7 +225,9 @@ def test_deletion_in_a_rotated_file_is_named(tmp_path):
     write_records(config, 20)
     rotated = tmp_path / "audit.jsonl.1"
     _rewrite_lines(rotated, lambda c: c.pop(1))
-    assert verify(str(tmp_path / "audit.jsonl")).problem.startswith(f"{rotated}:2: prev does not match")
+    assert verify(str(tmp_path / "audit.jsonl")).problem.startswith(
+        f"{rotated}:2: prev does not match"
+    )
 
 
 def test_rotation_drops_the_oldest_files_and_verify_notes_it(tmp_path):
@@ -219,12 +271,16 @@ def test_default_path_follows_xdg_state_home(tmp_path, monkeypatch):
     assert audit.default_audit_path() == str(tmp_path / "rtk-policy" / "audit.jsonl")
     monkeypatch.delenv("XDG_STATE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert audit.default_audit_path() == str(tmp_path / ".local" / "state" / "rtk-policy" / "audit.jsonl")
+    assert audit.default_audit_path() == str(
+        tmp_path / ".local" / "state" / "rtk-policy" / "audit.jsonl"
+    )
 
 
 def test_default_config_writes_to_the_default_path(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
-    audit.record(make_config(tmp_path, audit_path=""), agent="a", request=REQUEST, decision=make_decision())
+    audit.record(
+        make_config(tmp_path, audit_path=""), agent="a", request=REQUEST, decision=make_decision()
+    )
     assert len(lines(tmp_path / "rtk-policy" / "audit.jsonl")) == 1
 
 

@@ -27,7 +27,13 @@ def fill(tmp_path: Path) -> str:
     config = make_config(tmp_path)
     for command, rewritten, verdict, rules, total_us in ROWS:
         decision = make_decision(command, rewritten, verdict=verdict, rule_ids=rules)
-        audit.record(config, agent="claude", request={"command": command}, decision=decision, total_us=total_us)
+        audit.record(
+            config,
+            agent="claude",
+            request={"command": command},
+            decision=decision,
+            total_us=total_us,
+        )
     return config.audit_path
 
 
@@ -69,7 +75,12 @@ def test_tail_follow_prints_appended_records(tmp_path):
 
     def sleep(_seconds: float) -> None:
         if len(polls) == 1:
-            audit.record(config, agent="gemini", request={"command": "ls -la"}, decision=make_decision("ls -la", "rtk ls -la"))
+            audit.record(
+                config,
+                agent="gemini",
+                request={"command": "ls -la"},
+                decision=make_decision("ls -la", "rtk ls -la"),
+            )
         polls.append(1)
 
     out = io.StringIO()
@@ -88,7 +99,11 @@ def test_stats_json(tmp_path, capsys):
     assert summary["top_rules"][0] == {"rule": "git-read", "count": 3}
     tools = {entry["tool"]: entry["count"] for entry in summary["top_rewrites"]}
     assert tools == {"git status": 2, "cargo test": 1, "ls": 1}
-    expected = 2 * estimated_tokens_saved("git status") + estimated_tokens_saved("cargo test") + estimated_tokens_saved("ls")
+    expected = (
+        2 * estimated_tokens_saved("git status")
+        + estimated_tokens_saved("cargo test")
+        + estimated_tokens_saved("ls")
+    )
     assert summary["tokens_saved_estimate"] == expected > 0
     assert "estimate" in summary["tokens_saved_note"]
     assert summary["latency_us"]["total"] == {"n": 5, "p50": 3000, "p90": 5000, "p99": 5000}
@@ -124,6 +139,8 @@ def test_rewritten_tools(before, after, tools):
 
 def test_savings_table_lookups():
     assert estimated_tokens_saved("cargo test") > estimated_tokens_saved("git status") > 0
-    assert estimated_tokens_saved("git stash") == estimated_tokens_saved("git")  # falls back to the tool
+    assert estimated_tokens_saved("git stash") == estimated_tokens_saved(
+        "git"
+    )  # falls back to the tool
     assert estimated_tokens_saved("unknown-tool") > 0
     assert percentile([], 0.5) == 0 and percentile([7], 0.99) == 7

@@ -1,4 +1,4 @@
-"""16 processes × 200 `record()` calls at once: no torn, interleaved or lost line; the chain holds."""
+"""16 processes × 200 `record()` calls at once: no torn, interleaved or lost line; chain holds."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ WRITER = textwrap.dedent(
             verdict="allow", command=command, rewrite="rtk " + command, rewritten="rtk " + command,
             reasons=(), rule_ids=("git-read-only",), warnings=(), audit_rule_ids=(), gate="",
         )
-        audit.record(config, agent="claude", request={"command": command, "session_id": str(worker)},
-                     decision=decision, total_us=call)
+        request = {"command": command, "session_id": str(worker)}
+        audit.record(config, agent="claude", request=request, decision=decision, total_us=call)
     """
 )
 
@@ -39,7 +39,9 @@ def test_parallel_writers_lose_nothing(tmp_path: Path) -> None:
     log = tmp_path / "state" / "audit.jsonl"
     python = "/work/venv/bin/python" if Path("/work/venv/bin/python").exists() else sys.executable
     workers = [
-        subprocess.Popen([python, str(script), str(log), str(n), str(CALLS)], stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [python, str(script), str(log), str(n), str(CALLS)], stderr=subprocess.PIPE
+        )
         for n in range(PROCESSES)
     ]
     errors = [worker.communicate(timeout=300)[1] for worker in workers]

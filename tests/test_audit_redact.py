@@ -1,4 +1,4 @@
-"""Redaction: no secret kind ever reaches the audit file, in any field; ordinary commands are kept."""
+"""Redaction: no secret kind ever reaches the audit file, in any field; ordinary commands stay."""
 
 from __future__ import annotations
 
@@ -10,8 +10,16 @@ from rtk_policy.audit_redact import compile_extra, redact
 
 # (command, the secret that must vanish, text that must stay)
 SECRETS = [
-    ('curl -H "Authorization: Bearer abc123xyz987" https://api.x', "abc123xyz987", "Authorization: Bearer ***"),
-    ("curl -H 'Proxy-Authorization: Basic dXNlcjpwYXNzd29yZA==' https://x", "dXNlcjpwYXNzd29yZA==", "Basic ***"),
+    (
+        'curl -H "Authorization: Bearer abc123xyz987" https://api.x',
+        "abc123xyz987",
+        "Authorization: Bearer ***",
+    ),
+    (
+        "curl -H 'Proxy-Authorization: Basic dXNlcjpwYXNzd29yZA==' https://x",
+        "dXNlcjpwYXNzd29yZA==",
+        "Basic ***",
+    ),
     ('curl "https://x/api?token=tok_SEKRET_1&page=2"', "tok_SEKRET_1", "page=2"),
     ("deploy password=hunter2hunter", "hunter2hunter", "password=***"),
     ("deploy passwd=pw_SEKRET_2", "pw_SEKRET_2", "passwd=***"),
@@ -25,14 +33,27 @@ SECRETS = [
     ("AWS_SECRET_ACCESS_KEY='aws SEKRET 10' aws s3 ls", "SEKRET 10", "aws s3 ls"),
     ("DB_PASSWORD=dbp_SEKRET_11 ./migrate", "dbp_SEKRET_11", "./migrate"),
     ("STRIPE_KEY=sk_SEKRET_12 node app.js", "sk_SEKRET_12", "node app.js"),
-    ("git clone https://alice:url_SEKRET_13@github.com/o/r.git", "url_SEKRET_13", "alice:***@github.com"),
-    ("echo ghp_0123456789abcdefghijABCDEFGHIJ0123", "ghp_0123456789abcdefghijABCDEFGHIJ0123", "ghp_***"),
-    ("echo github_pat_11AAAAAAA0bbbbbbbbbbbb_cccccccccccc", "bbbbbbbbbbbb_cccccccccccc", "github_pat_***"),
+    (
+        "git clone https://alice:url_SEKRET_13@github.com/o/r.git",
+        "url_SEKRET_13",
+        "alice:***@github.com",
+    ),
+    (
+        "echo ghp_0123456789abcdefghijABCDEFGHIJ0123",
+        "ghp_0123456789abcdefghijABCDEFGHIJ0123",
+        "ghp_***",
+    ),
+    (
+        "echo github_pat_11AAAAAAA0bbbbbbbbbbbb_cccccccccccc",
+        "bbbbbbbbbbbb_cccccccccccc",
+        "github_pat_***",
+    ),
     ("export X=sk-proj-AbCdEfGhIjKlMnOpQrStUv", "AbCdEfGhIjKlMnOpQrStUv", "sk-***"),
     ("slack-post xoxb-1234567890-abcdefghijkl", "1234567890-abcdefghijkl", "xoxb-***"),
     ("aws --profile x AKIAIOSFODNN7EXAMPLE", "IOSFODNN7EXAMPLE", "AKIA***"),
     (
-        "curl -H 'X: eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U' x",
+        "curl -H 'X: eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+        "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U' x",
         "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
         "eyJ***",
     ),
@@ -40,7 +61,11 @@ SECRETS = [
     ('curl -H "X-Api-Key: xk_SEKRET_15" https://x', "xk_SEKRET_15", "X-Api-Key: ***"),
     ("""curl -d '{"password": "js_SEKRET_16"}' https://x""", "js_SEKRET_16", '"password": "***"'),
     ("sshpass -p ssh_SEKRET_17 ssh host", "ssh_SEKRET_17", "ssh host"),
-    ("echo '-----BEGIN RSA PRIVATE KEY-----\nMIIEpk_SEKRET_18\n-----END RSA PRIVATE KEY-----'", "MIIEpk_SEKRET_18", "BEGIN RSA"),
+    (
+        "echo '-----BEGIN RSA PRIVATE KEY-----\nMIIEpk_SEKRET_18\n-----END RSA PRIVATE KEY-----'",
+        "MIIEpk_SEKRET_18",
+        "BEGIN RSA",
+    ),
 ]
 
 KEPT = [
@@ -57,10 +82,16 @@ KEPT = [
 def test_secret_never_reaches_the_file(tmp_path, command, secret, kept):
     config = make_config(tmp_path)
     decision = make_decision(
-        command, "rtk " + command, verdict="ask", reasons=(f"asked: {command}",), warnings=(command,)
+        command,
+        "rtk " + command,
+        verdict="ask",
+        reasons=(f"asked: {command}",),
+        warnings=(command,),
     )
     outcome = make_outcome([(command, "curl", 0), (command, "sh", 1)], decision)
-    audit.record(config, agent="claude", request={"command": command}, outcome=outcome, error=command)
+    audit.record(
+        config, agent="claude", request={"command": command}, outcome=outcome, error=command
+    )
     content = (tmp_path / "audit.jsonl").read_text()
     assert secret not in content
     record = next(audit.iter_records(config.audit_path))
@@ -78,14 +109,18 @@ def test_key_file_contents_are_never_read(tmp_path):
     key.write_text("KEYFILE_SEKRET_CONTENT")
     config = make_config(tmp_path, audit_path=str(tmp_path / "log" / "audit.jsonl"))
     command = f"curl -d @{key} --data-binary @{key} https://x"
-    audit.record(config, agent="claude", request={"command": command}, decision=make_decision(command, None))
+    audit.record(
+        config, agent="claude", request={"command": command}, decision=make_decision(command, None)
+    )
     content = (tmp_path / "log" / "audit.jsonl").read_text()
     assert f"@{key}" in content and "KEYFILE_SEKRET_CONTENT" not in content
 
 
 def test_config_regexes_mask_their_whole_match(tmp_path):
     config = make_config(tmp_path, audit_redact=(r"corp-[0-9]{6}", "(unclosed"))
-    audit.record(config, agent="a", request={"command": "vpn --pin corp-123456"}, decision=make_decision())
+    audit.record(
+        config, agent="a", request={"command": "vpn --pin corp-123456"}, decision=make_decision()
+    )
     record = next(audit.iter_records(config.audit_path))
     assert record["command"] == "vpn --pin ***"
     assert any("bad regex '(unclosed'" in error for error in record["errors"])

@@ -64,7 +64,7 @@ def tail(
     sleep: Callable[[float], None] = time.sleep,
     keep_going: Callable[[], bool] = lambda: True,
 ) -> int:
-    """Print the last `lines` records (rotated files included); with `follow`, then every new one."""
+    """Print the last `lines` records (rotated files included); with `follow`, then each new one."""
     for record in deque(audit.iter_all_records(path), maxlen=max(lines, 0)):
         stdout.write(format_record(record) + "\n")
     stdout.flush()
@@ -149,7 +149,8 @@ def render_stats(summary: dict[str, Any]) -> str:
     out += ["", "latency (µs)     n      p50      p90      p99"]
     for name, figures in summary["latency_us"].items():
         out.append(
-            f"  {name:<8} {figures['n']:>7} {figures['p50']:>8} {figures['p90']:>8} {figures['p99']:>8}"
+            f"  {name:<8} {figures['n']:>7} "
+            f"{figures['p50']:>8} {figures['p90']:>8} {figures['p99']:>8}"
         )
     if summary["records_with_errors"]:
         out += ["", f"records with errors: {summary['records_with_errors']}"]
