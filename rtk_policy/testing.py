@@ -7,6 +7,8 @@ rewrite that the whole loaded set selects (rewrite packs are ordered, so priorit
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from rtk_policy.decision import decide
@@ -22,6 +24,7 @@ class ExampleResult:
     status: str  #: "pass" | "fail" | "error"
     actual: str | None  #: the verdict or rewrite observed
     detail: str = ""
+    matched_rules: tuple[str, ...] = ()  #: ids of every rule that matched a segment (for `test --coverage`)
 
     @property
     def location(self) -> str:
@@ -32,9 +35,15 @@ class ExampleResult:
 def example_context(engine: object, example: Example) -> Context:
     """The context an example runs in: the engine's config, overridden by the example's own."""
     overrides = dict(example.overrides)
-    claude = overrides.get("claude") or {}
-    config = overrides.get("config") or {}
-    base = engine.context()  # type: ignore[attr-defined]
+    return build_context(engine, overrides.get("claude") or {}, overrides.get("config") or {})
+
+
+def build_context(
+    engine: object, claude: dict, config: dict, fields: dict | None = None  # type: ignore[type-arg]
+) -> Context:
+    """The engine's context with `claude` rules ({deny, ask, allow}), `config` overrides
+    (exclude_commands, transparent_prefixes, disabled_rules) and request `fields` (agent, cwd, …)."""
+    base = engine.context(**(fields or {}))  # type: ignore[attr-defined]
     return attrs.evolve(
         base,
         claude_deny=tuple(claude.get("deny", ())),
@@ -42,6 +51,7 @@ def example_context(engine: object, example: Example) -> Context:
         claude_allow=tuple(claude.get("allow", ())),
         exclude_commands=tuple(config.get("exclude_commands", base.exclude_commands)),
         transparent_prefixes=tuple(config.get("transparent_prefixes", base.transparent_prefixes)),
+        disabled_rules=tuple(config.get("disabled_rules", base.disabled_rules)),
     )
 
 
@@ -67,19 +77,35 @@ def run_example(engine: object, rule: Rule, example: Example) -> ExampleResult:
         actual = decide(outcome.command_line, own, None).verdict
     status = "pass" if actual == example.expect else "fail"
     detail = "" if status == "pass" else f"expected {example.expect!r}, got {actual!r}"
-    return ExampleResult(rule, example, status, actual, detail)
+    return ExampleResult(rule, example, status, actual, detail, matched_rule_ids(outcome.evaluation))
 
 
-def _only_file(evaluation: Evaluation, file: str) -> Evaluation:
-    """The evaluation restricted to the permission hits of rules from `file`."""
+def matched_rule_ids(evaluation: Evaluation) -> tuple[str, ...]:
+    """Ids of every rule (any kind or mode) that matched a segment of `evaluation`, first hit first."""
+    ids: dict[str, None] = {}
+    for result in evaluation.results:
+        for hit in result.permission_hits:
+            ids[hit.rule.id] = None
+        if result.rewrite is not None:
+            ids[result.rewrite.rule.id] = None
+    return tuple(ids)
+
+
+def only_rules(evaluation: Evaluation, keep: Callable[[Rule], bool]) -> Evaluation:
+    """The evaluation restricted to the permission hits of the rules `keep` accepts."""
     results = tuple(
         attrs.evolve(
             result,
-            permission_hits=tuple(h for h in result.permission_hits if h.rule.file == file),
+            permission_hits=tuple(h for h in result.permission_hits if keep(h.rule)),
         )
         for result in evaluation.results
     )
     return attrs.evolve(evaluation, results=results)
+
+
+def _only_file(evaluation: Evaluation, file: str) -> Evaluation:
+    """The evaluation restricted to the permission hits of rules from `file`."""
+    return only_rules(evaluation, lambda rule: rule.file == file)
 
 
 def summarize(results: list[ExampleResult]) -> tuple[int, int, int]:
