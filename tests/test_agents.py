@@ -1,0 +1,294 @@
+"""The five agent protocols: parsing payloads and rendering every verdict (fake Decisions, no engine)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rtk_policy.agents import AGENTS, agent_module, detect_agent
+from rtk_policy.agents.common import BadRequest
+from rtk_policy.decision import Decision
+
+CORPUS = Path("/work/shared/reference/rtk_cases_public.json")
+
+
+def decision(verdict, rewritten=None, reasons=(), warnings=(), command="git status", rule_ids=("r1",)):
+    """A Decision as the engine would build it."""
+    return Decision(verdict=verdict, command=command, rewrite=rewritten, rewritten=rewritten,
+                    reasons=tuple(reasons), rule_ids=tuple(rule_ids), warnings=tuple(warnings),
+                    audit_rule_ids=(), gate="")
+
+
+CLAUDE_PAYLOAD = {
+    "session_id": "9f1c2a3e-0b7d-4c55-9a61-3c2e8f0d1b42",
+    "transcript_path": "/home/u/.claude/projects/-home-u-app/9f1c2a3e.jsonl",
+    "cwd": "/home/u/app",
+    "permission_mode": "default",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Bash",
+    "tool_input": {"command": "git status", "description": "Show working tree status",
+                   "timeout": 120000, "run_in_background": False},
+    "tool_use_id": "toolu_01ABCDEF",
+}
+
+
+def parse(agent, payload):
+    return agent_module(agent).parse_request(payload)
+
+
+def render(agent, payload, dec):
+    line = agent_module(agent).render(dec, parse(agent, payload))
+    return None if line is None else json.loads(line)
+
+
+# -- Claude -------------------------------------------------------------------------------------
+
+
+def test_claude_request_carries_every_field():
+    request = parse("claude", CLAUDE_PAYLOAD)
+    assert request.command == "git status"
+    assert request.session_id == CLAUDE_PAYLOAD["session_id"]
+    assert request.tool_use_id == "toolu_01ABCDEF"
+    assert request.permission_mode == "default"
+    assert request.transcript_path.endswith(".jsonl")
+    assert request.tool_input == CLAUDE_PAYLOAD["tool_input"]
+
+
+def test_claude_allow_with_rewrite_keeps_every_tool_input_field():
+    out = render("claude", CLAUDE_PAYLOAD, decision("allow", "rtk git status"))
+    specific = out["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "allow"
+    assert specific["hookEventName"] == "PreToolUse"
+    assert specific["updatedInput"] == {**CLAUDE_PAYLOAD["tool_input"], "command": "rtk git status"}
+    assert list(specific["updatedInput"]) == list(CLAUDE_PAYLOAD["tool_input"])
+
+
+def test_claude_allow_without_rewrite_has_no_updated_input():
+    specific = render("claude", CLAUDE_PAYLOAD, decision("allow"))["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "allow"
+    assert "updatedInput" not in specific
+
+
+def test_claude_ask_gives_reason_and_optional_rewrite():
+    dec = decision("ask", "rtk git status", reasons=("pushing needs review", "second"))
+    specific = render("claude", CLAUDE_PAYLOAD, dec)["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "ask"
+    assert specific["permissionDecisionReason"] == "pushing needs review; second"
+    assert specific["updatedInput"]["command"] == "rtk git status"
+    assert specific["updatedInput"]["run_in_background"] is False
+    plain = render("claude", CLAUDE_PAYLOAD, decision("ask", reasons=("x",)))["hookSpecificOutput"]
+    assert "updatedInput" not in plain
+
+
+def test_claude_no_opinion_rewrite_has_no_permission_decision():
+    out = render("claude", CLAUDE_PAYLOAD, decision("none", "rtk git status"))
+    assert out == {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecisionReason": "RTK auto-rewrite",
+        "updatedInput": {**CLAUDE_PAYLOAD["tool_input"], "command": "rtk git status"}}}
+
+
+def test_claude_no_opinion_without_rewrite_is_silent():
+    assert render("claude", CLAUDE_PAYLOAD, decision("none")) is None
+    assert render("claude", CLAUDE_PAYLOAD, decision("none", "git status")) is None  # identity
+
+
+def test_claude_deny_is_explicit_with_reason_for_the_agent():
+    out = render("claude", CLAUDE_PAYLOAD, decision("deny", reasons=("use --force-with-lease",)))
+    assert out == {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                          "permissionDecisionReason": "use --force-with-lease",
+                                          "permissionDecision": "deny"}}
+    bare = render("claude", CLAUDE_PAYLOAD, decision("deny", rule_ids=("rm-root",)))
+    assert "rm-root" in bare["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_claude_deny_never_carries_a_rewrite():
+    out = render("claude", CLAUDE_PAYLOAD, decision("deny", "rtk git status", reasons=("no",)))
+    assert "updatedInput" not in out["hookSpecificOutput"]
+
+
+def test_claude_warnings_become_system_message():
+    out = render("claude", CLAUDE_PAYLOAD, decision("none", warnings=("curl to pastebin",)))
+    assert out == {"systemMessage": "rtk-policy warning: curl to pastebin"}
+    out = render("claude", CLAUDE_PAYLOAD, decision("allow", "rtk git status", warnings=("w",)))
+    assert out["systemMessage"].endswith("w") and out["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+@pytest.mark.parametrize("tool", ["Edit", "Read", "PowerShell", "mcp__x__y"])
+def test_claude_other_tools_pass_through(tool):
+    assert parse("claude", {**CLAUDE_PAYLOAD, "tool_name": tool}) is None
+    assert agent_module("claude").pass_through({}) is None
+
+
+@pytest.mark.parametrize("tool_input", [None, {}, {"command": 42}, {"command": None}, "git status"])
+def test_claude_bad_command_is_a_bad_request(tool_input):
+    payload = {**CLAUDE_PAYLOAD, "tool_input": tool_input}
+    if tool_input is None:
+        del payload["tool_input"]
+    with pytest.raises(BadRequest):
+        parse("claude", payload)
+
+
+def test_claude_fail_answers():
+    claude = agent_module("claude")
+    assert claude.fail_answer("open", "boom") is None
+    ask = json.loads(claude.fail_answer("closed", "boom"))["hookSpecificOutput"]
+    assert ask["permissionDecision"] == "ask" and "boom" in ask["permissionDecisionReason"]
+    deny = json.loads(claude.fail_answer("deny", "boom"))["hookSpecificOutput"]
+    assert deny["permissionDecision"] == "deny"
+
+
+# -- Copilot ------------------------------------------------------------------------------------
+
+CLI_PAYLOAD = {"sessionId": "s1", "timestamp": 1767225600000, "cwd": "/w", "toolName": "bash",
+               "toolArgs": json.dumps({"command": "cargo test", "description": "run", "mode": "sync"})}
+
+
+def test_copilot_cli_shapes():
+    args = json.loads(CLI_PAYLOAD["toolArgs"])
+    out = render("copilot", CLI_PAYLOAD, decision("allow", "rtk cargo test", command="cargo test"))
+    assert out == {"permissionDecisionReason": "RTK auto-rewrite",
+                   "modifiedArgs": {**args, "command": "rtk cargo test"}, "permissionDecision": "allow"}
+    out = render("copilot", CLI_PAYLOAD, decision("none", "rtk cargo test", command="cargo test"))
+    assert "permissionDecision" not in out and out["modifiedArgs"]["mode"] == "sync"
+    out = render("copilot", CLI_PAYLOAD, decision("ask", reasons=("check",), command="cargo test"))
+    assert out == {"permissionDecisionReason": "check", "permissionDecision": "ask"}
+    out = render("copilot", CLI_PAYLOAD, decision("deny", reasons=("no",), command="cargo test"))
+    assert out == {"permissionDecisionReason": "no", "permissionDecision": "deny"}
+    assert render("copilot", CLI_PAYLOAD, decision("none", command="cargo test")) is None
+
+
+def test_copilot_tool_args_may_be_an_object_and_must_be_json():
+    request = parse("copilot", {**CLI_PAYLOAD, "toolArgs": {"command": "ls"}})
+    assert request.command == "ls" and request.variant == "cli"
+    with pytest.raises(BadRequest):
+        parse("copilot", {**CLI_PAYLOAD, "toolArgs": "{not json"})
+    assert parse("copilot", {**CLI_PAYLOAD, "toolName": "view"}) is None
+
+
+def test_copilot_claude_shape_is_answered_like_claude():
+    payload = {"hook_event_name": "PreToolUse", "session_id": "s", "timestamp": "2026-01-01T00:00:00Z",
+               "cwd": "/w", "tool_name": "bash", "tool_input": {"command": "git status", "x": 1}}
+    request = parse("copilot", payload)
+    assert request.variant == "claude" and request.agent == "copilot"
+    out = render("copilot", payload, decision("none", "rtk git status"))
+    assert out["hookSpecificOutput"]["updatedInput"] == {"command": "rtk git status", "x": 1}
+    out = render("copilot", payload, decision("deny", reasons=("no",)))
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_copilot_jetbrains_only_denies():
+    payload = {"toolName": "run_in_terminal", "toolArgs": json.dumps({"command": "git status"})}
+    out = render("copilot", payload, decision("none", "rtk git status"))
+    assert out["permissionDecision"] == "deny" and "`rtk git status`" in out["permissionDecisionReason"]
+    assert render("copilot", payload, decision("ask", reasons=("x",))) is None
+    assert render("copilot", payload, decision("deny", reasons=("no",)))["permissionDecision"] == "deny"
+
+
+# -- Gemini, Cursor, Codex ----------------------------------------------------------------------
+
+GEMINI_PAYLOAD = {"session_id": "g", "transcript_path": "/t", "cwd": "/w", "hook_event_name": "BeforeTool",
+                  "timestamp": "2026-01-01T00:00:00Z", "tool_name": "run_shell_command",
+                  "tool_input": {"command": "git status", "description": "d"}}
+
+
+def test_gemini_shapes():
+    assert render("gemini", GEMINI_PAYLOAD, decision("allow", "rtk git status")) == {
+        "decision": "allow", "hookSpecificOutput": {"tool_input": {"command": "rtk git status"}}}
+    assert render("gemini", GEMINI_PAYLOAD, decision("none", "rtk git status"))["decision"] == "ask_user"
+    assert render("gemini", GEMINI_PAYLOAD, decision("none")) == {"decision": "ask_user"}
+    assert render("gemini", GEMINI_PAYLOAD, decision("ask", reasons=("why",))) == {
+        "decision": "ask_user", "reason": "why"}
+    assert render("gemini", GEMINI_PAYLOAD, decision("deny", reasons=("no",))) == {
+        "decision": "deny", "reason": "no"}
+    assert parse("gemini", {**GEMINI_PAYLOAD, "tool_name": "read_file"}) is None
+    assert json.loads(agent_module("gemini").pass_through({})) == {"decision": "allow"}
+
+
+def test_cursor_shapes():
+    pre = {"conversation_id": "c", "hook_event_name": "preToolUse", "tool_name": "Shell",
+           "tool_input": {"command": "git status"}}
+    shell = {"conversation_id": "c", "generation_id": "g", "hook_event_name": "beforeShellExecution",
+             "command": "git status", "cwd": "/w", "cursor_version": "1.7"}
+    assert render("cursor", pre, decision("allow", "rtk git status")) == {
+        "continue": True, "permission": "allow", "updated_input": {"command": "rtk git status"}}
+    assert render("cursor", pre, decision("none", "rtk git status"))["permission"] == "ask"
+    assert render("cursor", shell, decision("none", "rtk git status")) == {}  # no rewrite channel
+    assert render("cursor", shell, decision("none")) == {}
+    deny = render("cursor", shell, decision("deny", reasons=("no",)))
+    assert deny == {"continue": True, "permission": "deny", "user_message": "no", "agent_message": "no"}
+    assert render("cursor", shell, decision("ask", reasons=("why",)))["permission"] == "ask"
+    assert agent_module("cursor").fail_answer("open", "x") == "{}"
+
+
+CODEX_PAYLOAD = {"session_id": "session-1", "turn_id": "turn-1", "hook_event_name": "PreToolUse",
+                 "tool_name": "Bash", "tool_use_id": "tool-1", "model": "gpt-5",
+                 "tool_input": {"command": "git status"}, "permission_mode": "default"}
+
+
+def test_codex_shapes():
+    out = render("codex", CODEX_PAYLOAD, decision("none", "rtk git status"))
+    assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
+    assert render("codex", CODEX_PAYLOAD, decision("none")) is None
+    ask = render("codex", CODEX_PAYLOAD, decision("ask", reasons=("why",)))["hookSpecificOutput"]
+    assert ask["permissionDecision"] == "ask"
+    odd = {**CODEX_PAYLOAD, "permission_mode": "futureMode"}
+    assert render("codex", odd, decision("none", "rtk git status")) is None
+    deny = render("codex", odd, decision("deny", reasons=("no",)))["hookSpecificOutput"]
+    assert deny["permissionDecision"] == "deny"
+    assert parse("codex", {**CODEX_PAYLOAD, "hook_event_name": "PostToolUse"}) is None
+
+
+# -- detection and the RTK corpus ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("payload", "agent"), [
+    (CLAUDE_PAYLOAD, "claude"), (CLI_PAYLOAD, "copilot"), (GEMINI_PAYLOAD, "gemini"),
+    ({"conversation_id": "c", "command": "ls", "hook_event_name": "beforeShellExecution"}, "cursor"),
+    (CODEX_PAYLOAD, "codex"), ({"tool_name": "run_in_terminal", "tool_input": {}}, "copilot"),
+    ({"tool_input": {"command": "ls"}}, "claude"),
+])
+def test_detect_agent(payload, agent):
+    assert detect_agent(payload) == agent
+
+
+def _corpus_cases():
+    if not CORPUS.exists():
+        return []
+    mapping = {"AllowRewrite": "allow", "AskRewrite": "none", "Deny": "deny", "Defer": "none"}
+    agents = {"claude": "claude", "codex": "codex", "copilot-cli": "copilot", "cursor": "cursor",
+              "gemini": "gemini", "copilot-ide": "copilot", "copilot-vscode": "copilot"}
+    cases = []
+    for case in json.loads(CORPUS.read_text())["hook_output"]:
+        if "input" not in case or case["agent"] not in agents:
+            continue
+        injected = case.get("injected_decision")
+        expected = case["expected_stdout"]
+        if injected is None:
+            continue
+        cases.append(pytest.param(agents[case["agent"]], case["input"], mapping[injected], injected,
+                                  expected, id=case["source"].split(":")[-1][:60]))
+    return cases
+
+
+@pytest.mark.parametrize(("agent", "payload", "verdict", "injected", "expected"), _corpus_cases())
+def test_rtk_corpus_injected_decisions(agent, payload, verdict, injected, expected):
+    """RTK's shapes, except deny, which we answer explicitly where the protocol has one."""
+    request = parse(agent, payload)
+    rewritten = None
+    if injected.endswith("Rewrite"):
+        rewritten = "rtk " + request.command
+    out = render(agent, payload, decision(verdict, rewritten, command=request.command))
+    if injected == "Deny":
+        flat = out.get("hookSpecificOutput", out)
+        assert flat["permissionDecision"] == "deny"
+    else:
+        assert out == expected
+
+
+def test_every_agent_has_the_interface():
+    for name in AGENTS:
+        module = agent_module(name)
+        for function in ("parse_request", "render", "pass_through", "fail_answer"):
+            assert callable(getattr(module, function)), (name, function)
