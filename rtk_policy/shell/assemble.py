@@ -1,0 +1,120 @@
+"""Put the stage together: walk the input, then derive the `CommandLine` facts and freeze the segments."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rtk_policy.shell.draft import Ctx, Draft, stage_programs, to_segment
+from rtk_policy.shell.model import CommandLine, Redirect
+from rtk_policy.shell.scan import Scan, scan
+from rtk_policy.shell.source import Source
+from rtk_policy.shell.walk import (
+    draft_line_refusal,
+    is_rewritable,
+    line_of,
+    logical_line_starts,
+    physical_lines,
+    refusal,
+)
+
+
+def assemble(text: str, transparent: tuple[str, ...], walker_cls: Callable[..., Any]) -> CommandLine:
+    """Build the `CommandLine` for `text`; any internal failure becomes a parse error, never a raise."""
+    if not isinstance(text, str):
+        text = str(text)
+    try:
+        return _assemble(text, transparent, walker_cls)
+    except Exception as exc:  # noqa: BLE001 - the stage must never raise
+        return _failed(text, f"internal error: {type(exc).__name__}")
+
+
+def _assemble(text: str, transparent: tuple[str, ...], walker_cls: Callable[..., Any]) -> CommandLine:
+    sc = scan(text)
+    walker = walker_cls(transparent)
+    walker.walk_source(Source(text, 0), Ctx())
+    drafts: list[Draft] = walker.drafts
+    refused = refusal(text, sc)
+    starts = logical_line_starts(text, sc)
+    bad_lines = {line_of(starts, off) for off, _ in walker.line_refusals}
+    coproc_lines: dict[int, int] = {}
+    for off in walker.coproc_at:
+        ln = line_of(starts, off)
+        coproc_lines[ln] = min(off, coproc_lines.get(ln, off))
+    for d in drafts:
+        if d.src.base >= 0 and draft_line_refusal(d):
+            bad_lines.add(line_of(starts, d.src.absolute(d.start)))
+    if len(starts) == 1 and bad_lines:
+        refused = refused or "walker cannot place a word"
+    pipes = stage_programs(drafts)
+    segments = tuple(
+        to_segment(d, pipes, not refused and _rewritable(d, starts, bad_lines, coproc_lines))
+        for d in drafts
+    )
+    redirects = _verbatim_redirects(drafts, walker.compound_redirects)
+    return CommandLine(
+        text=text,
+        segments=segments,
+        parse_error=bool(walker.errors),
+        has_substitution=sc.command_sub or sc.process_sub,
+        has_heredoc=any(r.op in ("<<", "<<-") for r in redirects) or sc.heredoc and not _only_herestrings(redirects),
+        has_here_string=any(r.op == "<<<" for r in redirects),
+        has_file_redirect=any(r.is_file for r in redirects),
+        unattestable=_unattestable(sc, redirects),
+        multiline=sum(1 for s, e in physical_lines(text, sc) if _has_command(text[s:e])) > 1,
+        rewrite_refused=bool(refused),
+        error="; ".join(walker.errors),
+    )
+
+
+def _rewritable(d: Draft, starts: Sequence[int], bad: set[int], coproc: dict[int, int]) -> bool:
+    """Per-segment rewritable: the draft's own rules plus its line's refusals."""
+    if not is_rewritable(d):
+        return False
+    off = d.src.absolute(d.start)
+    ln = line_of(starts, off)
+    if ln in bad:
+        return False
+    return not (ln in coproc and off >= coproc[ln])
+
+
+def _verbatim_redirects(drafts: Sequence[Draft], compound: Sequence[tuple[Redirect, int]]) -> list[Redirect]:
+    """Redirects typed in the input itself (not inside bash -c / eval text)."""
+    out = [r for d in drafts if d.src.base >= 0 for r, _, _ in d.redirects]
+    out.extend(r for r, _ in compound)
+    return out
+
+
+def _only_herestrings(redirects: Sequence[Redirect]) -> bool:
+    """True when the unquoted "<<" the scan saw is explained by here-strings alone."""
+    return any(r.op == "<<<" for r in redirects)
+
+
+def _unattestable(sc: Scan, redirects: Sequence[Redirect]) -> bool:
+    """RTK's contains_unattestable_construct (reference §4.6)."""
+    if sc.command_sub or sc.arith or sc.process_sub or sc.ansi_c_divergence:
+        return True
+    return any(r.is_file or r.op in ("<<", "<<-", "<<<") for r in redirects)
+
+
+def _has_command(line: str) -> bool:
+    """A physical line with something other than blanks and a comment."""
+    stripped = line.strip(" \t\r\v\f")
+    return bool(stripped) and not stripped.startswith("#")
+
+
+def _failed(text: str, error: str) -> CommandLine:
+    """The CommandLine reported when the stage itself failed."""
+    return CommandLine(
+        text=text,
+        segments=(),
+        parse_error=True,
+        has_substitution=False,
+        has_heredoc=False,
+        has_here_string=False,
+        has_file_redirect=False,
+        unattestable=True,
+        multiline=False,
+        rewrite_refused=True,
+        error=error,
+    )

@@ -1,0 +1,109 @@
+"""Code that a simple command runs itself: `bash -c SCRIPT`, `eval ...`, `xargs CMD`, `find -exec CMD ;`.
+
+Each helper looks at a peeled command's words and says where the nested code is; the walker in
+`parser.py` parses it recursively.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rtk_policy.shell.model import Redirect
+from rtk_policy.shell.words import Word
+
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "busybox"})
+_SHELL_OPT_WITH_ARG = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+_XARGS_WITH_ARG = "aEdIiLlnPs"
+_XARGS_OPTIONAL_ARG = "eil"  # -e[EOF] -i[REPL] -l[N]: the value must be glued
+_XARGS_LONG_WITH_ARG = ("--arg-file", "--delimiter", "--eof", "--replace", "--max-lines",
+                        "--max-args", "--max-procs", "--max-chars", "--process-slot-var")  # fmt: skip
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+
+def shell_script(words: Sequence[Word]) -> tuple[Word | None, bool]:
+    """For `bash [opts] -c SCRIPT`, return (SCRIPT word, True); (None, has_operand) otherwise.
+
+    `words` starts at the shell's program word. The second value tells whether a script file or
+    other operand was given (then a here-string is data, not the script).
+    """
+    if words and words[0].value.rsplit("/", 1)[-1] == "busybox":
+        words = words[1:]
+    has_c = False
+    i, n = 1, len(words)
+    while i < n:
+        v = words[i].value
+        if v == "--":
+            i += 1
+            break
+        if v in _SHELL_OPT_WITH_ARG:
+            i += 2
+            continue
+        if v.startswith("--"):
+            i += 1
+            continue
+        if len(v) > 1 and v[0] in "-+":
+            if v[0] == "-" and "c" in v[1:]:
+                has_c = True
+            i += 1
+            continue
+        break
+    if i < n:
+        return (words[i], True) if has_c else (None, True)
+    return None, False
+
+
+def here_input(redirects: Sequence[Redirect], bodies: Sequence[str]) -> str | None:
+    """Return the text fed on stdin by a here-string or heredoc, if any."""
+    for r in redirects:
+        if r.op == "<<<":
+            return r.target
+    return bodies[0] if bodies else None
+
+
+def eval_script(args: Sequence[Word]) -> tuple[str | None, bool]:
+    """For `eval ARGS`: (joined literal script, False), or (None, True) when an argument is dynamic."""
+    if any(a.dynamic for a in args):
+        return None, True
+    if not args:
+        return None, False
+    return " ".join(a.value for a in args), False
+
+
+def xargs_command(words: Sequence[Word]) -> Sequence[Word]:
+    """Return the command words `xargs [options] CMD ...` runs (empty when it runs the default echo)."""
+    i, n = 1, len(words)
+    while i < n:
+        v = words[i].value
+        if v == "--":
+            return words[i + 1 :]
+        if not v.startswith("-") or v == "-":
+            return words[i:]
+        if v.startswith("--"):
+            key = v.split("=", 1)[0]
+            i += 2 if ("=" not in v and key in _XARGS_LONG_WITH_ARG) else 1
+            continue
+        letter = v[1]
+        if letter in _XARGS_WITH_ARG and letter not in _XARGS_OPTIONAL_ARG and len(v) == 2:
+            i += 2
+        else:
+            i += 1
+    return ()
+
+
+def find_exec_commands(words: Sequence[Word]) -> list[Sequence[Word]]:
+    """Return the commands of every `-exec/-execdir/-ok/-okdir CMD ... ;|+` in a find command."""
+    out: list[Sequence[Word]] = []
+    i, n = 1, len(words)
+    while i < n:
+        if words[i].value in _FIND_EXEC:
+            j = i + 1
+            while j < n and words[j].value != ";" and not (
+                words[j].value == "+" and words[j - 1].value == "{}"
+            ):
+                j += 1
+            if j > i + 1:
+                out.append(words[i + 1 : j])
+            i = j + 1
+        else:
+            i += 1
+    return out

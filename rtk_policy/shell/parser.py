@@ -1,0 +1,430 @@
+"""The tree walk: tree-sitter-bash syntax tree → `Draft`s for every simple command, nested ones included.
+
+Lists and pipelines are flattened iteratively; nesting (subshells, groups, substitutions, bash -c, eval)
+is bounded by `MAX_DEPTH` and structural recursion by `MAX_LEVEL`, so no input can exhaust the stack.
+`parse_command_line` is the stage's entry point: it never raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from rtk_policy.shell import nested
+from rtk_policy.shell.draft import GRAMMAR_WORDS, Ctx, Draft
+from rtk_policy.shell.model import CommandLine
+from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode
+from rtk_policy.shell.source import Source
+from rtk_policy.shell.words import Word, basename, make_word
+from rtk_policy.shell.wrappers import peel
+
+MAX_DEPTH = 50
+MAX_LEVEL = 120
+MAX_REPARSES = 8
+MAX_SEGMENTS = 10_000
+_OPS = frozenset({"&&", "||", ";", "&", ";;", ";&", ";;&", "|", "|&"})
+_SUB_MARKERS = ("$(", "`", "<(", ">(")
+_SKIP = frozenset({"comment", "heredoc_body", "heredoc_start", "heredoc_end"})
+_CONTAINERS = frozenset({"program", "do_group", "else_clause", "elif_clause", "case_item",
+                         "if_statement", "while_statement", "for_statement",
+                         "c_style_for_statement", "case_statement"})  # fmt: skip
+_WORDISH = frozenset({"word", "string", "raw_string", "concatenation", "number",
+                      "simple_expansion", "expansion", "command_substitution", "ansi_c_string",
+                      "translated_string", "process_substitution", "arithmetic_expansion",
+                      "string_content", "variable_name"})  # fmt: skip
+_SUBST = {"command_substitution": "substitution", "process_substitution": "process_substitution"}
+
+
+class Walker:
+    """Collects `Draft`s and whole-input facts while walking one input and its nested code."""
+
+    def __init__(self, transparent: Sequence[str]) -> None:
+        self.drafts: list[Draft] = []
+        self.errors: list[str] = []
+        self.compound_redirects: list[tuple[Any, int]] = []  # (Redirect, absolute start)
+        self.line_refusals: list[tuple[int, str]] = []  # (absolute offset, reason)
+        self.coproc_at: list[int] = []
+        self.transparent = _prefix_words(transparent)
+        self._pipe_ids = 0
+        self._level = 0
+        self._group_first = False
+        self._after_close = False
+        self._reparses = 0
+
+    def error(self, message: str) -> None:
+        """Record a parse problem (the first few are kept)."""
+        if len(self.errors) < 5 and message not in self.errors:
+            self.errors.append(message)
+
+    # -- sources and containers -------------------------------------------------------------------
+
+    def walk_source(self, src: Source, ctx: Ctx) -> None:
+        """Parse `src` with tree-sitter and walk every statement in it."""
+        if ctx.depth > MAX_DEPTH:
+            self.error("nesting too deep")
+            return
+        root = src.parse()
+        if root.has_error:
+            self.error("syntax error")
+        self.sequence(src, root.children, ctx)
+
+    def sequence(self, src: Source, children: Sequence[Any], ctx: Ctx) -> None:
+        """Walk statements separated by list operators and newlines, in source order."""
+        items: list[list[Any]] = []  # [node, op_before, op_after, background]
+        pending = ""
+        prev_end = -1
+        for c in children:
+            if not c.is_named:
+                if c.type in _OPS:
+                    if c.type == "&" and items:
+                        items[-1][3] = True
+                    pending = c.type
+                    if items:
+                        items[-1][2] = c.type
+                elif c.type != "\n":
+                    pending = ""
+                continue
+            if c.type in _SKIP:
+                continue
+            if not pending and items and b"\n" in src.data[prev_end : c.start_byte]:
+                pending = "\n"
+                items[-1][2] = items[-1][2] or "\n"
+            items.append([c, pending, "", False])
+            pending = ""
+            prev_end = c.end_byte
+        for node, before, after, bg in items:
+            sub = attrs.evolve(
+                ctx, op_before=before, op_after=after, background=ctx.background or bg
+            )
+            self.statement(src, node, sub)
+            self._after_close = node.type == "subshell" or (
+                node.type == "ERROR" and node.child_count and node.children[-1].type == "subshell"
+            )
+        self._after_close = False
+
+    def statement(self, src: Source, node: Any, ctx: Ctx) -> None:
+        """Dispatch one statement node."""
+        if len(self.drafts) >= MAX_SEGMENTS:
+            self.error("too many commands")
+            return
+        if self._level >= MAX_LEVEL or ctx.depth > MAX_DEPTH:
+            self.error("nesting too deep")
+            return
+        if self._after_close:
+            self._after_close = False
+            if not ctx.op_before:
+                ctx = attrs.evolve(ctx, no_rewrite=ctx.no_rewrite or "word after subshell close")
+        self._level += 1
+        try:
+            self._dispatch(src, node, ctx)
+        finally:
+            self._level -= 1
+
+    def _dispatch(self, src: Source, node: Any, ctx: Ctx) -> None:
+        t = node.type
+        if t == "command":
+            self.simple(src, node.children, node, ctx)
+        elif t == "redirected_statement":
+            self.redirected(src, node, ctx)
+        elif t == "list":
+            self.sequence(src, _flatten(node, "list"), ctx)
+        elif t == "pipeline":
+            self.pipeline(src, node, ctx)
+        elif t == "negated_command":
+            kids = [c for c in node.children if c.is_named and c.type not in _SKIP]
+            for c in kids:
+                self.statement(src, c, attrs.evolve(ctx, negated=True))
+        elif t == "subshell":
+            self.sequence(src, node.children, _nest(ctx, "subshell"))
+        elif t == "compound_statement":
+            self._group_first = True
+            self.sequence(src, node.children, _nest(ctx, "group"))
+            self._group_first = False
+        elif t == "function_definition":
+            self.function(src, node, ctx)
+        elif t in _CONTAINERS:
+            self.sequence(src, node.children, ctx)
+        elif t in ("variable_assignment", "variable_assignments"):
+            self.simple(src, [node] if t == "variable_assignment" else node.children, node, ctx)
+        elif t in ("declaration_command", "unset_command"):
+            self.simple(src, node.children, node, ctx)
+        elif t == "test_command":
+            self.test_command(src, node, ctx)
+        elif t == "ERROR":
+            self.error_node(src, node, ctx)
+        else:
+            self.substitutions(src, node, ctx)
+
+    def function(self, src: Source, node: Any, ctx: Ctx) -> None:
+        """A function definition: its body is nested code of origin "function"."""
+        inner = _nest(ctx, "function", "function body")
+        for c in node.children:
+            if c.is_named and c.type in ("compound_statement", "subshell", "if_statement",
+                                         "while_statement", "for_statement", "case_statement"):  # fmt: skip
+                kids = c.children if c.type in ("compound_statement", "subshell") else [c]
+                self.sequence(src, kids, inner)
+
+    def pipeline(self, src: Source, node: Any, ctx: Ctx) -> None:
+        """Walk the stages of a pipeline with their index, size and neighbouring operators."""
+        stages: list[Any] = []
+        ops: list[str] = []
+        for c in node.children:
+            if c.is_named and c.type not in _SKIP:
+                stages.append(c)
+            elif c.type in ("|", "|&"):
+                ops.append(c.type)
+        self._pipe_ids += 1
+        pid, size, stderr = self._pipe_ids, len(stages), "|&" in ops
+        refused = ""
+        for c in stages:
+            body = _body(c)
+            if body.type in ("subshell", "compound_statement") and src.base >= 0:
+                refused = "group in a pipeline"
+        if refused:
+            self.line_refusals.append((src.absolute(src.char(node.start_byte)), refused))
+        for k, c in enumerate(stages):
+            sub = attrs.evolve(
+                ctx,
+                pipe_id=pid,
+                pipe_index=k,
+                pipe_size=size,
+                pipe_stderr=stderr,
+                op_before=ops[k - 1] if k else ctx.op_before,
+                op_after=ops[k] if k < len(ops) else ctx.op_after,
+            )
+            if _body(c).type not in ("command", "negated_command"):
+                sub = attrs.evolve(sub, no_rewrite=sub.no_rewrite or "compound joined to a pipe")
+            self.statement(src, c, sub)
+
+    def redirected(self, src: Source, node: Any, ctx: Ctx) -> None:
+        """A statement with trailing redirects: attach them to a simple command, else note them."""
+        body = node.child_by_field_name("body")
+        redirs = [c for c in node.children if c.type in REDIRECT_TYPES]
+        if body is None or body.type in ("command", "variable_assignment"):
+            kids = list(body.children) if body is not None and body.type == "command" else (
+                [body] if body is not None else []
+            )
+            self.simple(src, kids + redirs, node, ctx)
+            return
+        self.statement(src, body, ctx)
+        for r in redirs:
+            rn = RedirectNode(src, r)
+            self.compound_redirects.append((rn.redirect, src.absolute(rn.start)))
+            self.substitutions(src, r, ctx)
+
+    def test_command(self, src: Source, node: Any, ctx: Ctx) -> None:
+        """`[[ ... ]]` / `[ ... ]`: one segment whose words are the bracketed text split on blanks."""
+        text = src.slice(node)
+        base = src.char(node.start_byte)
+        words, pos = [], 0
+        for part in text.split():
+            pos = text.index(part, pos)
+            words.append(make_word(part, base + pos))
+            pos += len(part)
+        idx = self.emit(src, words, [], base, base + len(text), ctx)
+        self.substitutions(src, node, attrs.evolve(ctx, parent=idx))
+
+    def error_node(self, src: Source, node: Any, ctx: Ctx) -> None:
+        """Best effort inside an ERROR node: statements, loose words as commands, quoted remainders."""
+        self.error("syntax error")
+        statements, loose = [], []
+        for c in node.children:
+            if c.is_named and c.type in _WORDISH:
+                loose.append(c)
+                continue
+            if loose:
+                statements.append(("words", loose))
+                loose = []
+            statements.append(("node", c))
+        if loose:
+            statements.append(("words", loose))
+        text = src.slice(node)
+        quoted_rest = text[:1] in ("'", '"') and self._reparses < MAX_REPARSES
+        if quoted_rest and not any(k == "node" and n.is_named for k, n in statements):
+            self._reparses += 1
+            start = src.char(node.start_byte) + 1
+            self.walk_source(Source(text[1:], src.absolute(start)), ctx)
+            return
+        for kind, val in statements:
+            if kind == "words":
+                self.simple(src, val, None, ctx)
+            elif val.is_named and val.type not in _SKIP:
+                self.statement(src, val, ctx)
+
+    # -- simple commands ---------------------------------------------------------------------------
+
+    def simple(self, src: Source, kids: Sequence[Any], span: Any, ctx: Ctx) -> None:
+        """Collect the words and redirects of one simple command and emit it."""
+        words: list[Word] = []
+        redirs: list[RedirectNode] = []
+        sub_nodes: list[Any] = []
+        for c in kids:
+            t = c.type
+            if t in REDIRECT_TYPES:
+                rn = RedirectNode(src, c)
+                redirs.append(rn)
+                words.extend(rn.extra_words)
+                sub_nodes.append(c)
+            elif t in _SKIP:
+                continue
+            elif c.is_named or t in ("export", "declare", "local", "readonly", "typeset", "unset",
+                                     "unsetenv", "{", "}", "!", "(", ")"):  # fmt: skip
+                raw = src.slice(c)
+                words.append(make_word(raw, src.char(c.start_byte)))
+                if any(m in raw for m in _SUB_MARKERS):
+                    sub_nodes.append(c)
+        if not words and not redirs:
+            return
+        if span is not None:
+            start, end = src.span(span)
+        else:
+            start, end = words[0].start, words[-1].end
+        idx = self.emit(src, words, redirs, start, end, ctx)
+        if idx < 0:
+            return
+        child_ctx = attrs.evolve(ctx, parent=idx)
+        for c in sub_nodes:
+            self.substitutions(src, c, child_ctx)
+
+    def emit(
+        self,
+        src: Source,
+        words: list[Word],
+        redirs: Sequence[RedirectNode],
+        start: int,
+        end: int,
+        ctx: Ctx,
+    ) -> int:
+        """Append a draft for these words (peeling wrappers) and walk the code it runs itself."""
+        lead: list[Word] = []
+        while words and words[0].raw in GRAMMAR_WORDS:
+            lead.append(words.pop(0))
+        no_rewrite = ctx.no_rewrite
+        if self._group_first or (lead and lead[0].raw == "{"):
+            no_rewrite = no_rewrite or "first command of a { group"
+        self._group_first = False
+        if not words and not redirs:
+            return -1
+        p = peel(words, self.transparent, pipeline_start=ctx.pipe_index == 0)
+        d = Draft(src, start, end, words, [(r.redirect, r.start, r.end) for r in redirs], ctx, p)
+        d.lead_grammar = lead
+        d.no_rewrite = no_rewrite
+        d.index = len(self.drafts)
+        self.drafts.append(d)
+        if words and words[0].value == "coproc" and src.base >= 0:
+            self.coproc_at.append(src.absolute(start))
+        prog = d.program_word
+        d.dynamic = bool(prog and prog.dynamic)
+        inner = attrs.evolve(Ctx(), depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code")
+        if p.split_string is not None:
+            self._script(p.split_string, inner, "shell_c", d)
+        if prog is not None:
+            self._nested(d, words[p.program_index :], redirs, inner, ctx)
+        return d.index
+
+    def _nested(
+        self, d: Draft, cmd: list[Word], redirs: Sequence[RedirectNode], inner: Ctx, ctx: Ctx
+    ) -> None:
+        """Walk what a command runs itself: shell scripts, eval text, xargs/find -exec commands."""
+        name = basename(cmd[0].value)
+        if name in nested.SHELLS:
+            script, has_operand = nested.shell_script(cmd)
+            if script is not None:
+                self._script(script, inner, "shell_c", d)
+            elif not has_operand:
+                text = nested.here_input([r.redirect for r in redirs], [r.body for r in redirs if r.body])
+                if text is not None:
+                    self._walk_text(text, attrs.evolve(inner, origin="shell_c"))
+        elif name == "eval":
+            text, dynamic = nested.eval_script(cmd[1:])
+            d.dynamic = d.dynamic or dynamic
+            if text is not None:
+                self._walk_text(text, attrs.evolve(inner, origin="eval"))
+        elif name == "xargs":
+            sub = list(nested.xargs_command(cmd))
+            if sub:
+                self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
+        elif name == "find":
+            for sub in nested.find_exec_commands(cmd):
+                sub = list(sub)
+                self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
+
+    def _script(self, word: Word, inner: Ctx, origin: str, d: Draft) -> None:
+        """Walk the script word of `bash -c` / `env -S`; a dynamic script makes the program dynamic."""
+        if word.dynamic:
+            d.dynamic = True
+        self._walk_text(word.value, attrs.evolve(inner, origin=origin))
+
+    def _walk_text(self, text: str, ctx: Ctx) -> None:
+        """Walk nested code that does not lie verbatim in the input."""
+        self.walk_source(Source(text, -1), ctx)
+
+    def substitutions(self, src: Source, node: Any, ctx: Ctx) -> None:
+        """Walk every $( ), backtick and <( ) >( ) below `node`, in source order."""
+        stack = [node]
+        found: list[Any] = []
+        while stack:
+            n = stack.pop()
+            if n.type in _SUBST:
+                found.append(n)
+                continue
+            stack.extend(reversed(n.children))
+        for n in found:
+            self.sequence(src, n.children, _nest(ctx, _SUBST[n.type], "substitution"))
+
+
+def _nest(ctx: Ctx, origin: str, no_rewrite: str = "") -> Ctx:
+    """The context one nesting level down, keeping the parent; list/pipe facts start afresh."""
+    return Ctx(
+        depth=ctx.depth + 1,
+        origin=origin,
+        parent=ctx.parent,
+        background=ctx.background,
+        pipe_id=ctx.pipe_id,
+        pipe_index=ctx.pipe_index,
+        pipe_size=ctx.pipe_size,
+        pipe_stderr=ctx.pipe_stderr,
+        no_rewrite=ctx.no_rewrite or no_rewrite,
+    )
+
+
+def _exec_ctx(ctx: Ctx, d: Draft) -> Ctx:
+    """Context of the command run by xargs / find -exec: top origin, one level deeper."""
+    return Ctx(depth=ctx.depth + 1, origin=ctx.origin, parent=d.index, no_rewrite="run by xargs/find")
+
+
+def _flatten(node: Any, kind: str) -> list[Any]:
+    """Children of a left-deep chain of `kind` nodes, flattened without recursion."""
+    rights: list[list[Any]] = []
+    cur = node
+    while cur.type == kind and cur.child_count:
+        kids = cur.children
+        rights.append(kids[1:])
+        cur = kids[0]
+    out = [cur] if cur.type != kind else []
+    for r in reversed(rights):
+        out.extend(r)
+    return out
+
+
+def _body(node: Any) -> Any:
+    """The statement a redirected statement wraps (the node itself otherwise)."""
+    if node.type == "redirected_statement":
+        body = node.child_by_field_name("body")
+        return body if body is not None else node
+    return node
+
+
+def _prefix_words(prefixes: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    """User transparent prefixes as word tuples, de-duplicated, longest first."""
+    out = {tuple(p.split()) for p in prefixes if isinstance(p, str) and p.split()}
+    return tuple(sorted(out, key=lambda w: (-len(w), w)))
+
+
+def parse_command_line(text: str, transparent_prefixes: Sequence[str] = ()) -> CommandLine:
+    """Parse bash `text` into a `CommandLine`; never raises."""
+    from rtk_policy.shell.assemble import assemble
+
+    return assemble(text, tuple(transparent_prefixes or ()), Walker)

@@ -1,0 +1,70 @@
+"""Redirections: tree-sitter redirect nodes → `Redirect` values (op, fd, target, is_file)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rtk_policy.shell.model import Redirect
+from rtk_policy.shell.source import Source
+from rtk_policy.shell.words import Word, make_word
+
+REDIRECT_TYPES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_DUP_OPS = frozenset({">&", "<&", ">&-", "<&-"})
+_NOT_FILES = frozenset({"/dev/null"})
+
+
+def is_file_target(op: str, target: str) -> bool:
+    """True when a redirect with operator `op` and dequoted `target` opens a real file."""
+    if op in ("<<", "<<-", "<<<"):
+        return False
+    if target in _NOT_FILES:
+        return False
+    if target.startswith("&") and (target[1:].isdigit() or target[1:] == "-"):
+        return False
+    return True
+
+
+class RedirectNode:
+    """One redirect node read into a `Redirect`, its span, extra argument words and heredoc body."""
+
+    __slots__ = ("redirect", "start", "end", "extra_words", "body", "node")
+
+    def __init__(self, src: Source, node: Any) -> None:
+        self.node = node
+        self.extra_words: list[Word] = []
+        self.body = ""
+        op, fd, target = "", -1, ""
+        start, end = src.span(node)
+        dest_seen = False
+        for c in node.children:
+            t = c.type
+            if t == "file_descriptor":
+                fd = _int(src.slice(c))
+            elif not c.is_named:
+                if not op and t not in ("-",):
+                    op = t
+            elif t == "heredoc_body":
+                self.body = src.slice(c)
+            elif t in ("heredoc_start", "heredoc_end", "comment"):
+                continue
+            elif not dest_seen:
+                dest_seen = True
+                w = make_word(src.slice(c), src.char(c.start_byte))
+                target = w.value
+                end = w.end
+            else:
+                self.extra_words.append(make_word(src.slice(c), src.char(c.start_byte)))
+        if op in ("<<", "<<-"):
+            target = ""
+        elif op in (">&", "<&") and (target.isdigit() or target == "-"):
+            target = "&" + target
+        elif op in (">&-", "<&-"):
+            target = "&-"
+        self.redirect = Redirect(op=op, fd=fd, target=target, is_file=is_file_target(op, target))
+        self.start = start
+        self.end = src.span(node)[1] if op in ("<<", "<<-") else end
+
+
+def _int(text: str) -> int:
+    """Parse a file descriptor number; -1 when it is not one ({var} forms)."""
+    return int(text) if text.isdigit() and len(text) < 10 else -1

@@ -1,0 +1,72 @@
+"""A piece of bash source handed to tree-sitter: the text, its bytes, and byte→str offset mapping.
+
+tree-sitter reports byte offsets into UTF-8. Text that is not valid Unicode (lone surrogates from
+``surrogateescape``) is encoded with ``surrogatepass`` so that every code point keeps a fixed byte
+length and the mapping stays exact.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import Any
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_PARSER: Any = None
+
+
+def ts_parser() -> Any:
+    """Return the process-wide tree-sitter bash parser, created on first use."""
+    global _PARSER
+    if _PARSER is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return _PARSER
+
+
+class Source:
+    """Bash text plus where it sits in the whole input (`base`, -1 when not verbatim)."""
+
+    __slots__ = ("text", "data", "base", "_marks", "_extra")
+
+    def __init__(self, text: str, base: int) -> None:
+        self.text = text
+        self.base = base
+        self.data = text.encode("utf-8", "surrogatepass")
+        self._marks: list[int] = []  # byte offsets just after each non-ASCII char
+        self._extra: list[int] = []  # cumulative extra bytes up to and including that char
+        if len(self.data) != len(text):
+            extra = 0
+            for m in _NON_ASCII.finditer(text):
+                cp = ord(m.group(0))
+                width = 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+                pos = m.start() + extra
+                extra += width - 1
+                self._marks.append(pos + width)
+                self._extra.append(extra)
+
+    def parse(self) -> Any:
+        """Parse with tree-sitter and return the root node."""
+        return ts_parser().parse(self.data).root_node
+
+    def char(self, byte_offset: int) -> int:
+        """Convert a byte offset (at a character boundary) into a str offset."""
+        if not self._marks:
+            return byte_offset
+        k = bisect.bisect_right(self._marks, byte_offset)
+        return byte_offset - (self._extra[k - 1] if k else 0)
+
+    def span(self, node: Any) -> tuple[int, int]:
+        """Return the (start, end) str offsets of a tree-sitter node."""
+        return self.char(node.start_byte), self.char(node.end_byte)
+
+    def slice(self, node: Any) -> str:
+        """Return the text of a tree-sitter node."""
+        s, e = self.span(node)
+        return self.text[s:e]
+
+    def absolute(self, offset: int) -> int:
+        """Map an offset in this source to the whole input, -1 when this source is not verbatim."""
+        return -1 if self.base < 0 else self.base + offset

@@ -1,0 +1,161 @@
+"""RTK walker facts: whole-input refusals (§3.1–§3.2), per-line refusals (§3.3) and `rewritable`.
+
+RTK rewrites each logical line independently. `refusal` says when RTK passes the whole input through;
+`line_of` maps an offset to its logical line so that a refusal found on one line (an extglob word, a
+group in a pipeline, `coproc`) only affects the commands of that line.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+
+from rtk_policy.shell.draft import Draft
+from rtk_policy.shell.scan import Scan
+
+_CONTINUATION = re.compile(r"[ \t\v\f]*\\\r?\n[ \t\v\f]*")
+_BLOCK_START = re.compile(r"(for|if|while|until|case|fi|done|esac)(?![^\s;&|()<>])|\(\(|\[\[|\]\]|[{}()]")
+_CONT_OPS = ("&&", "||", "|&", "|")
+_EXTGLOB = re.compile(r"(?<![\\$])[@+*?!]\(")
+_COMMENT = re.compile(r"(?:^|(?<=[\s;&|()]))#")
+
+
+def join_continuations(text: str) -> str:
+    """Collapse every backslash-newline (with blanks around it) into one space, as RTK does."""
+    return _CONTINUATION.sub(" ", text) if "\\" in text else text
+
+
+def physical_lines(text: str, sc: Scan) -> list[tuple[int, int]]:
+    """The (start, end) offsets of each physical line (split at unquoted newlines)."""
+    out, start = [], 0
+    for b in sc.breaks:
+        out.append((start, b))
+        start = b + 1
+    out.append((start, len(text)))
+    return out
+
+
+def refusal(text: str, sc: Scan) -> str:
+    """Why RTK passes the whole input through unchanged ("" when it walks it)."""
+    joined = join_continuations(text)
+    if sc.heredoc:
+        return "heredoc"
+    if "$((" in joined:
+        return "arithmetic $(("
+    if not joined.strip(" \t\n"):
+        return "empty"
+    if sc.open_quote:
+        return "unbalanced quote"
+    if sc.breaks and _content_lines(text, sc) > 1:
+        return _multiline_refusal(text, sc)
+    return ""
+
+
+def _content_lines(text: str, sc: Scan) -> int:
+    """Number of physical lines with something besides blanks."""
+    return sum(1 for s, e in physical_lines(text, sc) if text[s:e].strip())
+
+
+def _strip_comment(line: str) -> tuple[str, bool]:
+    """Cut an unquoted comment off a line (quotes were balanced by the caller's scan)."""
+    if "#" not in line:
+        return line, False
+    quote = ""
+    for k, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (k == 0 or line[k - 1] in " \t;&|()"):
+            return line[:k], True
+    return line, False
+
+
+def _multiline_refusal(text: str, sc: Scan) -> str:
+    """The §3.2 pass-through rules for input with several lines."""
+    if sc.ansi_c_multiline_escape:
+        return "ANSI-C string with an escaped quote spans lines"
+    pending = False
+    for s, e in physical_lines(text, sc):
+        raw = text[s:e]
+        body, had_comment = _strip_comment(raw)
+        stripped = body.strip(" \t\r\v\f")
+        if not stripped:
+            if had_comment and pending:
+                return "comment inside a continuation"
+            continue
+        if _BLOCK_START.match(stripped):
+            return "block construct spans lines"
+        if stripped[0] in "&|;":
+            return "line starts with an operator"
+        if _unbalanced(stripped):
+            return "unbalanced brackets"
+        pending = stripped.endswith(_CONT_OPS)
+        if pending and had_comment:
+            return "continuation operator followed by a comment"
+    return ""
+
+
+def _unbalanced(line: str) -> bool:
+    """True when ( ) or { } do not balance on the line (outside quotes)."""
+    paren = brace = 0
+    quote = ""
+    for ch in line:
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            paren += 1
+        elif ch == ")":
+            paren -= 1
+        elif ch == "{":
+            brace += 1
+        elif ch == "}":
+            brace -= 1
+    return paren != 0 or brace != 0
+
+
+def logical_line_starts(text: str, sc: Scan) -> list[int]:
+    """Start offsets of logical lines: a line ending in && || | |& continues on the next one."""
+    starts: list[int] = []
+    joining = False
+    for s, e in physical_lines(text, sc):
+        body = _strip_comment(text[s:e])[0].rstrip(" \t\r\v\f")
+        if not joining:
+            starts.append(s)
+        if body:
+            joining = body.endswith(_CONT_OPS)
+    return starts
+
+
+def line_of(starts: Sequence[int], offset: int) -> int:
+    """Index of the logical line holding `offset`."""
+    return max(0, bisect.bisect_right(starts, offset) - 1)
+
+
+def draft_line_refusal(d: Draft) -> str:
+    """Word text RTK's walker cannot place: an extglob, or ${x:-a b} in a pipeline (§3.3)."""
+    words = d.lead_grammar + d.words
+    for k, w in enumerate(words):
+        if not w.quoted and _EXTGLOB.search(w.raw):
+            return "extglob word"
+        if w.raw in ("@", "+", "*", "?", "!") and k + 1 < len(words):
+            nxt = words[k + 1]
+            if nxt.start == w.end and nxt.raw.startswith("("):
+                return "extglob word"
+        if d.ctx.pipe_size > 1 and "${" in w.raw and any(ch in w.raw for ch in " \t"):
+            return "expansion with blanks in a pipeline"
+    return ""
+
+
+def is_rewritable(d: Draft) -> bool:
+    """Per-command part of `Segment.rewritable` (line and whole-input refusals are applied apart)."""
+    if d.src.base < 0 or d.no_rewrite or d.peel.refused:
+        return False
+    if d.ctx.origin not in ("top", "subshell", "group"):
+        return False
+    return d.program_word is not None

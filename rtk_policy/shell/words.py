@@ -1,0 +1,220 @@
+"""Shell words: dequoting, expansion and glob detection, assignment and basename helpers.
+
+The dequoter works on the word as typed, so it serves tree-sitter words and best-effort words cut from
+ERROR nodes alike. Expansions (``$X``, ``${X}``, ``$(...)``, backticks) are kept verbatim in the value and
+reported, so callers can tell a literal program name from a dynamic one.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+_NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+_SPECIAL_PARAMS = frozenset("0123456789@*#?$!-")
+_GLOB_CHARS = frozenset("*?[")
+_ASSIGNMENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+_ANSI_SIMPLE = {
+    "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+    "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
+}  # fmt: skip
+
+
+@attrs.frozen
+class Word:
+    """One shell word: as typed (`raw`), dequoted (`value`), its offsets and what it contains."""
+
+    raw: str  #: the word as typed
+    value: str  #: the word after quote removal (expansions kept verbatim)
+    start: int  #: offset of `raw` in its source
+    end: int  #: end offset of `raw` in its source
+    dynamic: bool  #: contains an unquoted-or-double-quoted expansion ($X, ${X}, $( ), backticks)
+    glob: bool  #: contains an unquoted glob character (* ? [)
+    quoted: bool  #: contains a quote or a backslash escape
+
+
+def make_word(raw: str, start: int) -> Word:
+    """Build a `Word` from its text as typed and its start offset."""
+    value, dynamic, glob, quoted = dequote(raw)
+    return Word(raw, value, start, start + len(raw), dynamic, glob, quoted)
+
+
+def dequote(raw: str) -> tuple[str, bool, bool, bool]:
+    """Remove shell quoting from `raw`: returns (value, has_expansion, has_glob, was_quoted)."""
+    if not raw or raw.isalnum():
+        return raw, False, False, False
+    out: list[str] = []
+    dynamic = glob = quoted = False
+    i, n = 0, len(raw)
+    while i < n:
+        c = raw[i]
+        if c == "\\":
+            quoted = True
+            if i + 1 < n:
+                if raw[i + 1] == "\n":
+                    i += 2
+                    continue
+                if raw.startswith("\r\n", i + 1):
+                    i += 3
+                    continue
+                out.append(raw[i + 1])
+            i += 2
+        elif c == "'":
+            quoted = True
+            j = raw.find("'", i + 1)
+            j = n if j < 0 else j
+            out.append(raw[i + 1 : j])
+            i = j + 1
+        elif c == '"':
+            quoted = True
+            i, dyn = _double_quoted(raw, i + 1, out)
+            dynamic = dynamic or dyn
+        elif c == "$" and i + 1 < n and raw[i + 1] == "'":
+            quoted = True
+            i = _ansi_c(raw, i + 2, out)
+        elif c == "$" and i + 1 < n and raw[i + 1] == '"':
+            quoted = True
+            i, dyn = _double_quoted(raw, i + 2, out)
+            dynamic = dynamic or dyn
+        elif c == "$" or c == "`":
+            j = expansion_end(raw, i)
+            if j > i + 1 or c == "`":
+                dynamic = True
+            out.append(raw[i:j])
+            i = j
+        else:
+            if c in _GLOB_CHARS:
+                glob = True
+            out.append(c)
+            i += 1
+    return "".join(out), dynamic, glob, quoted
+
+
+def _double_quoted(raw: str, i: int, out: list[str]) -> tuple[int, bool]:
+    """Dequote a "..." body starting at `i`; return the index after the closing quote."""
+    n = len(raw)
+    dynamic = False
+    while i < n:
+        c = raw[i]
+        if c == '"':
+            return i + 1, dynamic
+        if c == "\\" and i + 1 < n:
+            nxt = raw[i + 1]
+            if nxt == "\n":
+                i += 2
+                continue
+            out.append(nxt if nxt in '"\\$`' else "\\" + nxt)
+            i += 2
+        elif c == "$" or c == "`":
+            j = expansion_end(raw, i)
+            if j > i + 1 or c == "`":
+                dynamic = True
+            out.append(raw[i:j])
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return n, dynamic
+
+
+def _ansi_c(raw: str, i: int, out: list[str]) -> int:
+    """Decode a $'...' body starting at `i`; return the index after the closing quote."""
+    n = len(raw)
+    while i < n:
+        c = raw[i]
+        if c == "'":
+            return i + 1
+        if c == "\\" and i + 1 < n:
+            nxt = raw[i + 1]
+            if nxt in _ANSI_SIMPLE:
+                out.append(_ANSI_SIMPLE[nxt])
+                i += 2
+                continue
+            m = re.match(r"x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}", raw[i + 1 :])
+            if m:
+                code = m.group(0)
+                base, digits = (8, code) if code[0] in "01234567" else (16, code[1:])
+                try:
+                    out.append(chr(int(digits, base)))
+                except (ValueError, OverflowError):
+                    out.append("\ufffd")
+                i += 1 + len(code)
+                continue
+            out.append("\\" + nxt)
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return n
+
+
+def expansion_end(raw: str, i: int) -> int:
+    """Return the end of the expansion starting at raw[i] ("$" or "`"); i+1 for a lone "$"."""
+    n = len(raw)
+    if raw[i] == "`":
+        j = i + 1
+        while j < n and raw[j] != "`":
+            j += 2 if raw[j] == "\\" else 1
+        return min(j + 1, n)
+    if i + 1 >= n:
+        return i + 1
+    c = raw[i + 1]
+    if c in "({":
+        return _balanced_end(raw, i + 1, c, ")" if c == "(" else "}")
+    if c in _NAME_START:
+        j = i + 2
+        while j < n and (raw[j].isalnum() or raw[j] == "_") and raw[j].isascii():
+            j += 1
+        return j
+    if c in _SPECIAL_PARAMS:
+        return i + 2
+    return i + 1
+
+
+def _balanced_end(raw: str, i: int, open_c: str, close_c: str) -> int:
+    """Return the index after the bracket matching raw[i], skipping quotes; len(raw) if unbalanced."""
+    depth, j, n = 0, i, len(raw)
+    while j < n:
+        c = raw[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "'":
+            k = raw.find("'", j + 1)
+            j = n if k < 0 else k + 1
+            continue
+        if c == open_c:
+            depth += 1
+        elif c == close_c:
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    return n
+
+
+def assignment_name(raw: str) -> str | None:
+    """Return NAME (with "+" for +=) when `raw` is a shell assignment word NAME=value, else None."""
+    m = _ASSIGNMENT_RE.match(raw)
+    if not m:
+        return None
+    name = m.group(0)[:-1]
+    return name
+
+
+def split_assignment(value: str) -> tuple[str, str]:
+    """Split a dequoted assignment "NAME=value" into (NAME, value); "NAME+" keeps the "+"."""
+    name, _, rest = value.partition("=")
+    return name, rest
+
+
+def basename(path: str) -> str:
+    """Return the last path component of `path` ("rm" for "/bin/rm"); `path` itself if it ends in "/"."""
+    base = path.rsplit("/", 1)[-1]
+    return base or path
+
+
+def is_path_spelled(word: Word) -> bool:
+    """True when the word names its program by a path ("/usr/bin/env", "./x") rather than a bare name."""
+    return "/" in word.value
