@@ -1,0 +1,118 @@
+"""Assembling the rewritten command from the per-segment rewrite results (reference §3.3–§3.6).
+
+`assemble_rewrite` is pure: it splices each selected replacement into the input at its segment's
+offsets, so separators, whitespace and everything not rewritten stay byte for byte, and it applies
+RTK's pipeline model (§3.4): the final `grep`/`rg` stage when its rule is final-safe; otherwise the
+producer, only when every consumer is a safe consumer and the producer's rule is producer-safe; middle
+stages never; `|&` leaves the whole pipeline alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from rtk_policy.policy.functions_rtk import IFS, collapse_continuations
+from rtk_policy.policy.model import Evaluation, SegmentResult
+from rtk_policy.shell.model import CommandLine, Segment
+
+_FINAL_SAFE = ("final", "both")
+_PRODUCER_SAFE = ("producer", "both")
+
+
+def assemble_rewrite(command_line: CommandLine, evaluation: Evaluation) -> str | None:
+    """The rewritten command, or None when RTK would not rewrite it (§3.6).
+
+    A lone command already run through `rtk` gives the text itself (identity).
+    """
+    if command_line.rewrite_refused:
+        return None
+    results = {r.segment_index: r for r in evaluation.results}
+    replacements: list[tuple[int, int, str]] = []
+    for group in _pipelines(command_line.segments):
+        replacements.extend(_choose(group, results))
+    text = command_line.text
+    changed = [(s, e, new) for s, e, new in replacements if text[s:e] != new]
+    if not changed:
+        return _identity(command_line)
+    out, last = [], 0
+    for start, end, new in sorted(changed):
+        out.append(text[last:start])
+        out.append(new)
+        last = end
+    out.append(text[last:])
+    return _normalise("".join(out))
+
+
+def _normalise(text: str) -> str:
+    """RTK's whole-input normalisation: line continuations collapsed, IFS whitespace trimmed."""
+    return collapse_continuations(text).strip(IFS)
+
+
+def _rewritable(segment: Segment) -> bool:
+    return segment.rewritable and 0 <= segment.start <= segment.end
+
+
+def _pipelines(segments: Sequence[Segment]) -> Iterator[list[Segment]]:
+    """Group the rewritable segments into pipelines (a lone command is a pipeline of one)."""
+    group: list[Segment] = []
+    for seg in filter(_rewritable, segments):
+        joins = (
+            group
+            and seg.pipeline_size > 1
+            and group[-1].pipeline_size == seg.pipeline_size
+            and seg.pipeline_index > group[-1].pipeline_index
+        )
+        if not joins:
+            if group:
+                yield group
+            group = []
+        group.append(seg)
+    if group:
+        yield group
+
+
+def _rewrite_of(seg: Segment, results: dict[int, SegmentResult]) -> tuple[str, str] | None:
+    """(replacement, pipeline role) of the segment's winning rewrite rule, when it changes the text."""
+    result = results.get(seg.index)
+    hit = result.rewrite if result is not None else None
+    if hit is None or hit.rewrite is None or hit.rewrite == seg.text:
+        return None
+    return hit.rewrite, hit.rule.pipeline
+
+
+def _choose(group: list[Segment], results: dict[int, SegmentResult]) -> list[tuple[int, int, str]]:
+    """The replacements RTK's pipeline model allows in one pipeline."""
+    size = group[0].pipeline_size
+    if size <= 1:
+        chosen = _rewrite_of(group[0], results)
+        return [(group[0].start, group[0].end, chosen[0])] if chosen else []
+    if any(seg.pipe_stderr for seg in group):
+        return []
+    stages = {seg.pipeline_index: seg for seg in group}
+    final = stages.get(size - 1)
+    final_rw = _rewrite_of(final, results) if final is not None else None
+    if final is not None and final_rw is not None and final_rw[1] in _FINAL_SAFE:
+        return [(final.start, final.end, final_rw[0])]
+    producer = stages.get(0)
+    if producer is None or len(stages) != size:
+        return []
+    consumers_safe = all(
+        (r := results.get(stages[i].index)) is not None and r.safe_consumer for i in range(1, size)
+    )
+    producer_rw = _rewrite_of(producer, results)
+    if consumers_safe and producer_rw is not None and producer_rw[1] in _PRODUCER_SAFE:
+        return [(producer.start, producer.end, producer_rw[0])]
+    return []
+
+
+def _identity(command_line: CommandLine) -> str | None:
+    """The input itself when it is one simple command already run through `rtk`, else None."""
+    top = [s for s in command_line.segments if s.depth == 0]
+    if command_line.multiline or len(top) != 1:
+        return None
+    seg = top[0]
+    text = _normalise(command_line.text)
+    is_rtk = seg.program == "rtk" or seg.wrappers[:1] == ("rtk",)
+    if is_rtk and seg.pipeline_size == 1 and _normalise(seg.text) == text:
+        return text
+    return None
