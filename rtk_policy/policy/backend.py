@@ -39,8 +39,11 @@ class Backend(Protocol):
     name: str
     version: str  #: identifies the library build (part of the cache key)
 
-    def compile(self, source: str, expected: str) -> Any:
-        """Compile `source` whose result must be `expected` ("bool" or "string"); raise `CompileError`."""
+    def compile(self, source: str, expected: str) -> tuple[Any, frozenset[str]]:
+        """Compile `source` whose result must be `expected` ("bool" or "string"); raise `CompileError`.
+
+        Returns the program and the variable uses found by the checker ("command.segments", "ctx", ...).
+        """
 
     def dump(self, program: Any) -> bytes:
         """The compiled program as bytes for the cache."""

@@ -70,7 +70,7 @@ class CelExprBackend:
         """Static checks, then cel-expr's own parse and type check."""
         from rtk_policy.policy.checker import parse_and_check
 
-        problems = parse_and_check(source, expected)
+        problems, uses = parse_and_check(source, expected)
         try:
             program = self.env.compile(source)
         except RuntimeError as error:
@@ -82,7 +82,7 @@ class CelExprBackend:
         result = program.return_type()
         if result != _T.DYN and result != _EXPECTED[expected]:
             raise CompileError([CheckError(1, 1, f"expression must give a {expected}, not {result.name().lower()}")])
-        return program
+        return program, uses
 
     def dump(self, program: Any) -> bytes:
         """Serialized checked expression."""

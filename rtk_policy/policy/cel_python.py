@@ -73,10 +73,10 @@ class CelPythonBackend:
         tree, syntax = parse_tree(source)
         if syntax is not None:
             raise CompileError([syntax])
-        problems = check_tree(tree, expected)
+        problems, uses = check_tree(tree, expected)
         if problems:
             raise CompileError(problems)
-        return self.env.program(tree, functions=self.functions)
+        return self.env.program(tree, functions=self.functions), uses
 
     def dump(self, program: Any) -> bytes:
         """The pickled lark tree."""

@@ -63,6 +63,7 @@ class Checker:
 
     def __init__(self) -> None:
         self.errors: list[CheckError] = []
+        self.uses: set[str] = set()  #: "var.field" selected directly, "var" for a whole-variable use
         self.globals, self.members = _function_tables()
 
     def error(self, where: Any, message: str) -> None:
@@ -100,6 +101,7 @@ class Checker:
         if name in scope:
             return scope[name]
         if name in facts.VARIABLES:
+            self.uses.add(name)
             return facts.VARIABLES[name]
         self.error(node.children[0], f"undeclared reference to '{name}'" + _suggest(name, [*scope, *facts.VARIABLES]))
         return facts.DYN
@@ -120,6 +122,10 @@ class Checker:
         return facts.DYN
 
     def _member_dot(self, node: Any, scope: dict[str, Any]) -> Any:
+        var = self._bare_ident(node.children[0])
+        if var in facts.VARIABLES and var not in scope:
+            self.uses.add(f"{var}.{node.children[1]}")
+            return self._field(facts.VARIABLES[var], node.children[1])
         target = self.infer(node.children[0], scope)
         return self._field(target, node.children[1])
 
@@ -194,13 +200,16 @@ class Checker:
     _dot_ident = _ident
 
 
-def check_tree(tree: Any, expected: str) -> list[CheckError]:
-    """Check a parsed expression; `expected` is "bool" or "string" (the required result type)."""
+def check_tree(tree: Any, expected: str) -> tuple[list[CheckError], frozenset[str]]:
+    """Check a parsed expression whose result must be `expected` ("bool" or "string").
+
+    Returns the errors and the variables used (`Checker.uses`).
+    """
     checker = Checker()
     result = checker.infer(tree, {})
     if result[0] not in ("dyn", expected):
         checker.error(tree, f"expression must give {_KIND_NAMES[expected]}, not {_KIND_NAMES.get(result[0])}")
-    return checker.errors
+    return checker.errors, frozenset(checker.uses)
 
 
 def parse_tree(source: str) -> tuple[Any, CheckError | None]:
@@ -225,9 +234,9 @@ def parse_tree(source: str) -> tuple[Any, CheckError | None]:
         return None, CheckError(1, 1, f"syntax error: {str(error).splitlines()[0]}")
 
 
-def parse_and_check(source: str, expected: str) -> list[CheckError]:
+def parse_and_check(source: str, expected: str) -> tuple[list[CheckError], frozenset[str]]:
     """Parse and check `source`; a syntax error is returned as the only `CheckError`."""
     tree, syntax = parse_tree(source)
     if syntax is not None:
-        return [syntax]
+        return [syntax], frozenset()
     return check_tree(tree, expected)

@@ -23,17 +23,19 @@ class Compilation:
     programs: list[Any] = attrs.Factory(list)
     expected: list[str] = attrs.Factory(list)
     problems: list[Problem] = attrs.Factory(list)
+    uses: set[str] = attrs.Factory(set)
 
     def expr(self, spec: FileSpec, expr: ExprSpec | None) -> int:
         """Compile one expression; its index in `programs`, or NO_PROGRAM (also on error)."""
         if expr is None:
             return NO_PROGRAM
         try:
-            program = self.backend.compile(expr.source, expr.expected)
+            program, uses = self.backend.compile(expr.source, expr.expected)
         except CompileError as error:
             for item in error.errors:
                 self.problems.append(_expression_problem(spec, expr, item.line, item.col, item.message))
             return NO_PROGRAM
+        self.uses.update(uses)
         self.programs.append(program)
         self.expected.append(expr.expected)
         return len(self.programs) - 1

@@ -78,6 +78,7 @@ VARIABLES: dict[str, Any] = {
 }
 
 _SEGMENT_NAMES = tuple(f.name for f in attrs.fields(Segment))
+_SEGMENT_SET = frozenset(_SEGMENT_NAMES) - frozenset(_PIPELINE_FIELDS)
 _COMMAND_NAMES = tuple(f.name for f in attrs.fields(CommandLine) if f.name != "segments")
 
 
@@ -99,32 +100,46 @@ def redirect_value(redirect: Redirect) -> dict[str, Any]:
     return {"op": redirect.op, "fd": redirect.fd, "target": redirect.target, "is_file": redirect.is_file}
 
 
-def segment_value(segment: Segment) -> dict[str, Any]:
-    """The CEL `segment` map of one segment (plain dicts, lists, str, int, bool)."""
-    data: dict[str, Any] = {}
+def _segment_field(segment: Segment, name: str) -> Any:
+    value = getattr(segment, name)
+    if name == "env":
+        return {k: v for k, v in value}
+    if name == "redirects":
+        return [redirect_value(r) for r in value]
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def segment_value(segment: Segment, fields: frozenset[str] | None = None) -> dict[str, Any]:
+    """The CEL `segment` map of one segment (plain dicts, lists, str, int, bool).
+
+    `fields` limits the map to the fields the loaded expressions read (None: every field).
+    """
+    if fields is not None:
+        data = {name: _segment_field(segment, name) for name in fields if name in _SEGMENT_SET}
+        if "pipeline" in fields:
+            data["pipeline"] = {short: _segment_field(segment, name) for name, short in _PIPELINE_FIELDS.items()}
+        return data
+    data = {}
     pipeline: dict[str, Any] = {}
     for name in _SEGMENT_NAMES:
-        value = getattr(segment, name)
-        if name == "env":
-            value = {k: v for k, v in value}
-        elif name == "redirects":
-            value = [redirect_value(r) for r in value]
-        elif isinstance(value, tuple):
-            value = list(value)
         short = _PIPELINE_FIELDS.get(name)
         if short is None:
-            data[name] = value
+            data[name] = _segment_field(segment, name)
         else:
-            pipeline[short] = value
+            pipeline[short] = _segment_field(segment, name)
     data["pipeline"] = pipeline
     return data
 
 
-def command_value(command_line: CommandLine, segments: list[dict[str, Any]]) -> dict[str, Any]:
-    """The CEL `command` map; `segments` are the already built segment maps."""
+def command_value(command_line: CommandLine, segments: list[Any] | None) -> dict[str, Any]:
+    """The CEL `command` map; `segments` are the already built segment maps (None: leave them out,
+    when no expression reads `command.segments`)."""
     data = {name: getattr(command_line, name) for name in _COMMAND_NAMES}
-    data["segments"] = segments
-    data["segment_count"] = len(segments)
+    if segments is not None:
+        data["segments"] = segments
+    data["segment_count"] = len(command_line.segments)
     return data
 
 

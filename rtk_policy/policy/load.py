@@ -74,7 +74,7 @@ def load_policy_set(paths: list[str], backend: str | None = None, use_cache: boo
         if payload is not None:
             try:
                 return PolicySet(payload["files"], payload["rules"], list(payload["programs"]),
-                                 payload["expected"], chosen, digest)  # fmt: skip
+                                 payload["expected"], chosen, digest, payload["uses"])  # fmt: skip
             except (KeyError, TypeError, ValueError):
                 pass  # a payload of the wrong shape is rebuilt
     from rtk_policy.policy.compiler import compile_files
@@ -91,7 +91,8 @@ def load_policy_set(paths: list[str], backend: str | None = None, use_cache: boo
     if problems:
         raise PolicyLoadError(problems)
     files, rules, expected = tuple(state.files), tuple(state.rules), tuple(state.expected)
+    uses = frozenset(state.uses)
     if use_cache:
         blobs = [chosen.dump(p) for p in state.programs]
-        write_cache(key, {"files": files, "rules": rules, "programs": blobs, "expected": expected})
-    return PolicySet(files, rules, state.programs, expected, chosen, digest)
+        write_cache(key, {"files": files, "rules": rules, "programs": blobs, "expected": expected, "uses": uses})
+    return PolicySet(files, rules, state.programs, expected, chosen, digest, uses)

@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from rtk_policy.policy.backend import Backend, EvalError
-from rtk_policy.policy.facts import command_value, context_values, segment_value
+from rtk_policy.policy.facts import VARIABLES, command_value, context_values, segment_value
 from rtk_policy.policy.model import Context, Evaluation, Rule, RuleResult, SegmentResult
 from rtk_policy.shell.model import CommandLine
 
@@ -52,6 +52,7 @@ class PolicySet:
         expected: tuple[str, ...],
         backend: Backend,
         digest: str,
+        uses: frozenset[str] | None = None,
     ) -> None:
         self.compiled_files = files
         self.compiled_rules = compiled
@@ -70,6 +71,14 @@ class PolicySet:
                 self._by_program.setdefault(program, []).append(index)
         self._candidates: dict[str, tuple[int, ...]] = {}
         self._consumers = tuple(f.pipeline_consumer for f in files if f.pipeline_consumer != NO_PROGRAM)
+        #: what the expressions read (from the checker): only those variables are converted for CEL
+        self.uses = frozenset(uses) if uses is not None else frozenset(VARIABLES)
+        self._variables = frozenset(use.split(".", 1)[0] for use in self.uses)
+        self._command_segments = bool({"command", "command.segments"} & self.uses)
+        whole = self._command_segments or "segment" in self.uses
+        self._segment_fields = None if whole else frozenset(
+            use.split(".", 1)[1] for use in self.uses if use.startswith("segment.")
+        )
 
     def _program(self, index: int) -> Any:
         if not self._restored[index]:
@@ -88,14 +97,21 @@ class PolicySet:
     def evaluate(self, command_line: CommandLine, context: Context) -> Evaluation:
         """Evaluate every applicable rule on every segment; never raises for evaluation errors."""
         started = time.perf_counter_ns()
-        segment_maps = [segment_value(s) for s in command_line.segments]
-        values: dict[str, Any] = {"command": command_value(command_line, segment_maps)}
-        values.update(context_values(context))
+        variables = self._variables
+        want_segments = "segment" in variables or self._command_segments
+        fields = self._segment_fields
+        segment_maps = [segment_value(s, fields) if want_segments else None for s in command_line.segments]
+        values: dict[str, Any] = {}
+        if "command" in variables:
+            values["command"] = command_value(command_line, segment_maps if self._command_segments else None)
+        if variables & {"ctx", "claude", "config"}:
+            values.update(context_values(context))
         disabled = frozenset(context.disabled_rules)
         errors: list[str] = []
         results = []
         for segment, segment_map in zip(command_line.segments, segment_maps, strict=True):
-            values["segment"] = segment_map
+            if segment_map is not None:
+                values["segment"] = segment_map
             activation = self._backend.activation(values)
             rewritable = segment.rewritable and not command_line.rewrite_refused
             results.append(self._segment(segment.index, segment.program, activation, rewritable, disabled, errors))
