@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "reference" / "rtk_cases_public.json"
 POLICIES = ROOT / "policies"
 #: The pass rate (0..1) the public registry cases must keep.
-THRESHOLD = 0.90
+THRESHOLD = 0.96
 #: (cmd, excluded) of cases where rtk-policy deliberately answers differently; see the README.
 KNOWN_DIFFERENCES: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
 

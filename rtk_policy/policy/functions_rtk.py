@@ -292,6 +292,16 @@ def rtk_tool_form(argv: list[str]) -> str:
     return " ".join(words)
 
 
+_PLAIN_WORD = re.compile(r"[\w\-./=:@%+,^~]*")
+
+
+def _escaped(word: str) -> str:
+    """A dequoted word written back for bash with backslash escapes (`a b` → `a\\ b`)."""
+    if _PLAIN_WORD.fullmatch(word):
+        return word
+    return "".join(c if _PLAIN_WORD.fullmatch(c) else "\\" + c for c in word)
+
+
 def rtk_excluded(text: str, argv: list[str], entries: list[str]) -> bool:
     """True when an `exclude_commands` entry matches the command as typed, its basename form,
     its dequoted words, or its tool form. `text` is the command without trailing redirects."""
@@ -304,6 +314,7 @@ def rtk_excluded(text: str, argv: list[str], entries: list[str]) -> bool:
     if words and "/" in words[0][0]:
         forms.append(words[0][0].rsplit("/", 1)[-1] + typed[len(words[0][0]) :])
     forms.append(" ".join(argv))
+    forms.append(" ".join(_escaped(w) for w in argv))
     if argv:
         forms.append(" ".join([argv[0].rsplit("/", 1)[-1], *argv[1:]]))
         forms.append(rtk_tool_form(list(argv)))
