@@ -60,11 +60,13 @@ def compile_files(sources: list[tuple[str, str]], backend: Backend) -> Compilati
             continue
         _check_unique(state, spec, names, ids)
         _compile_file(state, spec)
+    order = {path: index for index, (path, _) in enumerate(sources)}
+    state.problems.sort(key=lambda p: (order.get(p.file, 0), p.line, p.col))
     return state
 
 
 def _check_unique(state: Compilation, spec: FileSpec, names: dict[str, str], ids: dict[str, str]) -> None:
-    lines = spec.text.splitlines()
+    lines = spec.text.splitlines() or [""]
     if spec.name and spec.name in names:
         state.problems.append(Problem(spec.path, 1, 1, f"policy name {spec.name!r} is also used by {names[spec.name]}"))
     names.setdefault(spec.name, spec.path)
@@ -73,10 +75,9 @@ def _check_unique(state: Compilation, spec: FileSpec, names: dict[str, str], ids
         if not rule.id:
             continue
         if rule.id in ids:
-            source = lines[rule.line - 1] if 0 < rule.line <= len(lines) else ""
-            state.problems.append(
-                Problem(spec.path, rule.line, 1, f"duplicate rule id {rule.id!r} (first defined at {ids[rule.id]})", source)
-            )
+            mark = item.id_node.start_mark
+            message = f"duplicate rule id {rule.id!r} (first defined at {ids[rule.id]})"
+            state.problems.append(Problem(spec.path, mark.line + 1, mark.column + 1, message, lines[mark.line]))
         else:
             ids[rule.id] = f"{spec.path}:{rule.line}"
 

@@ -42,6 +42,7 @@ class RuleSpec:
     match: ExprSpec | None
     message: ExprSpec | None
     rewrite: ExprSpec | None
+    id_node: Any = None  #: the YAML node of the id (for duplicate-id positions)
 
 
 @attrs.frozen
@@ -207,7 +208,7 @@ def _read_rule(reader: _Reader, node: Any, policy: str, kind: str) -> RuleSpec |
         examples=_read_examples(reader, keys.get("examples"), kind),
     )
     message = reader.expr(keys.get("message"), "message", "string")
-    return RuleSpec(rule, match, message, rewrite)
+    return RuleSpec(rule, match, message, rewrite, keys["id"][1] if "id" in keys else node)
 
 
 def _read_examples(reader: _Reader, item: tuple[Any, Any] | None, kind: str) -> tuple[Example, ...]:
