@@ -88,7 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("replay", help="evaluate past commands under candidate policies")
     p.add_argument("inputs", nargs="*", help="transcripts or audit logs (default: ~/.claude/projects)")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--jobs", type=int, default=0)
+    p.add_argument("--jobs", type=int, default=0, help="processes (default: 1, all cores for large inputs)")
+    p.add_argument("--baseline", action="append", metavar="PATH",
+                   help="policies that transcripts are compared with (default: the search path)")
+    p.add_argument("--examples", type=int, default=3, metavar="N", help="examples per change (default 3)")
+    p.add_argument("--no-claude-rules", action="store_true",
+                   help="do not read the Claude Code Bash(...) rules of each command's cwd")
     _add_policy_options(p)
 
     p = sub.add_parser("serve", help="run the resident engine")
