@@ -14,11 +14,21 @@ from rtk_policy.decision import Decision
 CORPUS = Path("/work/shared/reference/rtk_cases_public.json")
 
 
-def decision(verdict, rewritten=None, reasons=(), warnings=(), command="git status", rule_ids=("r1",)):
+def decision(
+    verdict, rewritten=None, reasons=(), warnings=(), command="git status", rule_ids=("r1",)
+):
     """A Decision as the engine would build it."""
-    return Decision(verdict=verdict, command=command, rewrite=rewritten, rewritten=rewritten,
-                    reasons=tuple(reasons), rule_ids=tuple(rule_ids), warnings=tuple(warnings),
-                    audit_rule_ids=(), gate="")
+    return Decision(
+        verdict=verdict,
+        command=command,
+        rewrite=rewritten,
+        rewritten=rewritten,
+        reasons=tuple(reasons),
+        rule_ids=tuple(rule_ids),
+        warnings=tuple(warnings),
+        audit_rule_ids=(),
+        gate="",
+    )
 
 
 CLAUDE_PAYLOAD = {
@@ -28,8 +38,12 @@ CLAUDE_PAYLOAD = {
     "permission_mode": "default",
     "hook_event_name": "PreToolUse",
     "tool_name": "Bash",
-    "tool_input": {"command": "git status", "description": "Show working tree status",
-                   "timeout": 120000, "run_in_background": False},
+    "tool_input": {
+        "command": "git status",
+        "description": "Show working tree status",
+        "timeout": 120000,
+        "run_in_background": False,
+    },
     "tool_use_id": "toolu_01ABCDEF",
 }
 
@@ -84,9 +98,13 @@ def test_claude_ask_gives_reason_and_optional_rewrite():
 
 def test_claude_no_opinion_rewrite_has_no_permission_decision():
     out = render("claude", CLAUDE_PAYLOAD, decision("none", "rtk git status"))
-    assert out == {"hookSpecificOutput": {
-        "hookEventName": "PreToolUse", "permissionDecisionReason": "RTK auto-rewrite",
-        "updatedInput": {**CLAUDE_PAYLOAD["tool_input"], "command": "rtk git status"}}}
+    assert out == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecisionReason": "RTK auto-rewrite",
+            "updatedInput": {**CLAUDE_PAYLOAD["tool_input"], "command": "rtk git status"},
+        }
+    }
 
 
 def test_claude_no_opinion_without_rewrite_is_silent():
@@ -96,9 +114,13 @@ def test_claude_no_opinion_without_rewrite_is_silent():
 
 def test_claude_deny_is_explicit_with_reason_for_the_agent():
     out = render("claude", CLAUDE_PAYLOAD, decision("deny", reasons=("use --force-with-lease",)))
-    assert out == {"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                          "permissionDecisionReason": "use --force-with-lease",
-                                          "permissionDecision": "deny"}}
+    assert out == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecisionReason": "use --force-with-lease",
+            "permissionDecision": "deny",
+        }
+    }
     bare = render("claude", CLAUDE_PAYLOAD, decision("deny", rule_ids=("rm-root",)))
     assert "rm-root" in bare["hookSpecificOutput"]["permissionDecisionReason"]
 
@@ -112,7 +134,10 @@ def test_claude_warnings_become_system_message():
     out = render("claude", CLAUDE_PAYLOAD, decision("none", warnings=("curl to pastebin",)))
     assert out == {"systemMessage": "rtk-policy warning: curl to pastebin"}
     out = render("claude", CLAUDE_PAYLOAD, decision("allow", "rtk git status", warnings=("w",)))
-    assert out["systemMessage"].endswith("w") and out["hookSpecificOutput"]["permissionDecision"] == "allow"
+    assert (
+        out["systemMessage"].endswith("w")
+        and out["hookSpecificOutput"]["permissionDecision"] == "allow"
+    )
 
 
 @pytest.mark.parametrize("tool", ["Edit", "Read", "PowerShell", "mcp__x__y"])
@@ -141,15 +166,23 @@ def test_claude_fail_answers():
 
 # -- Copilot ------------------------------------------------------------------------------------
 
-CLI_PAYLOAD = {"sessionId": "s1", "timestamp": 1767225600000, "cwd": "/w", "toolName": "bash",
-               "toolArgs": json.dumps({"command": "cargo test", "description": "run", "mode": "sync"})}
+CLI_PAYLOAD = {
+    "sessionId": "s1",
+    "timestamp": 1767225600000,
+    "cwd": "/w",
+    "toolName": "bash",
+    "toolArgs": json.dumps({"command": "cargo test", "description": "run", "mode": "sync"}),
+}
 
 
 def test_copilot_cli_shapes():
     args = json.loads(CLI_PAYLOAD["toolArgs"])
     out = render("copilot", CLI_PAYLOAD, decision("allow", "rtk cargo test", command="cargo test"))
-    assert out == {"permissionDecisionReason": "RTK auto-rewrite",
-                   "modifiedArgs": {**args, "command": "rtk cargo test"}, "permissionDecision": "allow"}
+    assert out == {
+        "permissionDecisionReason": "RTK auto-rewrite",
+        "modifiedArgs": {**args, "command": "rtk cargo test"},
+        "permissionDecision": "allow",
+    }
     out = render("copilot", CLI_PAYLOAD, decision("none", "rtk cargo test", command="cargo test"))
     assert "permissionDecision" not in out and out["modifiedArgs"]["mode"] == "sync"
     out = render("copilot", CLI_PAYLOAD, decision("ask", reasons=("check",), command="cargo test"))
@@ -168,8 +201,14 @@ def test_copilot_tool_args_may_be_an_object_and_must_be_json():
 
 
 def test_copilot_claude_shape_is_answered_like_claude():
-    payload = {"hook_event_name": "PreToolUse", "session_id": "s", "timestamp": "2026-01-01T00:00:00Z",
-               "cwd": "/w", "tool_name": "bash", "tool_input": {"command": "git status", "x": 1}}
+    payload = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "cwd": "/w",
+        "tool_name": "bash",
+        "tool_input": {"command": "git status", "x": 1},
+    }
     request = parse("copilot", payload)
     assert request.variant == "claude" and request.agent == "copilot"
     out = render("copilot", payload, decision("none", "rtk git status"))
@@ -181,50 +220,96 @@ def test_copilot_claude_shape_is_answered_like_claude():
 def test_copilot_jetbrains_only_denies():
     payload = {"toolName": "run_in_terminal", "toolArgs": json.dumps({"command": "git status"})}
     out = render("copilot", payload, decision("none", "rtk git status"))
-    assert out["permissionDecision"] == "deny" and "`rtk git status`" in out["permissionDecisionReason"]
+    assert (
+        out["permissionDecision"] == "deny"
+        and "`rtk git status`" in out["permissionDecisionReason"]
+    )
     assert render("copilot", payload, decision("ask", reasons=("x",))) is None
-    assert render("copilot", payload, decision("deny", reasons=("no",)))["permissionDecision"] == "deny"
+    assert (
+        render("copilot", payload, decision("deny", reasons=("no",)))["permissionDecision"]
+        == "deny"
+    )
 
 
 # -- Gemini, Cursor, Codex ----------------------------------------------------------------------
 
-GEMINI_PAYLOAD = {"session_id": "g", "transcript_path": "/t", "cwd": "/w", "hook_event_name": "BeforeTool",
-                  "timestamp": "2026-01-01T00:00:00Z", "tool_name": "run_shell_command",
-                  "tool_input": {"command": "git status", "description": "d"}}
+GEMINI_PAYLOAD = {
+    "session_id": "g",
+    "transcript_path": "/t",
+    "cwd": "/w",
+    "hook_event_name": "BeforeTool",
+    "timestamp": "2026-01-01T00:00:00Z",
+    "tool_name": "run_shell_command",
+    "tool_input": {"command": "git status", "description": "d"},
+}
 
 
 def test_gemini_shapes():
     assert render("gemini", GEMINI_PAYLOAD, decision("allow", "rtk git status")) == {
-        "decision": "allow", "hookSpecificOutput": {"tool_input": {"command": "rtk git status"}}}
-    assert render("gemini", GEMINI_PAYLOAD, decision("none", "rtk git status"))["decision"] == "ask_user"
+        "decision": "allow",
+        "hookSpecificOutput": {"tool_input": {"command": "rtk git status"}},
+    }
+    assert (
+        render("gemini", GEMINI_PAYLOAD, decision("none", "rtk git status"))["decision"]
+        == "ask_user"
+    )
     assert render("gemini", GEMINI_PAYLOAD, decision("none")) == {"decision": "ask_user"}
     assert render("gemini", GEMINI_PAYLOAD, decision("ask", reasons=("why",))) == {
-        "decision": "ask_user", "reason": "why"}
+        "decision": "ask_user",
+        "reason": "why",
+    }
     assert render("gemini", GEMINI_PAYLOAD, decision("deny", reasons=("no",))) == {
-        "decision": "deny", "reason": "no"}
+        "decision": "deny",
+        "reason": "no",
+    }
     assert parse("gemini", {**GEMINI_PAYLOAD, "tool_name": "read_file"}) is None
     assert json.loads(agent_module("gemini").pass_through({})) == {"decision": "allow"}
 
 
 def test_cursor_shapes():
-    pre = {"conversation_id": "c", "hook_event_name": "preToolUse", "tool_name": "Shell",
-           "tool_input": {"command": "git status"}}
-    shell = {"conversation_id": "c", "generation_id": "g", "hook_event_name": "beforeShellExecution",
-             "command": "git status", "cwd": "/w", "cursor_version": "1.7"}
+    pre = {
+        "conversation_id": "c",
+        "hook_event_name": "preToolUse",
+        "tool_name": "Shell",
+        "tool_input": {"command": "git status"},
+    }
+    shell = {
+        "conversation_id": "c",
+        "generation_id": "g",
+        "hook_event_name": "beforeShellExecution",
+        "command": "git status",
+        "cwd": "/w",
+        "cursor_version": "1.7",
+    }
     assert render("cursor", pre, decision("allow", "rtk git status")) == {
-        "continue": True, "permission": "allow", "updated_input": {"command": "rtk git status"}}
+        "continue": True,
+        "permission": "allow",
+        "updated_input": {"command": "rtk git status"},
+    }
     assert render("cursor", pre, decision("none", "rtk git status"))["permission"] == "ask"
     assert render("cursor", shell, decision("none", "rtk git status")) == {}  # no rewrite channel
     assert render("cursor", shell, decision("none")) == {}
     deny = render("cursor", shell, decision("deny", reasons=("no",)))
-    assert deny == {"continue": True, "permission": "deny", "user_message": "no", "agent_message": "no"}
+    assert deny == {
+        "continue": True,
+        "permission": "deny",
+        "user_message": "no",
+        "agent_message": "no",
+    }
     assert render("cursor", shell, decision("ask", reasons=("why",)))["permission"] == "ask"
     assert agent_module("cursor").fail_answer("open", "x") == "{}"
 
 
-CODEX_PAYLOAD = {"session_id": "session-1", "turn_id": "turn-1", "hook_event_name": "PreToolUse",
-                 "tool_name": "Bash", "tool_use_id": "tool-1", "model": "gpt-5",
-                 "tool_input": {"command": "git status"}, "permission_mode": "default"}
+CODEX_PAYLOAD = {
+    "session_id": "session-1",
+    "turn_id": "turn-1",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Bash",
+    "tool_use_id": "tool-1",
+    "model": "gpt-5",
+    "tool_input": {"command": "git status"},
+    "permission_mode": "default",
+}
 
 
 def test_codex_shapes():
@@ -243,12 +328,21 @@ def test_codex_shapes():
 # -- detection and the RTK corpus ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("payload", "agent"), [
-    (CLAUDE_PAYLOAD, "claude"), (CLI_PAYLOAD, "copilot"), (GEMINI_PAYLOAD, "gemini"),
-    ({"conversation_id": "c", "command": "ls", "hook_event_name": "beforeShellExecution"}, "cursor"),
-    (CODEX_PAYLOAD, "codex"), ({"tool_name": "run_in_terminal", "tool_input": {}}, "copilot"),
-    ({"tool_input": {"command": "ls"}}, "claude"),
-])
+@pytest.mark.parametrize(
+    ("payload", "agent"),
+    [
+        (CLAUDE_PAYLOAD, "claude"),
+        (CLI_PAYLOAD, "copilot"),
+        (GEMINI_PAYLOAD, "gemini"),
+        (
+            {"conversation_id": "c", "command": "ls", "hook_event_name": "beforeShellExecution"},
+            "cursor",
+        ),
+        (CODEX_PAYLOAD, "codex"),
+        ({"tool_name": "run_in_terminal", "tool_input": {}}, "copilot"),
+        ({"tool_input": {"command": "ls"}}, "claude"),
+    ],
+)
 def test_detect_agent(payload, agent):
     assert detect_agent(payload) == agent
 
@@ -257,8 +351,15 @@ def _corpus_cases():
     if not CORPUS.exists():
         return []
     mapping = {"AllowRewrite": "allow", "AskRewrite": "none", "Deny": "deny", "Defer": "none"}
-    agents = {"claude": "claude", "codex": "codex", "copilot-cli": "copilot", "cursor": "cursor",
-              "gemini": "gemini", "copilot-ide": "copilot", "copilot-vscode": "copilot"}
+    agents = {
+        "claude": "claude",
+        "codex": "codex",
+        "copilot-cli": "copilot",
+        "cursor": "cursor",
+        "gemini": "gemini",
+        "copilot-ide": "copilot",
+        "copilot-vscode": "copilot",
+    }
     cases = []
     for case in json.loads(CORPUS.read_text())["hook_output"]:
         if "input" not in case or case["agent"] not in agents:
@@ -267,8 +368,16 @@ def _corpus_cases():
         expected = case["expected_stdout"]
         if injected is None:
             continue
-        cases.append(pytest.param(agents[case["agent"]], case["input"], mapping[injected], injected,
-                                  expected, id=case["source"].split(":")[-1][:60]))
+        cases.append(
+            pytest.param(
+                agents[case["agent"]],
+                case["input"],
+                mapping[injected],
+                injected,
+                expected,
+                id=case["source"].split(":")[-1][:60],
+            )
+        )
     return cases
 
 

@@ -19,8 +19,12 @@ PAYLOAD = {
     "permission_mode": "acceptEdits",
     "hook_event_name": "PreToolUse",
     "tool_name": "Bash",
-    "tool_input": {"command": "git push --force", "description": "Push", "timeout": 60000,
-                   "run_in_background": False},
+    "tool_input": {
+        "command": "git push --force",
+        "description": "Push",
+        "timeout": 60000,
+        "run_in_background": False,
+    },
     "tool_use_id": "toolu_01XYZ",
 }
 
@@ -28,8 +32,15 @@ PAYLOAD = {
 class FakeEngine:
     """Answers every command with a fixed Decision and remembers what it was asked."""
 
-    def __init__(self, verdict="none", rewritten=None, reasons=(), warnings=(), error=None, fail_mode="open"):
-        self.verdict, self.rewritten, self.reasons, self.warnings = verdict, rewritten, reasons, warnings
+    def __init__(
+        self, verdict="none", rewritten=None, reasons=(), warnings=(), error=None, fail_mode="open"
+    ):
+        self.verdict, self.rewritten, self.reasons, self.warnings = (
+            verdict,
+            rewritten,
+            reasons,
+            warnings,
+        )
         self.error = error
         self.config = Config(fail_mode=fail_mode, audit_enabled=False)
         self.calls = []
@@ -38,9 +49,17 @@ class FakeEngine:
         self.calls.append((text, context))
         if self.error is not None:
             raise self.error
-        return Decision(verdict=self.verdict, command=text, rewrite=self.rewritten,
-                        rewritten=self.rewritten, reasons=tuple(self.reasons), rule_ids=("r",),
-                        warnings=tuple(self.warnings), audit_rule_ids=(), gate="")
+        return Decision(
+            verdict=self.verdict,
+            command=text,
+            rewrite=self.rewritten,
+            rewritten=self.rewritten,
+            reasons=tuple(self.reasons),
+            rule_ids=("r",),
+            warnings=tuple(self.warnings),
+            audit_rule_ids=(),
+            gate="",
+        )
 
 
 @pytest.fixture(autouse=True)
@@ -93,8 +112,16 @@ def test_no_opinion_prints_nothing():
 def test_context_carries_request_fields_and_claude_rules(tmp_path, monkeypatch):
     project = tmp_path / "proj"
     (project / ".claude").mkdir(parents=True)
-    (project / ".claude" / "settings.json").write_text(json.dumps(
-        {"permissions": {"deny": ["Bash(git push --force)", "Read(.env)"], "allow": ["Bash(ls:*)"]}}))
+    (project / ".claude" / "settings.json").write_text(
+        json.dumps(
+            {
+                "permissions": {
+                    "deny": ["Bash(git push --force)", "Read(.env)"],
+                    "allow": ["Bash(ls:*)"],
+                }
+            }
+        )
+    )
     engine = FakeEngine("none")
     call({**PAYLOAD, "cwd": str(project)}, engine)
     text, context = engine.calls[0]
@@ -108,7 +135,9 @@ def test_context_carries_request_fields_and_claude_rules(tmp_path, monkeypatch):
 
 def test_non_shell_tool_passes_through_without_calling_the_engine():
     engine = FakeEngine("deny")
-    out, err, code = call({**PAYLOAD, "tool_name": "Edit", "tool_input": {"file_path": "/x"}}, engine)
+    out, err, code = call(
+        {**PAYLOAD, "tool_name": "Edit", "tool_input": {"file_path": "/x"}}, engine
+    )
     assert (out, err, code) == ("", "", 0) and engine.calls == []
 
 
@@ -118,7 +147,9 @@ def test_agent_is_detected_without_a_name():
     assert answer(out)["modifiedArgs"] == {"command": "rtk cargo test"}
 
 
-@pytest.mark.parametrize(("mode", "expected"), [("open", None), ("closed", "ask"), ("deny", "deny")])
+@pytest.mark.parametrize(
+    ("mode", "expected"), [("open", None), ("closed", "ask"), ("deny", "deny")]
+)
 def test_engine_errors_apply_the_fail_mode(mode, expected):
     engine = FakeEngine(error=RuntimeError("policy exploded"), fail_mode=mode)
     out, err, code = call(PAYLOAD, engine)
@@ -157,7 +188,9 @@ BAD_INPUTS = {
     "array": b"[1, 2]",
     "invalid utf-8": b'{"tool_input": {"command": "\xff\xfe"}}',
     "missing command": json.dumps({"tool_name": "Bash", "tool_input": {}}).encode(),
-    "non-string command": json.dumps({"tool_name": "Bash", "tool_input": {"command": ["rm"]}}).encode(),
+    "non-string command": json.dumps(
+        {"tool_name": "Bash", "tool_input": {"command": ["rm"]}}
+    ).encode(),
     "no tool_input": json.dumps({"tool_name": "Bash"}).encode(),
     "too big": b'{"tool_input": {"command": "' + b"a" * (1024 * 1024) + b'"}}',
     "deep": b"[" * 100000 + b"]" * 100000,

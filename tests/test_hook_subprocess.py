@@ -16,10 +16,19 @@ PYTHON = sys.executable
 DELEGATE = ROOT / "hooks" / "claude" / "rtk-rewrite.sh"
 
 PAYLOAD = {
-    "session_id": "abc", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp", "permission_mode": "default",
-    "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_1",
-    "tool_input": {"command": "git status", "description": "status", "timeout": 1000,
-                   "run_in_background": False},
+    "session_id": "abc",
+    "transcript_path": "/tmp/t.jsonl",
+    "cwd": "/tmp",
+    "permission_mode": "default",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Bash",
+    "tool_use_id": "toolu_1",
+    "tool_input": {
+        "command": "git status",
+        "description": "status",
+        "timeout": 1000,
+        "run_in_background": False,
+    },
 }
 
 
@@ -27,16 +36,26 @@ PAYLOAD = {
 def env(tmp_path):
     """A process environment with a private HOME, config and state."""
     values = dict(os.environ)
-    values.update(HOME=str(tmp_path / "home"), XDG_STATE_HOME=str(tmp_path / "state"),
-                  XDG_CONFIG_HOME=str(tmp_path / "config"), RTK_POLICY_STDIN_TIMEOUT="0.5")
+    values.update(
+        HOME=str(tmp_path / "home"),
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        RTK_POLICY_STDIN_TIMEOUT="0.5",
+    )
     for name in ("CLAUDE_CONFIG_DIR", "CLAUDE_PROJECT_DIR", "RTK_POLICY_FAIL"):
         values.pop(name, None)
     return values
 
 
 def run_hook(data: bytes, env, *extra: str):
-    done = subprocess.run([PYTHON, "-m", "rtk_policy", "hook", "claude", *extra], input=data,
-                          capture_output=True, env=env, timeout=60, cwd="/tmp")
+    done = subprocess.run(
+        [PYTHON, "-m", "rtk_policy", "hook", "claude", *extra],
+        input=data,
+        capture_output=True,
+        env=env,
+        timeout=60,
+        cwd="/tmp",
+    )
     return done.returncode, done.stdout.decode(), done.stderr.decode()
 
 
@@ -50,13 +69,17 @@ def engine_available() -> bool:
         return False
 
 
-needs_engine = pytest.mark.skipif(not engine_available(), reason="the real engine does not load yet")
+needs_engine = pytest.mark.skipif(
+    not engine_available(), reason="the real engine does not load yet"
+)
 
 HOSTILE = {
     "empty": b"",
     "bom": b"\xef\xbb\xbf",
     "malformed": b"not valid json {{{",
-    "missing command": json.dumps({"tool_name": "Bash", "tool_input": {"description": "x"}}).encode(),
+    "missing command": json.dumps(
+        {"tool_name": "Bash", "tool_input": {"description": "x"}}
+    ).encode(),
     "non-string command": json.dumps({"tool_name": "Bash", "tool_input": {"command": 7}}).encode(),
     "over 1 MiB": b'{"tool_input":{"command":"' + b"x" * (1024 * 1024 + 10) + b'"}}',
     "invalid utf-8": b"\xc3\x28\xa0\xa1 binary \x00\xff",
@@ -70,7 +93,9 @@ def test_hostile_stdin_fails_open(data, env):
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
-@pytest.mark.parametrize("data", [HOSTILE["malformed"], HOSTILE["invalid utf-8"]], ids=["malformed", "utf8"])
+@pytest.mark.parametrize(
+    "data", [HOSTILE["malformed"], HOSTILE["invalid utf-8"]], ids=["malformed", "utf8"]
+)
 def test_hostile_stdin_fails_closed_when_configured(data, env, tmp_path):
     config = tmp_path / "closed.toml"
     config.write_text('fail_mode = "closed"\n')
@@ -80,8 +105,13 @@ def test_hostile_stdin_fails_closed_when_configured(data, env, tmp_path):
 
 
 def test_stdin_that_never_closes(env):
-    process = subprocess.Popen([PYTHON, "-m", "rtk_policy", "hook", "claude"], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    process = subprocess.Popen(
+        [PYTHON, "-m", "rtk_policy", "hook", "claude"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     try:
         process.stdin.write(b'{"tool_name": "Bash", ')
         process.stdin.flush()
@@ -109,25 +139,48 @@ def test_real_payload_answers_valid_json_or_nothing(env):
         updated = answer.get("hookSpecificOutput", {}).get("updatedInput")
         if updated is not None:
             assert {k: v for k, v in updated.items() if k != "command"} == {
-                k: v for k, v in PAYLOAD["tool_input"].items() if k != "command"}
+                k: v for k, v in PAYLOAD["tool_input"].items() if k != "command"
+            }
 
 
 def test_delegate_script_fails_open_or_closed_without_the_binary(env):
     env = {**env, "RTK_POLICY_BIN": "/nonexistent/rtk-policy"}
-    done = subprocess.run(["sh", str(DELEGATE)], input=json.dumps(PAYLOAD).encode(), capture_output=True,
-                          env=env, timeout=30)
+    done = subprocess.run(
+        ["sh", str(DELEGATE)],
+        input=json.dumps(PAYLOAD).encode(),
+        capture_output=True,
+        env=env,
+        timeout=30,
+    )
     assert done.returncode == 0 and done.stdout == b"" and done.stderr.count(b"\n") == 1
-    done = subprocess.run(["sh", str(DELEGATE)], input=b"{}", capture_output=True, timeout=30,
-                          env={**env, "RTK_POLICY_FAIL": "closed"})
+    done = subprocess.run(
+        ["sh", str(DELEGATE)],
+        input=b"{}",
+        capture_output=True,
+        timeout=30,
+        env={**env, "RTK_POLICY_FAIL": "closed"},
+    )
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
 
 
-@pytest.mark.parametrize("data", [HOSTILE["malformed"], json.dumps({**PAYLOAD, "tool_name": "Edit"}).encode()])
+@pytest.mark.parametrize(
+    "data", [HOSTILE["malformed"], json.dumps({**PAYLOAD, "tool_name": "Edit"}).encode()]
+)
 def test_delegate_matches_the_direct_command(data, env, tmp_path):
     wrapper = tmp_path / "rtk-policy"
     wrapper.write_text(f'#!/bin/sh\nexec "{PYTHON}" -m rtk_policy "$@"\n')
     wrapper.chmod(0o755)
-    delegate = subprocess.run(["sh", str(DELEGATE)], input=data, capture_output=True, timeout=60,
-                              env={**env, "RTK_POLICY_BIN": str(wrapper)}, cwd="/tmp")
+    delegate = subprocess.run(
+        ["sh", str(DELEGATE)],
+        input=data,
+        capture_output=True,
+        timeout=60,
+        env={**env, "RTK_POLICY_BIN": str(wrapper)},
+        cwd="/tmp",
+    )
     code, out, err = run_hook(data, env)
-    assert (delegate.returncode, delegate.stdout.decode(), delegate.stderr.decode()) == (code, out, err)
+    assert (delegate.returncode, delegate.stdout.decode(), delegate.stderr.decode()) == (
+        code,
+        out,
+        err,
+    )

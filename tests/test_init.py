@@ -14,7 +14,7 @@ FOREIGN = (
     '{\n    "model": "opus",\n    "permissions": {"allow": ["Bash(ls:*)"]},\n'
     '    "hooks": {\n        "PreToolUse": [\n            {"matcher": "Edit", "hooks": [{"type": "command",'
     ' "command": "lint.sh"}]}\n        ],\n        "Stop": [{"hooks": [{"type": "command", "command": "bye"}]}]\n'
-    "    },\n    \"zeta\": \"ü\"\n}\n"
+    '    },\n    "zeta": "ü"\n}\n'
 )
 
 
@@ -36,7 +36,11 @@ def cli(module, agent="claude", global_=True):
 
 
 def our_groups(data, event="PreToolUse"):
-    return [g for g in data["hooks"][event] if "rtk_policy" in json.dumps(g) or "rtk-policy" in json.dumps(g)]
+    return [
+        g
+        for g in data["hooks"][event]
+        if "rtk_policy" in json.dumps(g) or "rtk-policy" in json.dumps(g)
+    ]
 
 
 def test_init_twice_is_byte_identical_and_keeps_foreign_content(home):
@@ -108,7 +112,13 @@ def test_corrupt_settings_are_left_untouched(home, content):
 def test_sibling_bash_hook_is_warned_about_and_kept(home):
     settings = home / ".claude" / "settings.json"
     settings.parent.mkdir()
-    other = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "rtk hook claude"}]}]}}
+    other = {
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "rtk hook claude"}]}
+            ]
+        }
+    }
     settings.write_text(json.dumps(other, indent=2) + "\n")
     code, _, err = cli(init)
     assert code == 0 and "rtk hook claude" in err and "race" in err
@@ -128,12 +138,15 @@ def test_claude_config_dir_is_honoured(home, tmp_path, monkeypatch):
     assert (tmp_path / "cc" / "settings.json").exists()
 
 
-@pytest.mark.parametrize(("agent", "relative", "event"), [
-    ("codex", ".codex/hooks.json", "PreToolUse"),
-    ("gemini", ".gemini/settings.json", "BeforeTool"),
-    ("cursor", ".cursor/hooks.json", "beforeShellExecution"),
-    ("copilot", ".copilot/hooks/rtk-policy.json", "preToolUse"),
-])
+@pytest.mark.parametrize(
+    ("agent", "relative", "event"),
+    [
+        ("codex", ".codex/hooks.json", "PreToolUse"),
+        ("gemini", ".gemini/settings.json", "BeforeTool"),
+        ("cursor", ".cursor/hooks.json", "beforeShellExecution"),
+        ("copilot", ".copilot/hooks/rtk-policy.json", "preToolUse"),
+    ],
+)
 def test_other_agents_install_idempotently(home, agent, relative, event):
     path = home / relative
     assert cli(init, agent)[0] == 0

@@ -33,7 +33,10 @@ def test_four_files_are_merged(home, tmp_path):
     write(project / ".claude" / "settings.json", rules(deny=["Bash(git push --force)"]))
     write(project / ".claude" / "settings.local.json", rules(ask=["Bash(npm publish)"]))
     write(home / ".claude" / "settings.json", rules(allow=["Bash(git status)", "Read(**)"]))
-    write(home / ".claude" / "settings.local.json", rules(deny=["Bash(rm:*)", "Bash(git push --force)"]))
+    write(
+        home / ".claude" / "settings.local.json",
+        rules(deny=["Bash(rm:*)", "Bash(git push --force)"]),
+    )
     deny, ask, allow = load_claude_rules(project)
     assert deny == ("git push --force", "rm:*")
     assert ask == ("npm publish",)
@@ -67,13 +70,23 @@ def test_malformed_file_is_skipped_with_a_warning(home, tmp_path):
 
 
 def test_wrong_types_are_ignored(home, tmp_path):
-    write(home / ".claude" / "settings.json", {"permissions": {"deny": "Bash(x)", "ask": [1, None]}})
+    write(
+        home / ".claude" / "settings.json", {"permissions": {"deny": "Bash(x)", "ask": [1, None]}}
+    )
     assert load_claude_rules(tmp_path) == ((), (), ())
 
 
-@pytest.mark.parametrize(("rule", "pattern"), [
-    ("Bash(git push --force)", "git push --force"), ("Bash(npm run test:*)", "npm run test:*"),
-    ("Bash(echo (x))", "echo (x)"), ("Bash()", ""), ("Read(.env)", None), ("Bash", None), (3, None),
-])
+@pytest.mark.parametrize(
+    ("rule", "pattern"),
+    [
+        ("Bash(git push --force)", "git push --force"),
+        ("Bash(npm run test:*)", "npm run test:*"),
+        ("Bash(echo (x))", "echo (x)"),
+        ("Bash()", ""),
+        ("Read(.env)", None),
+        ("Bash", None),
+        (3, None),
+    ],
+)
 def test_bash_pattern(rule, pattern):
     assert bash_pattern(rule) == pattern

@@ -27,7 +27,11 @@ def detect_agent(payload: Any) -> str:
     tool_name = payload.get("tool_name")
     if event == "BeforeTool" or tool_name == "run_shell_command":
         return "gemini"
-    if event == "beforeShellExecution" or "cursor_version" in payload or "conversation_id" in payload:
+    if (
+        event == "beforeShellExecution"
+        or "cursor_version" in payload
+        or "conversation_id" in payload
+    ):
         return "cursor"
     if "turn_id" in payload:
         return "codex"

@@ -41,7 +41,9 @@ class HookRequest:
     tool_use_id: str = ""
     permission_mode: str = ""
     transcript_path: str = ""
-    variant: str = ""  #: a protocol dialect, e.g. Copilot "claude" | "cli" | "ide", Cursor event name
+    variant: str = (
+        ""  #: a protocol dialect, e.g. Copilot "claude" | "cli" | "ide", Cursor event name
+    )
     raw: dict[str, Any] = attrs.field(factory=dict)  #: the whole payload as received
 
 

@@ -56,7 +56,9 @@ def _read_fd(fd: int, limit: int, timeout: float) -> tuple[bytes, bool]:
     return b"".join(list(chunks)), not finished
 
 
-def read_stdin(stdin: IO[Any] | None, limit: int = STDIN_LIMIT, timeout: float | None = None) -> tuple[bytes, str]:
+def read_stdin(
+    stdin: IO[Any] | None, limit: int = STDIN_LIMIT, timeout: float | None = None
+) -> tuple[bytes, str]:
     """The bytes of stdin and a problem message ("" when none)."""
     if stdin is None:
         return b"", ""
@@ -90,7 +92,10 @@ def decode_payload(data: bytes) -> tuple[dict[str, Any] | None, str]:
     try:
         payload = json.loads(text)
     except json.JSONDecodeError as error:
-        return None, f"stdin is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
+        return (
+            None,
+            f"stdin is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})",
+        )
     except RecursionError:
         return None, "stdin JSON is nested too deeply"
     if not isinstance(payload, dict):

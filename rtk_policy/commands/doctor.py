@@ -20,17 +20,37 @@ def sample_payload(agent: str, cwd: str) -> dict[str, Any]:
     """A harmless shell-tool payload in `agent`'s own shape."""
     command = "git status"
     if agent == "copilot":
-        return {"sessionId": "doctor", "cwd": cwd, "toolName": "bash",
-                "toolArgs": json.dumps({"command": command})}
+        return {
+            "sessionId": "doctor",
+            "cwd": cwd,
+            "toolName": "bash",
+            "toolArgs": json.dumps({"command": command}),
+        }
     if agent == "gemini":
-        return {"session_id": "doctor", "cwd": cwd, "hook_event_name": "BeforeTool",
-                "tool_name": "run_shell_command", "tool_input": {"command": command}}
+        return {
+            "session_id": "doctor",
+            "cwd": cwd,
+            "hook_event_name": "BeforeTool",
+            "tool_name": "run_shell_command",
+            "tool_input": {"command": command},
+        }
     if agent == "cursor":
-        return {"conversation_id": "doctor", "hook_event_name": "beforeShellExecution",
-                "command": command, "cwd": cwd}
-    return {"session_id": "doctor", "transcript_path": "", "cwd": cwd, "permission_mode": "default",
-            "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_doctor",
-            "tool_input": {"command": command, "description": "rtk-policy doctor"}}
+        return {
+            "conversation_id": "doctor",
+            "hook_event_name": "beforeShellExecution",
+            "command": command,
+            "cwd": cwd,
+        }
+    return {
+        "session_id": "doctor",
+        "transcript_path": "",
+        "cwd": cwd,
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_use_id": "toolu_doctor",
+        "tool_input": {"command": command, "description": "rtk-policy doctor"},
+    }
 
 
 def installed_commands(spec: Target) -> list[str]:
@@ -40,13 +60,17 @@ def installed_commands(spec: Target) -> list[str]:
     entries = hooks.get(spec.event) if isinstance(hooks, dict) else None
     found = []
     for entry in entries if isinstance(entries, list) else []:
-        handlers = [entry] if spec.matcher is None else (entry.get("hooks") or [] if isinstance(entry, dict) else [])
+        handlers = (
+            [entry]
+            if spec.matcher is None
+            else (entry.get("hooks") or [] if isinstance(entry, dict) else [])
+        )
         found += [h[spec.command_key] for h in handlers if is_ours(h, spec.command_key)]
     return found
 
 
 def check_output(stdout: str) -> str:
-    """"" when `stdout` is a valid hook answer (nothing, or one JSON object line), else the problem."""
+    """ "" when `stdout` is a valid hook answer (nothing, or one JSON object line), else the problem."""
     text = stdout.strip()
     if not text:
         return ""
@@ -62,8 +86,9 @@ def run_command(command: str, agent: str, cwd: str) -> str:
     """Run an installed hook command on a sample payload; "" when it answered correctly."""
     payload = json.dumps(sample_payload(agent, cwd))
     try:
-        done = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True,
-                              timeout=30, cwd=cwd)
+        done = subprocess.run(
+            command, shell=True, input=payload, capture_output=True, text=True, timeout=30, cwd=cwd
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"could not run: {error}"
     if done.returncode != 0:
@@ -93,7 +118,12 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     def report(ok: bool, text: str, fix: str = "") -> None:
         nonlocal problems
         problems += not ok
-        stdout.write(("ok      " if ok else "PROBLEM ") + text + (f"\n        fix: {fix}" if fix and not ok else "") + "\n")
+        stdout.write(
+            ("ok      " if ok else "PROBLEM ")
+            + text
+            + (f"\n        fix: {fix}" if fix and not ok else "")
+            + "\n"
+        )
 
     found_any = False
     for agent in AGENTS:
@@ -108,9 +138,14 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
                 found_any = True
                 report(True, f"{agent} hook installed in {spec.path}")
                 problem = run_command(command, agent, cwd)
-                report(not problem, f"hook command runs: {command}" + (f" ({problem})" if problem else ""),
-                       f"reinstall with `rtk-policy init --agent {agent}{' --global' if global_ else ''}`")
-    report(found_any, "an rtk-policy hook is installed", "run `rtk-policy init --global` (Claude Code)")
+                report(
+                    not problem,
+                    f"hook command runs: {command}" + (f" ({problem})" if problem else ""),
+                    f"reinstall with `rtk-policy init --agent {agent}{' --global' if global_ else ''}`",
+                )
+    report(
+        found_any, "an rtk-policy hook is installed", "run `rtk-policy init --global` (Claude Code)"
+    )
     try:
         from rtk_policy.engine import load_engine
 
@@ -119,6 +154,9 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     except Exception as error:  # noqa: BLE001 - any load failure is a finding
         report(False, f"policies do not load: {error}", "run `rtk-policy check` to see every error")
     problem = round_trip(cwd)
-    report(not problem, "a sample payload round-trips" + (f" ({problem})" if problem else ""),
-           "see the message above; the hook falls back to its fail mode meanwhile")
+    report(
+        not problem,
+        "a sample payload round-trips" + (f" ({problem})" if problem else ""),
+        "see the message above; the hook falls back to its fail mode meanwhile",
+    )
     return 1 if problems else 0

@@ -61,7 +61,9 @@ class _Hook:
         context = self.context(engine, request)
         evaluate = getattr(engine, "evaluate", None)
         outcome = evaluate(request.command, context) if callable(evaluate) else None
-        decision = outcome.decision if outcome is not None else engine.decide(request.command, context)
+        decision = (
+            outcome.decision if outcome is not None else engine.decide(request.command, context)
+        )
         self.emit(self.module.render(decision, request))
         error = getattr(decision, "error", "")
         if error:

@@ -44,7 +44,10 @@ def settings_files(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
     files: list[Path] = []
     project = claude_project_dir(cwd)
     if project is not None:
-        files += [project / ".claude" / "settings.json", project / ".claude" / "settings.local.json"]
+        files += [
+            project / ".claude" / "settings.json",
+            project / ".claude" / "settings.local.json",
+        ]
     user = claude_config_dir()
     files += [user / "settings.json", user / "settings.local.json"]
     return files

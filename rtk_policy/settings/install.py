@@ -13,7 +13,9 @@ from rtk_policy.settings.jsonfile import JsonFile, backup_path, read_json, rende
 from rtk_policy.settings.targets import Target
 
 #: A command line that runs our hook: `…/rtk-policy hook X`, `python -m rtk_policy hook X`, or a delegate.
-_OURS = re.compile(r"(?:rtk-policy|rtk_policy)(?:\.exe)?['\"]?\s+hook\b|rtk_policy[/\\]hookfiles[/\\]")
+_OURS = re.compile(
+    r"(?:rtk-policy|rtk_policy)(?:\.exe)?['\"]?\s+hook\b|rtk_policy[/\\]hookfiles[/\\]"
+)
 
 
 @attrs.frozen
@@ -65,7 +67,9 @@ def installed(data: dict[str, Any], spec: Target) -> bool:
         if spec.matcher is None:
             if is_ours(entry, spec.command_key):
                 return True
-        elif matcher_covers(entry.get("matcher") if isinstance(entry, dict) else None, spec.matcher):
+        elif matcher_covers(
+            entry.get("matcher") if isinstance(entry, dict) else None, spec.matcher
+        ):
             if any(is_ours(h, spec.command_key) for h in _handlers(entry)):
                 return True
     return False
@@ -77,7 +81,9 @@ def sibling_hooks(data: dict[str, Any], spec: Target) -> list[str]:
     for entry in _event_list(data, spec):
         if spec.matcher is None:
             handlers = [entry]
-        elif matcher_covers(entry.get("matcher") if isinstance(entry, dict) else None, spec.matcher):
+        elif matcher_covers(
+            entry.get("matcher") if isinstance(entry, dict) else None, spec.matcher
+        ):
             handlers = _handlers(entry)
         else:
             continue
@@ -142,8 +148,11 @@ def remove_entries(data: dict[str, Any], spec: Target) -> dict[str, Any]:
 def install(spec: Target, command: str) -> Change:
     """Add our hook to `spec.path` unless present; raise `SettingsError` for a file that is not JSON."""
     current = read_json(spec.path)
-    warnings = tuple(f"another {spec.event} hook also runs on {spec.matcher or 'shell commands'}: {c}"
-                     " (its rewrites race with ours)" for c in sibling_hooks(current.data, spec))
+    warnings = tuple(
+        f"another {spec.event} hook also runs on {spec.matcher or 'shell commands'}: {c}"
+        " (its rewrites race with ours)"
+        for c in sibling_hooks(current.data, spec)
+    )
     if installed(current.data, spec):
         return Change(str(spec.path), False, f"already installed in {spec.path}", warnings)
     new = add_entry(current.data, spec, command)

@@ -39,7 +39,9 @@ def read_json(path: Path) -> JsonFile:
     try:
         data = json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as error:
-        raise SettingsError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from error
+        raise SettingsError(
+            f"{path}: not UTF-8 text ({error.reason} at byte {error.start})"
+        ) from error
     except json.JSONDecodeError as error:
         raise SettingsError(
             f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"

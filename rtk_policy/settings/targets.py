@@ -48,18 +48,32 @@ def target(agent: str, global_: bool, cwd: str | None = None) -> Target:
     """The settings target of `agent`, user-wide (`global_`) or for the project in `cwd`."""
     here = Path(cwd or os.getcwd())
     if agent == "claude":
-        path = claude_config_dir() / "settings.json" if global_ else here / ".claude" / "settings.json"
+        path = (
+            claude_config_dir() / "settings.json" if global_ else here / ".claude" / "settings.json"
+        )
         return Target(agent, path, "PreToolUse", "Bash", "command", (("type", "command"),))
     if agent == "codex":
         base = _home("CODEX_HOME", ".codex") if global_ else here / ".codex"
-        return Target(agent, base / "hooks.json", "PreToolUse", "Bash", "command", (("type", "command"),))
+        return Target(
+            agent, base / "hooks.json", "PreToolUse", "Bash", "command", (("type", "command"),)
+        )
     if agent == "gemini":
         base = Path.home() / ".gemini" if global_ else here / ".gemini"
         extra = (("type", "command"), ("name", "rtk-policy"))
-        return Target(agent, base / "settings.json", "BeforeTool", "run_shell_command", "command", extra)
+        return Target(
+            agent, base / "settings.json", "BeforeTool", "run_shell_command", "command", extra
+        )
     if agent == "cursor":
         base = Path.home() / ".cursor" if global_ else here / ".cursor"
-        return Target(agent, base / "hooks.json", "beforeShellExecution", None, "command", (), (("version", 1),))
+        return Target(
+            agent,
+            base / "hooks.json",
+            "beforeShellExecution",
+            None,
+            "command",
+            (),
+            (("version", 1),),
+        )
     if agent == "copilot":
         base = Path.home() / ".copilot" / "hooks" if global_ else here / ".github" / "hooks"
         extra = (("type", "command"),)
