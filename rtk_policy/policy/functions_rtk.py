@@ -313,17 +313,18 @@ def rtk_excluded(text: str, argv: list[str], entries: list[str]) -> bool:
     forms = [typed]
     if words and "/" in words[0][0]:
         forms.append(words[0][0].rsplit("/", 1)[-1] + typed[len(words[0][0]) :])
-    forms.append(" ".join(argv))
-    forms.append(" ".join(_escaped(w) for w in argv))
-    if argv:
-        forms.append(" ".join([argv[0].rsplit("/", 1)[-1], *argv[1:]]))
-        forms.append(rtk_tool_form(list(argv)))
+    words_run = [_escaped(w) for w in argv]  # a quoted word never splits (`'pytest x'` ≠ `pytest`)
+    if words_run:
+        forms.append(" ".join(words_run))
+        forms.append(" ".join([words_run[0].rsplit("/", 1)[-1], *words_run[1:]]))
+        forms.append(rtk_tool_form(words_run))
     return any(_entry_matches(m, f) for m in matchers for f in forms if f)
 
 
 # ---------------------------------------------------------------------------------------------
 # head / tail / cat → rtk read (§3.10)
 
+_REDIRECT_WORD = re.compile(r"[0-9]*[<>&]")
 _OPERAND_RE = re.compile(r"^[\w.\-/~+@:,=]+$")
 
 
@@ -335,7 +336,7 @@ def _plain_operand(raw: str) -> bool:
 def rtk_read(text: str) -> str:
     """The `rtk read …` form of a head/tail/cat command, "" when RTK keeps it native."""
     words = [w for w, _ in split_words(collapse_continuations(text).strip(IFS))]
-    if len(words) < 2:
+    if len(words) < 2 or any(_REDIRECT_WORD.match(w) for w in words):
         return ""
     program, args = words[0], words[1:]
     if program == "cat":
@@ -438,7 +439,8 @@ def rtk_search_lists_files(argv: list[str]) -> bool:
     """grep/rg prints file names instead of lines (-l, -L, --files, --files-with-matches, …)."""
     if any(a.split("=", 1)[0] in _FILE_LIST_LONG for a in argv[1:]):
         return True
-    return any(("l" in b or "L" in b) for b in _short_bundles(argv))
+    # a bundle that also counts (-lc) prints counts, which the filter keeps
+    return any(("l" in b or "L" in b) and "c" not in b for b in _short_bundles(argv))
 
 
 _S, _B, _LS = "string", "bool", "list<string>"
