@@ -1,0 +1,85 @@
+"""The compiled-policy cache: hits restore without YAML or CEL parsing; stale or corrupt files are rebuilt."""
+
+from __future__ import annotations
+
+import pytest
+from policy_helpers import line, seg, write
+
+from rtk_policy.policy import available_backends, load_policy_set
+from rtk_policy.policy import load as load_module
+from rtk_policy.policy.cache import cache_dir
+from rtk_policy.policy.model import Context
+
+TEXT = """\
+name: c
+rules:
+  - id: rm-any
+    decision: deny
+    programs: [rm]
+    match: segment.args.size() > 0
+"""
+
+
+@pytest.fixture(autouse=True)
+def cache_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def _files():
+    return sorted(cache_dir().glob("policies-*.pickle"))
+
+
+def _denies(policies):
+    return [h.rule.id for h in policies.evaluate(line(seg("rm x")), Context()).results[0].permission_hits]
+
+
+@pytest.mark.parametrize("backend", available_backends())
+def test_hit_does_not_compile_again(tmp_path, monkeypatch, backend):
+    path = write(tmp_path, "p.yaml", TEXT)
+    first = load_policy_set([path], backend=backend)
+    assert len(_files()) == 1
+    import rtk_policy.policy.compiler as compiler
+
+    monkeypatch.setattr(compiler, "compile_files", lambda *a: pytest.fail("compiled on a cache hit"))
+    second = load_policy_set([path], backend=backend)
+    assert second.digest == first.digest and [r.id for r in second.rules] == ["rm-any"]
+    assert _denies(second) == ["rm-any"]
+
+
+def test_stale_cache_is_not_used(tmp_path):
+    path = write(tmp_path, "p.yaml", TEXT)
+    load_policy_set([path])
+    write(tmp_path, "p.yaml", TEXT.replace("rm-any", "rm-changed"))
+    policies = load_policy_set([path])
+    assert [r.id for r in policies.rules] == ["rm-changed"]
+    assert len(_files()) == 2
+
+
+@pytest.mark.parametrize("damage", [b"", b"garbage", None])
+def test_corrupt_cache_is_rebuilt(tmp_path, monkeypatch, damage):
+    path = write(tmp_path, "p.yaml", TEXT)
+    load_policy_set([path])
+    (cached,) = _files()
+    data = cached.read_bytes()
+    cached.write_bytes(data[:-10] + b"0123456789" if damage is None else damage)
+    policies = load_policy_set([path])
+    assert _denies(policies) == ["rm-any"]
+    assert cached.read_bytes() != data[:-10] + b"0123456789"
+    import rtk_policy.policy.compiler as compiler
+
+    monkeypatch.setattr(compiler, "compile_files", lambda *a: pytest.fail("the rebuilt cache was not used"))
+    assert _denies(load_policy_set([path])) == ["rm-any"]
+
+
+def test_unwritable_cache_dir_is_fine(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    policies = load_policy_set([write(tmp_path, "p.yaml", TEXT)])
+    assert _denies(policies) == ["rm-any"]
+
+
+def test_no_cache_when_disabled(tmp_path):
+    load_policy_set([write(tmp_path, "p.yaml", TEXT)], use_cache=False)
+    assert _files() == []
+    assert load_module.expand_paths([str(tmp_path)]) == [str(tmp_path / "p.yaml")]
