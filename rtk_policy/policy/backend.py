@@ -11,14 +11,25 @@ import importlib
 import os
 from typing import Any, Protocol
 
+import attrs
+
 #: Backend names, primary first, and the module of each.
 BACKENDS = ("cel-expr", "cel-python")
 _MODULES = {"cel-expr": "rtk_policy.policy.cel_expr", "cel-python": "rtk_policy.policy.cel_python"}
 _INSTANCES: dict[str, Backend] = {}
 
 
+@attrs.frozen
+class CheckError:
+    """One compile error, positioned in the expression (1-based line and column)."""
+
+    line: int
+    col: int
+    message: str
+
+
 class CompileError(Exception):
-    """A CEL expression that does not compile; `errors` are `checker.CheckError`s (expression positions)."""
+    """A CEL expression that does not compile; `errors` are `CheckError`s (expression positions)."""
 
     def __init__(self, errors: list[Any]) -> None:
         self.errors = list(errors)

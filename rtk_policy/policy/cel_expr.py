@@ -8,8 +8,7 @@ from typing import Any
 from cel_expr_python import cel
 
 from rtk_policy.policy import facts
-from rtk_policy.policy.backend import CompileError, EvalError, file_version
-from rtk_policy.policy.checker import CheckError
+from rtk_policy.policy.backend import CheckError, CompileError, EvalError, file_version
 from rtk_policy.policy.functions import Function, all_functions
 
 _ERROR_LINE = re.compile(r"ERROR: <input>:(\d+):(\d+): (.*)")

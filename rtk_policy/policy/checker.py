@@ -8,12 +8,10 @@ so both report identical errors.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
-import attrs
-
 from rtk_policy.policy import facts
+from rtk_policy.policy.backend import CheckError
 from rtk_policy.policy.functions import all_functions
 
 MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
@@ -36,15 +34,6 @@ _KIND_NAMES = {"string": "a string", "int": "an int", "bool": "a bool", "list": 
                "map": "a map", "record": "a map"}  # fmt: skip
 
 
-@attrs.frozen
-class CheckError:
-    """One static error, positioned in the expression (1-based line and column)."""
-
-    line: int
-    col: int
-    message: str
-
-
 def _function_tables() -> tuple[dict[str, Any], dict[str, Any]]:
     globals_ = dict(_STD_GLOBAL)
     members = dict(_STD_MEMBER)
@@ -54,6 +43,8 @@ def _function_tables() -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _suggest(name: str, choices: Any) -> str:
+    import difflib
+
     close = difflib.get_close_matches(name, list(choices), n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
 
