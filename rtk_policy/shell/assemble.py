@@ -11,7 +11,7 @@ from rtk_policy.shell.scan import Scan, scan
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.walk import (
     draft_line_refusal,
-    is_rewritable,
+    draft_refusal,
     line_of,
     logical_line_starts,
     physical_lines,
@@ -36,20 +36,20 @@ def _assemble(text: str, transparent: tuple[str, ...], walker_cls: Callable[...,
     drafts: list[Draft] = walker.drafts
     refused = refusal(text, sc)
     starts = logical_line_starts(text, sc)
-    bad_lines = {line_of(starts, off) for off, _ in walker.line_refusals}
+    bad_lines = {line_of(starts, off): why for off, why in walker.line_refusals}
     coproc_lines: dict[int, int] = {}
     for off in walker.coproc_at:
         ln = line_of(starts, off)
         coproc_lines[ln] = min(off, coproc_lines.get(ln, off))
     for d in drafts:
-        if d.src.base >= 0 and draft_line_refusal(d):
-            bad_lines.add(line_of(starts, d.src.absolute(d.start)))
+        why = draft_line_refusal(d) if d.src.base >= 0 else ""
+        if why:
+            bad_lines.setdefault(line_of(starts, d.src.absolute(d.start)), why)
     if len(starts) == 1 and bad_lines:
-        refused = refused or "walker cannot place a word"
+        refused = refused or next(iter(bad_lines.values()))
     pipes = stage_programs(drafts)
     segments = tuple(
-        to_segment(d, pipes, not refused and _rewritable(d, starts, bad_lines, coproc_lines))
-        for d in drafts
+        to_segment(d, pipes, _refusal(d, refused, starts, bad_lines, coproc_lines)) for d in drafts
     )
     redirects = _verbatim_redirects(drafts, walker.compound_redirects)
     return CommandLine(
@@ -67,15 +67,20 @@ def _assemble(text: str, transparent: tuple[str, ...], walker_cls: Callable[...,
     )
 
 
-def _rewritable(d: Draft, starts: Sequence[int], bad: set[int], coproc: dict[int, int]) -> bool:
-    """Per-segment rewritable: the draft's own rules plus its line's refusals."""
-    if not is_rewritable(d):
-        return False
+def _refusal(d: Draft, whole: str, starts: Sequence[int], bad: dict[int, str], coproc: dict[int, int]) -> str:
+    """Why this segment is not rewritable ("" when it is): whole input, own rules, then its line."""
+    if whole:
+        return whole
+    own = draft_refusal(d)
+    if own:
+        return own
     off = d.src.absolute(d.start)
     ln = line_of(starts, off)
     if ln in bad:
-        return False
-    return not (ln in coproc and off >= coproc[ln])
+        return bad[ln]
+    if ln in coproc and off >= coproc[ln]:
+        return "after coproc"
+    return d.peel.inner_refused
 
 
 def _verbatim_redirects(drafts: Sequence[Draft], compound: Sequence[tuple[Redirect, int]]) -> list[Redirect]:

@@ -62,7 +62,7 @@ class Draft:
         return basename(w.value) if w else ""
 
 
-def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], rewritable: bool) -> Segment:
+def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Segment:
     """Freeze a draft into a `Segment`; `pipes` comes from `stage_programs`."""
     src, text = d.src, d.src.text
     prog = d.program_word
@@ -107,7 +107,8 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], rewritable: bool) ->
         origin=d.ctx.origin,
         parent=d.ctx.parent,
         dynamic_program=d.dynamic,
-        rewritable=rewritable,
+        rewritable=not refusal or refusal == "assignment after uv run",
+        rewrite_refusal=refusal,
     )
 
 

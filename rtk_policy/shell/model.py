@@ -74,6 +74,9 @@ class Segment:
     parent: int  #: index of the segment this one is nested in (-1 when none, e.g. in a subshell)
     dynamic_program: bool  #: the program word is an expansion ($X, ${X}, $(...)): it cannot be attested
     rewritable: bool  #: RTK's walker would consider this command for a rewrite (see shell/walk.py)
+    rewrite_refusal: str = ""  #: why RTK would not rewrite it ("" when it would). Also set while
+    #: rewritable stays True for "assignment after uv run": RTK then routes the whole command to
+    #: `rtk uv run …` instead of rewriting the inner command
 
 
 @attrs.frozen

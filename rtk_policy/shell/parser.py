@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from rtk_policy.shell import nested
+from rtk_policy.shell import fallback, nested
 from rtk_policy.shell.draft import GRAMMAR_WORDS, Ctx, Draft
 from rtk_policy.shell.model import CommandLine
 from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode
@@ -66,9 +66,31 @@ class Walker:
             self.error("nesting too deep")
             return
         root = src.parse()
+        first = len(self.drafts)
         if root.has_error:
             self.error("syntax error")
         self.sequence(src, root.children, ctx)
+        if (root.has_error or fallback.has_lone_cr(src.text)) and self._reparses < MAX_REPARSES:
+            self._reparses += 1
+            self.recover(src, ctx, first)
+
+    def recover(self, src: Source, ctx: Ctx, first: int) -> None:
+        """Add the commands RTK's splitter finds that the tree walk missed (syntax errors, lone CR)."""
+        seen = {
+            (d.program_word.start, d.program)
+            for d in self.drafts[first:]
+            if d.src is src and d.program_word is not None
+        }
+        safe = attrs.evolve(ctx, no_rewrite=ctx.no_rewrite or "recovered from a syntax error")
+        for words, redirs, start, end in fallback.commands(src.text):
+            if len(self.drafts) >= MAX_SEGMENTS:
+                self.error("too many commands")
+                return
+            p = peel(words, self.transparent)
+            prog = words[p.program_index] if p.program_index < len(words) else None
+            if prog is None or (prog.start, basename(prog.value)) in seen:
+                continue
+            self.emit(src, words, redirs, start, end, safe)
 
     def sequence(self, src: Source, children: Sequence[Any], ctx: Ctx) -> None:
         """Walk statements separated by list operators and newlines, in source order."""
@@ -212,6 +234,9 @@ class Walker:
         for r in redirs:
             rn = RedirectNode(src, r)
             self.compound_redirects.append((rn.redirect, src.absolute(rn.start)))
+            if rn.extra_words:  # tree-sitter's reading of `} >f cmd ...`: the words are a command
+                words = rn.extra_words
+                self.emit(src, list(words), [rn], rn.start, words[-1].end, ctx)
             self.substitutions(src, r, ctx)
 
     def test_command(self, src: Source, node: Any, ctx: Ctx) -> None:
@@ -277,6 +302,7 @@ class Walker:
                     sub_nodes.append(c)
         if not words and not redirs:
             return
+        _glued_fds(words, redirs)
         if span is not None:
             start, end = src.span(span)
         else:
@@ -393,6 +419,13 @@ def _nest(ctx: Ctx, origin: str, no_rewrite: str = "") -> Ctx:
 def _exec_ctx(ctx: Ctx, d: Draft) -> Ctx:
     """Context of the command run by xargs / find -exec: top origin, one level deeper."""
     return Ctx(depth=ctx.depth + 1, origin=ctx.origin, parent=d.index, no_rewrite="run by xargs/find")
+
+
+def _glued_fds(words: list[Word], redirs: Sequence[RedirectNode]) -> None:
+    """Drop a digit word glued to a following redirect (`2>&-0>&1`, `0<&1`): it is that fd."""
+    starts = {r.start for r in redirs if r.redirect.fd < 0}
+    if starts:
+        words[:] = [w for w in words if not (w.raw.isdigit() and w.end in starts)]
 
 
 def _flatten(node: Any, kind: str) -> list[Any]:

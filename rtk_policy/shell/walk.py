@@ -152,10 +152,22 @@ def draft_line_refusal(d: Draft) -> str:
     return ""
 
 
-def is_rewritable(d: Draft) -> bool:
-    """Per-command part of `Segment.rewritable` (line and whole-input refusals are applied apart)."""
-    if d.src.base < 0 or d.no_rewrite or d.peel.refused:
-        return False
+def draft_refusal(d: Draft) -> str:
+    """Why RTK's walker would not hand this command to the simple-command rewrite ("" if it would).
+
+    Line and whole-input refusals are applied by the caller.
+    """
+    if d.src.base < 0:
+        return "nested code"
+    if d.no_rewrite:
+        return d.no_rewrite
     if d.ctx.origin not in ("top", "subshell", "group"):
-        return False
-    return d.program_word is not None
+        return d.ctx.origin
+    if d.peel.refused:
+        return d.peel.refused
+    prog = d.program_word
+    if prog is None:
+        return "no program"
+    if d.words[0] is not prog and any(d.words[0].start < s < prog.start for _, s, _ in d.redirects):
+        return "redirect inside the wrapper prefix"
+    return ""

@@ -33,6 +33,7 @@ class Peel:
     env: list[tuple[str, str]] = attrs.Factory(list)
     wrappers: list[str] = attrs.Factory(list)
     refused: str = ""  #: why RTK's walker would not rewrite this command ("" when it would)
+    inner_refused: str = ""  #: why RTK would not rewrite inside a `uv run` (it still may route it)
     split_string: Word | None = None  #: the script of `env -S '...'`, parsed like bash -c
 
 
@@ -60,7 +61,10 @@ def peel(
             _refuse(p, "glob or expansion head")
             break
         if last in _NO_ASSIGNMENT_AFTER and assignment_name(w.raw):
-            _refuse(p, f"assignment after {last}")
+            if last == "uv run":  # RTK still routes the whole command to `rtk uv run`
+                p.inner_refused = p.inner_refused or "assignment after uv run"
+            else:
+                _refuse(p, f"assignment after {last}")
             i = _assignments(words, i, p, shell=False)
             continue
         name = basename(w.value)
@@ -69,8 +73,13 @@ def peel(
         handler = _HANDLERS.get(name)
         if handler is None:
             break
-        if name == "time" and pipeline_start and "/" not in w.value:
+        reserved = name == "time" and "/" not in w.value and (
+            (pipeline_start and i == 0) or last == "reserved time"
+        )
+        if reserved:
             _reserved_time_check(words, i, p)
+        elif name and w.quoted:
+            _refuse(p, "quoted wrapper head")
         j = handler(words, i, p)
         if j is None or j >= len(words):
             break
@@ -83,7 +92,7 @@ def peel(
         if name != "rtk" and words[j].value == "rtk":
             _refuse(p, "wrapper operand is rtk")
         p.wrappers.append(name)
-        i, layers, last = j, layers + 1, name
+        i, layers, last = j, layers + 1, "reserved time" if reserved else name
     if layers > MAX_PREFIX_DEPTH:
         _refuse(p, "wrapper chain deeper than 10")
     p.program_index = i
@@ -119,12 +128,14 @@ def _match_transparent(words: Sequence[Word], i: int, prefixes: Sequence[tuple[s
 
 
 def _reserved_time_check(words: Sequence[Word], i: int, p: Peel) -> None:
-    """The reserved word `time` accepts only -p and -- (GNU options make bash run "-v")."""
-    j = i + 1
-    while j < len(words) and words[j].value.startswith("-"):
-        if words[j].value not in ("-p", "--"):
-            _refuse(p, "reserved time with GNU options")
+    """The reserved word `time` takes an optional -p then an optional --; bash runs any other "-x"."""
+    j, n = i + 1, len(words)
+    if j < n and words[j].raw == "-p":
         j += 1
+    if j < n and words[j].raw == "--":
+        j += 1
+    if j < n and words[j].value.startswith("-"):
+        _refuse(p, "reserved time with an option it does not take")
 
 
 def _options(
@@ -195,8 +206,26 @@ def _h_env(words: Sequence[Word], i: int, p: Peel) -> int | None:
 
 
 def _h_timeout(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    j = _options(words, i + 1, "sk", ("--signal", "--kill-after"))
-    return None if j is None else j + 1  # the DURATION
+    j, n = i + 1, len(words)
+    while j < n:
+        v = words[j].value
+        if v == "--":
+            j += 1
+            break
+        if not v.startswith("-") or v == "-":
+            break
+        if v.startswith("--"):
+            key = v.split("=", 1)[0]
+            if key not in ("--signal", "--kill-after", "--preserve-status", "--foreground", "--verbose"):
+                _refuse(p, "unknown timeout option")
+            j += 2 if ("=" not in v and key in ("--signal", "--kill-after")) else 1
+            continue
+        body = v[1:]
+        k = next((m for m, ch in enumerate(body) if ch in "sk"), -1)
+        if any(ch not in "pfvsk" for ch in body[: k if k >= 0 else len(body)]):
+            _refuse(p, "unknown timeout option")
+        j += 2 if k == len(body) - 1 else 1
+    return j + 1  # the DURATION
 
 
 def _h_nice(words: Sequence[Word], i: int, p: Peel) -> int | None:

@@ -1,0 +1,94 @@
+"""A regex lexer that splits text into simple commands the way RTK's permission splitter does (§4.3).
+
+It is the safety net for input tree-sitter cannot parse (and for lone carriage returns, which bash
+keeps inside words but RTK treats as separators): every command it finds that the tree walk missed
+becomes an extra segment, so `! >out;rm -rf /` still shows policies an `rm`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from rtk_policy.shell.model import Redirect
+from rtk_policy.shell.redirects import is_file_target
+from rtk_policy.shell.words import Word, make_word
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>[ \t\v\f]+|\\\r?\n)
+  | (?P<sep>\r?\n|\r|;;&|;;|;&|&&|\|\||\|&|[;&|()])
+  | (?P<redir>(?:[0-9]+|\{[A-Za-z_][A-Za-z0-9_]*\})?(?:&>>|&>|>>|>&|>\||<<<|<<-|<<|<&|<>|>|<)(?!\())
+  | (?P<word>(?:[^\s;&|()<>"'`\\$]+|\\.|'[^']*'?|"(?:[^"\\]|\\.)*"?|`(?:[^`\\]|\\.)*`?
+        |\$\((?:[^()]|\([^()]*\))*\)?|\$\{[^}]*\}?|\$'(?:[^'\\]|\\.)*'?|[<>]\((?:[^()]|\([^()]*\))*\)?|\$)+)
+  | (?P<other>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_LEADING = frozenset({"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "time"})
+
+
+class LexRedirect:
+    """A redirect found by the lexer (same attributes the walker reads from tree-sitter ones)."""
+
+    __slots__ = ("redirect", "start", "end", "body")
+
+    def __init__(self, op_text: str, target: Word | None, start: int) -> None:
+        m = re.match(r"([0-9]*)(.*)", op_text, re.DOTALL)
+        fd_text, op = (m.group(1), m.group(2)) if m else ("", op_text)
+        value = target.value if target else ""
+        if op in (">&", "<&") and (value.isdigit() or value == "-"):
+            value = "&" + value
+        if op in ("<<", "<<-"):
+            value = ""
+        fd = int(fd_text) if fd_text and len(fd_text) < 10 else -1
+        self.redirect = Redirect(op=op, fd=fd, target=value, is_file=is_file_target(op, value))
+        self.start = start
+        self.end = target.end if target else start + len(op_text)
+        self.body = ""
+
+
+def commands(text: str) -> Iterator[tuple[list[Word], list[LexRedirect], int, int]]:
+    """Yield (words, redirects, start, end) for every simple command in `text`."""
+    words: list[Word] = []
+    redirs: list[LexRedirect] = []
+    pending: tuple[str, int] | None = None
+    start = -1
+    end = 0
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        if kind == "ws":
+            continue
+        if kind in ("sep", "other"):
+            if pending:
+                redirs.append(LexRedirect(pending[0], None, pending[1]))
+                pending = None
+            if words or redirs:
+                yield words, redirs, start, end
+            words, redirs, start = [], [], -1
+            continue
+        if start < 0:
+            start = m.start()
+        end = m.end()
+        if kind == "redir":
+            if pending:
+                redirs.append(LexRedirect(pending[0], None, pending[1]))
+            pending = (m.group(0), m.start())
+            continue
+        w = make_word(m.group(0), m.start())
+        if pending:
+            redirs.append(LexRedirect(pending[0], w, pending[1]))
+            pending = None
+            continue
+        if not words and w.raw in _LEADING:
+            continue
+        words.append(w)
+    if pending:
+        redirs.append(LexRedirect(pending[0], None, pending[1]))
+    if words or redirs:
+        yield words, redirs, start, end
+
+
+def has_lone_cr(text: str) -> bool:
+    """True when `text` holds a carriage return not followed by a newline."""
+    return "\r" in text and re.search(r"\r(?!\n)", text) is not None
