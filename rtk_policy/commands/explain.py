@@ -38,7 +38,7 @@ def explain_data(outcome: object) -> dict[str, object]:
     decision = outcome.decision  # type: ignore[attr-defined]
     segments = []
     for segment, result in zip(line.segments, outcome.evaluation.results, strict=True):  # type: ignore[attr-defined]
-        data = attrs.asdict(segment, retain_collection_types=False)
+        data = attrs.asdict(segment)
         data["rules"] = [
             {"id": tried.rule.id, "kind": tried.rule.kind, "decision": tried.rule.decision,
              "mode": tried.rule.mode, "matched": tried.matched, "message": tried.message,
@@ -53,7 +53,7 @@ def explain_data(outcome: object) -> dict[str, object]:
         "flags": {flag: getattr(line, flag) for flag in _FLAGS},
         "error": line.error,
         "segments": segments,
-        "decision": attrs.asdict(decision, retain_collection_types=False),
+        "decision": attrs.asdict(decision),
         "exit": code,
         "stdout": stdout,
         "policy_digest": outcome.evaluation.policy_digest,  # type: ignore[attr-defined]
