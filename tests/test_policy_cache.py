@@ -30,7 +30,10 @@ def _files():
 
 
 def _denies(policies):
-    return [h.rule.id for h in policies.evaluate(line(seg("rm x")), Context()).results[0].permission_hits]
+    return [
+        h.rule.id
+        for h in policies.evaluate(line(seg("rm x")), Context()).results[0].permission_hits
+    ]
 
 
 @pytest.mark.parametrize("backend", available_backends())
@@ -40,7 +43,9 @@ def test_hit_does_not_compile_again(tmp_path, monkeypatch, backend):
     assert len(_files()) == 1
     import rtk_policy.policy.compiler as compiler
 
-    monkeypatch.setattr(compiler, "compile_files", lambda *a: pytest.fail("compiled on a cache hit"))
+    monkeypatch.setattr(
+        compiler, "compile_files", lambda *a: pytest.fail("compiled on a cache hit")
+    )
     second = load_policy_set([path], backend=backend)
     assert second.digest == first.digest and [r.id for r in second.rules] == ["rm-any"]
     assert _denies(second) == ["rm-any"]
@@ -67,7 +72,9 @@ def test_corrupt_cache_is_rebuilt(tmp_path, monkeypatch, damage):
     assert cached.read_bytes() != data[:-10] + b"0123456789"
     import rtk_policy.policy.compiler as compiler
 
-    monkeypatch.setattr(compiler, "compile_files", lambda *a: pytest.fail("the rebuilt cache was not used"))
+    monkeypatch.setattr(
+        compiler, "compile_files", lambda *a: pytest.fail("the rebuilt cache was not used")
+    )
     assert _denies(load_policy_set([path])) == ["rm-any"]
 
 

@@ -64,7 +64,9 @@ def _ids(result):
 
 
 def test_permission_hits_and_messages(policies):
-    evaluation = policies.evaluate(line(seg("rm -rf /"), seg("git push")), Context(claude_ask=("git push",)))
+    evaluation = policies.evaluate(
+        line(seg("rm -rf /"), seg("git push")), Context(claude_ask=("git push",))
+    )
     first, second = evaluation.results
     assert _ids(first) == ["rm-root"]
     assert first.permission_hits[0].message == "deleting -rf / is not allowed"
@@ -89,7 +91,9 @@ def test_when_false_skips_the_whole_file(policies):
 
 
 def test_disabled_rules_are_not_tried(policies):
-    result = policies.evaluate(line(seg("rm -rf /")), Context(disabled_rules=("rm-root",))).results[0]
+    result = policies.evaluate(line(seg("rm -rf /")), Context(disabled_rules=("rm-root",))).results[
+        0
+    ]
     assert "rm-root" not in [r.rule.id for r in result.tried]
     assert result.permission_hits == ()
 
@@ -146,7 +150,9 @@ rules:
                       exclude_commands=("curl",))  # fmt: skip
     first = seg("git log", pipeline_size=2, pipeline_after=("head",), env=(("A", "1"),))
     for backend in BACKENDS:
-        policies = load_policy_set([write(tmp_path, "v.yaml", text)], backend=backend, use_cache=False)
+        policies = load_policy_set(
+            [write(tmp_path, "v.yaml", text)], backend=backend, use_cache=False
+        )
         evaluation = policies.evaluate(line(first, seg("head")), context)
         assert evaluation.errors == ()
         assert _ids(evaluation.results[0]) == ["everything"], backend
@@ -157,7 +163,11 @@ def test_backends_agree_on_a_batch_of_commands(tmp_path):
         pytest.skip("one backend only")
     paths = [write(tmp_path, "a.yaml", PERMISSION), write(tmp_path, "b.yaml", REWRITE)]
     sets = [load_policy_set(paths, backend=b, use_cache=False) for b in BACKENDS]
-    commands = [line(seg("rm -rf ~"), seg("git status")), line(seg("git log")), line(seg("rm -r build"))]
+    commands = [
+        line(seg("rm -rf ~"), seg("git status")),
+        line(seg("git log")),
+        line(seg("rm -r build")),
+    ]
     context = Context(claude_ask=("git *",))
     for command in commands:
         summaries = [

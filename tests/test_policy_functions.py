@@ -18,7 +18,9 @@ BACKENDS = all_backends()
 
 
 @pytest.mark.skipif(not CASES, reason="reference corpus not present")
-@pytest.mark.parametrize("case", CASES.get("pattern_match", []), ids=lambda c: f"{c['pattern']}|{c['cmd']}")
+@pytest.mark.parametrize(
+    "case", CASES.get("pattern_match", []), ids=lambda c: f"{c['pattern']}|{c['cmd']}"
+)
 def test_corpus_pattern_match(case):
     assert bash_rule_matches(case["pattern"], case["cmd"]) is case["expected"]
 

@@ -86,13 +86,27 @@ def test_both_backends_report_identical_problems(tmp_path):
         ("rules: []\n", "missing required key 'name'"),
         ("name: x\nkind: other\nrules: []\n", "kind must be one of permission, rewrite"),
         ("name: x\nrules:\n  - {id: a, match: 'true'}\n", "missing required key 'decision'"),
-        ("name: x\nkind: rewrite\nrules:\n  - {id: a, match: 'true'}\n", "missing required key 'rewrite'"),
-        ("name: x\nrules:\n  - {id: A_b, decision: deny, match: 'true'}\n", "must match [a-z0-9][a-z0-9-]*"),
-        ("name: x\nrules:\n  - {id: a, decision: deny, match: 'segment.program'}\n", "must give a bool"),
-        ("name: x\nrules:\n  - {id: a, decision: deny, match: 'true', programs: rm}\n", "programs must be a list"),
+        (
+            "name: x\nkind: rewrite\nrules:\n  - {id: a, match: 'true'}\n",
+            "missing required key 'rewrite'",
+        ),
+        (
+            "name: x\nrules:\n  - {id: A_b, decision: deny, match: 'true'}\n",
+            "must match [a-z0-9][a-z0-9-]*",
+        ),
+        (
+            "name: x\nrules:\n  - {id: a, decision: deny, match: 'segment.program'}\n",
+            "must give a bool",
+        ),
+        (
+            "name: x\nrules:\n  - {id: a, decision: deny, match: 'true', programs: rm}\n",
+            "programs must be a list",
+        ),
         ("name: x\nrules: [\n", "invalid YAML"),
-        ("name: x\nrules:\n  - {id: a, decision: deny, match: 'true', examples: [{command: x, expect: maybe}]}\n",
-         "expect must be one of"),
+        (
+            "name: x\nrules:\n  - {id: a, decision: deny, match: 'true', examples: [{command: x, expect: maybe}]}\n",
+            "expect must be one of",
+        ),
     ],
 )
 def test_validation_messages(tmp_path, text, message):
@@ -106,10 +120,19 @@ def test_duplicate_policy_names_across_files(tmp_path):
 
 
 def test_loads_rules_in_order_with_metadata(tmp_path):
-    text = GOOD + "    examples:\n      - {command: 'rm -rf /', expect: deny, claude: {deny: ['rm:*']}}\n"
+    text = (
+        GOOD
+        + "    examples:\n      - {command: 'rm -rf /', expect: deny, claude: {deny: ['rm:*']}}\n"
+    )
     policies = load_policy_set([write(tmp_path, "a.yaml", text)], use_cache=False)
     (rule,) = policies.rules
-    assert (rule.id, rule.decision, rule.programs, rule.line, rule.mode) == ("rm-root", "deny", ("rm",), 4, "enforce")
+    assert (rule.id, rule.decision, rule.programs, rule.line, rule.mode) == (
+        "rm-root",
+        "deny",
+        ("rm",),
+        4,
+        "enforce",
+    )
     (example,) = rule.examples
     assert example.expect == "deny"
     assert dict(example.overrides)["claude"] == {"deny": ["rm:*"]}

@@ -92,7 +92,9 @@ def get_backend(name: str | None = None) -> Backend:
             return _load(candidate)
         except BackendUnavailable:
             continue
-    raise BackendUnavailable("no CEL backend can be imported (install cel-expr-python or cel-python)")
+    raise BackendUnavailable(
+        "no CEL backend can be imported (install cel-expr-python or cel-python)"
+    )
 
 
 def _load(name: str) -> Backend:

@@ -47,7 +47,9 @@ def parse_errors(text: str) -> list[CheckError]:
     for match in _ERROR_LINE.finditer(text):
         message = match.group(3).replace(" [INVALID_ARGUMENT]", "").strip()
         errors.append(CheckError(int(match.group(1)), int(match.group(2)), message))
-    return errors or [CheckError(1, 1, text.strip().splitlines()[0] if text.strip() else "compile error")]
+    return errors or [
+        CheckError(1, 1, text.strip().splitlines()[0] if text.strip() else "compile error")
+    ]
 
 
 class CelExprBackend:
@@ -76,11 +78,20 @@ class CelExprBackend:
             raise CompileError(problems or parse_errors(str(error))) from None
         if problems:
             if problems[0].message.startswith("syntax error"):
-                problems = [CheckError(p.line, p.col, p.message + " (cel-python cannot parse this)") for p in problems]
+                problems = [
+                    CheckError(p.line, p.col, p.message + " (cel-python cannot parse this)")
+                    for p in problems
+                ]
             raise CompileError(problems)
         result = program.return_type()
         if result != _T.DYN and result != _EXPECTED[expected]:
-            raise CompileError([CheckError(1, 1, f"expression must give a {expected}, not {result.name().lower()}")])
+            raise CompileError(
+                [
+                    CheckError(
+                        1, 1, f"expression must give a {expected}, not {result.name().lower()}"
+                    )
+                ]
+            )
         return program, uses
 
     def dump(self, program: Any) -> bytes:

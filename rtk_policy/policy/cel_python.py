@@ -61,7 +61,9 @@ class CelPythonBackend:
     name = "cel-python"
 
     def __init__(self) -> None:
-        self.version = file_version(celpy.__file__ or "") + "/" + file_version(celpy.evaluation.__file__ or "")
+        self.version = (
+            file_version(celpy.__file__ or "") + "/" + file_version(celpy.evaluation.__file__ or "")
+        )
         self.env = celpy.Environment()
         grouped: dict[str, list[Function]] = {}
         for fn in all_functions():

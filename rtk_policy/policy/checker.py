@@ -27,7 +27,12 @@ _STD_MEMBER = {
         "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear", "getHours",
         "getMilliseconds", "getMinutes", "getMonth", "getSeconds")},
 }  # fmt: skip
-_TYPE_OF_NAME = {"string": facts.STRING, "bool": facts.BOOL, "int": facts.INT, "list<string>": facts.STRING_LIST}
+_TYPE_OF_NAME = {
+    "string": facts.STRING,
+    "bool": facts.BOOL,
+    "int": facts.INT,
+    "list<string>": facts.STRING_LIST,
+}
 _LITERALS = {"STRING_LIT": facts.STRING, "MLSTRING_LIT": facts.STRING, "INT_LIT": facts.INT,
              "BOOL_LIT": facts.BOOL}  # fmt: skip
 _KIND_NAMES = {"string": "a string", "int": "an int", "bool": "a bool", "list": "a list",
@@ -54,13 +59,17 @@ class Checker:
 
     def __init__(self) -> None:
         self.errors: list[CheckError] = []
-        self.uses: set[str] = set()  #: "var.field" selected directly, "var" for a whole-variable use
+        self.uses: set[str] = (
+            set()
+        )  #: "var.field" selected directly, "var" for a whole-variable use
         self.globals, self.members = _function_tables()
 
     def error(self, where: Any, message: str) -> None:
         """Record an error at a token or tree."""
         meta = getattr(where, "meta", where)
-        self.errors.append(CheckError(getattr(meta, "line", 1), getattr(meta, "column", 1), message))
+        self.errors.append(
+            CheckError(getattr(meta, "line", 1), getattr(meta, "column", 1), message)
+        )
 
     def infer(self, node: Any, scope: dict[str, Any]) -> Any:
         """The schema of `node` (facts.DYN when unknown), recording errors on the way."""
@@ -94,7 +103,10 @@ class Checker:
         if name in facts.VARIABLES:
             self.uses.add(name)
             return facts.VARIABLES[name]
-        self.error(node.children[0], f"undeclared reference to '{name}'" + _suggest(name, [*scope, *facts.VARIABLES]))
+        self.error(
+            node.children[0],
+            f"undeclared reference to '{name}'" + _suggest(name, [*scope, *facts.VARIABLES]),
+        )
         return facts.DYN
 
     def _literal(self, node: Any, scope: dict[str, Any]) -> Any:
@@ -140,26 +152,38 @@ class Checker:
 
     def _args(self, children: list[Any], scope: dict[str, Any]) -> list[Any]:
         exprs = [c for c in children if getattr(c, "data", "") in ("exprlist", "mapinits")]
-        return [self.infer(e, scope) for group in exprs for e in group.children if hasattr(e, "data")]
+        return [
+            self.infer(e, scope) for group in exprs for e in group.children if hasattr(e, "data")
+        ]
 
     def _member_dot_arg(self, node: Any, scope: dict[str, Any]) -> Any:
         target_node, token = node.children[0], node.children[1]
         name = str(token)
         target = self.infer(target_node, scope)
-        arg_list = next((c for c in node.children[2:] if getattr(c, "data", "") == "exprlist"), None)
+        arg_list = next(
+            (c for c in node.children[2:] if getattr(c, "data", "") == "exprlist"), None
+        )
         args = [c for c in arg_list.children if hasattr(c, "data")] if arg_list is not None else []
         if name in MACROS and args and self._bare_ident(args[0]) is not None:
             return self._macro(name, target, args, scope)
         for arg in args:
             self.infer(arg, scope)
         if name not in self.members:
-            self.error(token, f"undeclared reference to function '{name}'" + _suggest(name, self.members))
+            self.error(
+                token, f"undeclared reference to function '{name}'" + _suggest(name, self.members)
+            )
             return facts.DYN
         return self.members[name]
 
     def _macro(self, name: str, target: Any, args: list[Any], scope: dict[str, Any]) -> Any:
         var = self._bare_ident(args[0])
-        elem = target[1] if target[0] == "list" else facts.STRING if target[0] in ("map", "record") else facts.DYN
+        elem = (
+            target[1]
+            if target[0] == "list"
+            else facts.STRING
+            if target[0] in ("map", "record")
+            else facts.DYN
+        )
         inner = {**scope, var: elem}
         body = [self.infer(arg, inner) for arg in args[1:]]
         if name == "map":
@@ -183,7 +207,9 @@ class Checker:
         if name == "has":
             return facts.BOOL
         if name not in self.globals:
-            self.error(token, f"undeclared reference to function '{name}'" + _suggest(name, self.globals))
+            self.error(
+                token, f"undeclared reference to function '{name}'" + _suggest(name, self.globals)
+            )
             return facts.DYN
         return self.globals[name]
 
@@ -199,7 +225,9 @@ def check_tree(tree: Any, expected: str) -> tuple[list[CheckError], frozenset[st
     checker = Checker()
     result = checker.infer(tree, {})
     if result[0] not in ("dyn", expected):
-        checker.error(tree, f"expression must give {_KIND_NAMES[expected]}, not {_KIND_NAMES.get(result[0])}")
+        checker.error(
+            tree, f"expression must give {_KIND_NAMES[expected]}, not {_KIND_NAMES.get(result[0])}"
+        )
     return checker.errors, frozenset(checker.uses)
 
 
@@ -218,9 +246,13 @@ def parse_tree(source: str) -> tuple[Any, CheckError | None]:
             line = source.count("\n") + 1
             col = len(source.rsplit("\n", 1)[-1]) + 1
             return None, CheckError(line, col, "syntax error: unexpected end of expression")
-        return None, CheckError(error.line, error.column, f"syntax error: unexpected '{error.token}'")
+        return None, CheckError(
+            error.line, error.column, f"syntax error: unexpected '{error.token}'"
+        )
     except UnexpectedCharacters as error:
-        return None, CheckError(error.line, error.column, f"syntax error: unexpected character '{error.char}'")
+        return None, CheckError(
+            error.line, error.column, f"syntax error: unexpected character '{error.char}'"
+        )
     except LarkError as error:  # pragma: no cover - other lark failures
         return None, CheckError(1, 1, f"syntax error: {str(error).splitlines()[0]}")
 

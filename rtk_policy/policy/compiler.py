@@ -33,7 +33,9 @@ class Compilation:
             program, uses = self.backend.compile(expr.source, expr.expected)
         except CompileError as error:
             for item in error.errors:
-                self.problems.append(_expression_problem(spec, expr, item.line, item.col, item.message))
+                self.problems.append(
+                    _expression_problem(spec, expr, item.line, item.col, item.message)
+                )
             return NO_PROGRAM
         self.uses.update(uses)
         self.programs.append(program)
@@ -41,7 +43,9 @@ class Compilation:
         return len(self.programs) - 1
 
 
-def _expression_problem(spec: FileSpec, expr: ExprSpec, line: int, col: int, message: str) -> Problem:
+def _expression_problem(
+    spec: FileSpec, expr: ExprSpec, line: int, col: int, message: str
+) -> Problem:
     file_line, file_col = locate(spec.text, expr.node, offset_in_value(expr.source, line, col))
     lines = spec.text.splitlines()
     source = lines[file_line - 1] if 0 < file_line <= len(lines) else ""
@@ -65,10 +69,16 @@ def compile_files(sources: list[tuple[str, str]], backend: Backend) -> Compilati
     return state
 
 
-def _check_unique(state: Compilation, spec: FileSpec, names: dict[str, str], ids: dict[str, str]) -> None:
+def _check_unique(
+    state: Compilation, spec: FileSpec, names: dict[str, str], ids: dict[str, str]
+) -> None:
     lines = spec.text.splitlines() or [""]
     if spec.name and spec.name in names:
-        state.problems.append(Problem(spec.path, 1, 1, f"policy name {spec.name!r} is also used by {names[spec.name]}"))
+        state.problems.append(
+            Problem(
+                spec.path, 1, 1, f"policy name {spec.name!r} is also used by {names[spec.name]}"
+            )
+        )
     names.setdefault(spec.name, spec.path)
     for item in spec.rules:
         rule = item.rule
@@ -77,7 +87,9 @@ def _check_unique(state: Compilation, spec: FileSpec, names: dict[str, str], ids
         if rule.id in ids:
             mark = item.id_node.start_mark
             message = f"duplicate rule id {rule.id!r} (first defined at {ids[rule.id]})"
-            state.problems.append(Problem(spec.path, mark.line + 1, mark.column + 1, message, lines[mark.line]))
+            state.problems.append(
+                Problem(spec.path, mark.line + 1, mark.column + 1, message, lines[mark.line])
+            )
         else:
             ids[rule.id] = f"{spec.path}:{rule.line}"
 
@@ -85,7 +97,13 @@ def _check_unique(state: Compilation, spec: FileSpec, names: dict[str, str], ids
 def _compile_file(state: Compilation, spec: FileSpec) -> None:
     file_index = len(state.files)
     state.files.append(
-        CompiledFile(spec.path, spec.name, spec.kind, state.expr(spec, spec.when), state.expr(spec, spec.pipeline_consumer))
+        CompiledFile(
+            spec.path,
+            spec.name,
+            spec.kind,
+            state.expr(spec, spec.when),
+            state.expr(spec, spec.pipeline_consumer),
+        )
     )
     for item in spec.rules:
         match = state.expr(spec, item.match)

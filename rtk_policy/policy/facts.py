@@ -65,7 +65,11 @@ CTX = (
 CLAUDE = ("record", {"deny": STRING_LIST, "ask": STRING_LIST, "allow": STRING_LIST})
 CONFIG = (
     "record",
-    {"exclude_commands": STRING_LIST, "transparent_prefixes": STRING_LIST, "disabled_rules": STRING_LIST},
+    {
+        "exclude_commands": STRING_LIST,
+        "transparent_prefixes": STRING_LIST,
+        "disabled_rules": STRING_LIST,
+    },
 )
 
 #: Every CEL variable and its schema.
@@ -97,7 +101,12 @@ def _plain(value: Any) -> Any:
 
 def redirect_value(redirect: Redirect) -> dict[str, Any]:
     """The CEL map of one redirect."""
-    return {"op": redirect.op, "fd": redirect.fd, "target": redirect.target, "is_file": redirect.is_file}
+    return {
+        "op": redirect.op,
+        "fd": redirect.fd,
+        "target": redirect.target,
+        "is_file": redirect.is_file,
+    }
 
 
 def _segment_field(segment: Segment, name: str) -> Any:
@@ -119,7 +128,9 @@ def segment_value(segment: Segment, fields: frozenset[str] | None = None) -> dic
     if fields is not None:
         data = {name: _segment_field(segment, name) for name in fields if name in _SEGMENT_SET}
         if "pipeline" in fields:
-            data["pipeline"] = {short: _segment_field(segment, name) for name, short in _PIPELINE_FIELDS.items()}
+            data["pipeline"] = {
+                short: _segment_field(segment, name) for name, short in _PIPELINE_FIELDS.items()
+            }
         return data
     data = {}
     pipeline: dict[str, Any] = {}

@@ -43,7 +43,9 @@ def expand_paths(paths: list[str]) -> list[str]:
     for path in paths:
         if os.path.isdir(path):
             names = sorted(
-                n for n in os.listdir(path) if n.endswith(_SUFFIXES) and not n.rsplit(".", 1)[0].endswith("_test")
+                n
+                for n in os.listdir(path)
+                if n.endswith(_SUFFIXES) and not n.rsplit(".", 1)[0].endswith("_test")
             )
             found.extend(os.path.join(path, n) for n in names)
         else:
@@ -57,13 +59,17 @@ def _read_sources(files: list[str]) -> list[tuple[str, bytes]]:
         try:
             sources.append((path, Path(path).read_bytes()))
         except OSError as error:
-            problems.append(Problem(path, 0, 0, f"cannot read policy file: {error.strerror or error}"))
+            problems.append(
+                Problem(path, 0, 0, f"cannot read policy file: {error.strerror or error}")
+            )
     if problems:
         raise PolicyLoadError(problems)
     return sources
 
 
-def load_policy_set(paths: list[str], backend: str | None = None, use_cache: bool = True) -> PolicySet:
+def load_policy_set(
+    paths: list[str], backend: str | None = None, use_cache: bool = True
+) -> PolicySet:
     """Load, validate and compile the policy files (folders expanded); raise `PolicyLoadError`."""
     chosen = get_backend(backend or os.environ.get("RTK_POLICY_BACKEND") or None)
     sources = _read_sources(expand_paths(paths))
@@ -94,5 +100,8 @@ def load_policy_set(paths: list[str], backend: str | None = None, use_cache: boo
     uses = frozenset(state.uses)
     if use_cache:
         blobs = [chosen.dump(p) for p in state.programs]
-        write_cache(key, {"files": files, "rules": rules, "programs": blobs, "expected": expected, "uses": uses})
+        write_cache(
+            key,
+            {"files": files, "rules": rules, "programs": blobs, "expected": expected, "uses": uses},
+        )
     return PolicySet(files, rules, state.programs, expected, chosen, digest, uses)

@@ -91,7 +91,9 @@ class _Reader:
                 found[key] = (key_node, value_node)
         return found
 
-    def string(self, item: tuple[Any, Any] | None, what: str, choices: tuple[str, ...] = ()) -> str | None:
+    def string(
+        self, item: tuple[Any, Any] | None, what: str, choices: tuple[str, ...] = ()
+    ) -> str | None:
         if item is None:
             return None
         node = item[1]
@@ -150,14 +152,18 @@ def read_policy_file(path: str, text: str) -> tuple[FileSpec | None, list[Proble
     when = reader.expr(top.get("when"), "when", "bool")
     consumer = reader.expr(top.get("pipeline_consumer"), "pipeline_consumer", "bool")
     if consumer is not None and kind != "rewrite":
-        reader.problem(top["pipeline_consumer"][0], "pipeline_consumer is only allowed in rewrite files")
+        reader.problem(
+            top["pipeline_consumer"][0], "pipeline_consumer is only allowed in rewrite files"
+        )
     reader.string(top.get("description"), "description")
     rules = _read_rules(reader, top, root, name or "", kind)
     spec = FileSpec(path, text, name or "", kind, when, consumer, tuple(rules))
     return spec, reader.problems
 
 
-def _read_rules(reader: _Reader, top: dict[str, Any], root: Any, policy: str, kind: str) -> list[RuleSpec]:
+def _read_rules(
+    reader: _Reader, top: dict[str, Any], root: Any, policy: str, kind: str
+) -> list[RuleSpec]:
     if "rules" not in top:
         reader.problem(root, "missing required key 'rules'")
         return []
@@ -165,7 +171,9 @@ def _read_rules(reader: _Reader, top: dict[str, Any], root: Any, policy: str, ki
     if not isinstance(node, yaml.SequenceNode):
         reader.problem(node, "rules must be a list")
         return []
-    return [spec for item in node.value if (spec := _read_rule(reader, item, policy, kind)) is not None]
+    return [
+        spec for item in node.value if (spec := _read_rule(reader, item, policy, kind)) is not None
+    ]
 
 
 def _read_rule(reader: _Reader, node: Any, policy: str, kind: str) -> RuleSpec | None:
@@ -239,7 +247,9 @@ def _expect(reader: _Reader, node: Any, kind: str) -> str | None:
     value = reader.value(node)
     if kind == "permission":
         if value not in _EXPECT_PERMISSION:
-            reader.problem(node, f"expect must be one of {', '.join(_EXPECT_PERMISSION)}, not {value!r}")
+            reader.problem(
+                node, f"expect must be one of {', '.join(_EXPECT_PERMISSION)}, not {value!r}"
+            )
         return str(value)
     if value is None or value == "none":
         return None
@@ -250,7 +260,9 @@ def _overrides(reader: _Reader, keys: dict[str, tuple[Any, Any]]) -> tuple[tuple
     pairs: list[tuple[str, object]] = []
     if "claude" in keys:
         claude = reader.mapping(keys["claude"][1], "claude", {"deny", "ask", "allow"})
-        pairs.append(("claude", {k: list(reader.string_list(v, f"claude.{k}")) for k, v in claude.items()}))
+        pairs.append(
+            ("claude", {k: list(reader.string_list(v, f"claude.{k}")) for k, v in claude.items()})
+        )
     if "config" in keys:
         node = keys["config"][1]
         value = reader.value(node) if isinstance(node, yaml.MappingNode) else None

@@ -70,19 +70,25 @@ class PolicySet:
             for program in item.rule.programs:
                 self._by_program.setdefault(program, []).append(index)
         self._candidates: dict[str, tuple[int, ...]] = {}
-        self._consumers = tuple(f.pipeline_consumer for f in files if f.pipeline_consumer != NO_PROGRAM)
+        self._consumers = tuple(
+            f.pipeline_consumer for f in files if f.pipeline_consumer != NO_PROGRAM
+        )
         #: what the expressions read (from the checker): only those variables are converted for CEL
         self.uses = frozenset(uses) if uses is not None else frozenset(VARIABLES)
         self._variables = frozenset(use.split(".", 1)[0] for use in self.uses)
         self._command_segments = bool({"command", "command.segments"} & self.uses)
         whole = self._command_segments or "segment" in self.uses
-        self._segment_fields = None if whole else frozenset(
-            use.split(".", 1)[1] for use in self.uses if use.startswith("segment.")
+        self._segment_fields = (
+            None
+            if whole
+            else frozenset(use.split(".", 1)[1] for use in self.uses if use.startswith("segment."))
         )
 
     def _program(self, index: int) -> Any:
         if not self._restored[index]:
-            self._programs[index] = self._backend.restore(self._programs[index], self._expected[index])
+            self._programs[index] = self._backend.restore(
+                self._programs[index], self._expected[index]
+            )
             self._restored[index] = True
         return self._programs[index]
 
@@ -100,10 +106,14 @@ class PolicySet:
         variables = self._variables
         want_segments = "segment" in variables or self._command_segments
         fields = self._segment_fields
-        segment_maps = [segment_value(s, fields) if want_segments else None for s in command_line.segments]
+        segment_maps = [
+            segment_value(s, fields) if want_segments else None for s in command_line.segments
+        ]
         values: dict[str, Any] = {}
         if "command" in variables:
-            values["command"] = command_value(command_line, segment_maps if self._command_segments else None)
+            values["command"] = command_value(
+                command_line, segment_maps if self._command_segments else None
+            )
         if variables & {"ctx", "claude", "config"}:
             values.update(context_values(context))
         disabled = frozenset(context.disabled_rules)
@@ -114,12 +124,22 @@ class PolicySet:
                 values["segment"] = segment_map
             activation = self._backend.activation(values)
             rewritable = segment.rewritable and not command_line.rewrite_refused
-            results.append(self._segment(segment.index, segment.program, activation, rewritable, disabled, errors))
+            results.append(
+                self._segment(
+                    segment.index, segment.program, activation, rewritable, disabled, errors
+                )
+            )
         elapsed = (time.perf_counter_ns() - started) // 1000
         return Evaluation(tuple(results), self.digest, self.backend, int(elapsed), tuple(errors))
 
     def _segment(
-        self, index: int, program: str, activation: Any, rewritable: bool, disabled: frozenset[str], errors: list[str]
+        self,
+        index: int,
+        program: str,
+        activation: Any,
+        rewritable: bool,
+        disabled: frozenset[str],
+        errors: list[str],
     ) -> SegmentResult:
         tried: list[RuleResult] = []
         hits: list[RuleResult] = []
@@ -128,7 +148,9 @@ class PolicySet:
         for rule_index in self.candidates(program):
             item = self.compiled_rules[rule_index]
             rule = item.rule
-            if rule.id in disabled or (rule.kind == "rewrite" and (rewrite is not None or not rewritable)):
+            if rule.id in disabled or (
+                rule.kind == "rewrite" and (rewrite is not None or not rewritable)
+            ):
                 continue
             if not self._file_applies(item.file_index, activation, when_cache, errors):
                 continue
@@ -142,7 +164,9 @@ class PolicySet:
         safe = self._safe_consumer(activation, errors)
         return SegmentResult(index, tuple(tried), tuple(hits), rewrite, safe)
 
-    def _file_applies(self, file_index: int, activation: Any, cache: dict[int, bool], errors: list[str]) -> bool:
+    def _file_applies(
+        self, file_index: int, activation: Any, cache: dict[int, bool], errors: list[str]
+    ) -> bool:
         found = cache.get(file_index)
         if found is None:
             compiled = self.compiled_files[file_index]
@@ -163,7 +187,9 @@ class PolicySet:
             if not backend.run_bool(self._program(item.match), activation):
                 return RuleResult(rule, False)
             if rule.kind == "rewrite":
-                return RuleResult(rule, True, rewrite=backend.run_string(self._program(item.rewrite), activation))
+                return RuleResult(
+                    rule, True, rewrite=backend.run_string(self._program(item.rewrite), activation)
+                )
         except EvalError as error:
             errors.append(f"{rule.id}: {error}")
             return RuleResult(rule, False, error=str(error))
@@ -191,5 +217,7 @@ def default_message(rule: Rule) -> str:
     """The message of a rule without `message:`: its description or its decision, naming the rule."""
     if rule.description:
         return f"{rule.description.strip()} (rule {rule.id})"
-    verb = {"deny": "denied", "ask": "needs confirmation", "allow": "allowed"}.get(rule.decision, "matched")
+    verb = {"deny": "denied", "ask": "needs confirmation", "allow": "allowed"}.get(
+        rule.decision, "matched"
+    )
     return f"{verb} by rule {rule.id} of policy {rule.policy}"
