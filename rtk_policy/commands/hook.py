@@ -215,3 +215,27 @@ def run(args: Any, stdin: IO[Any], stdout: IO[str], stderr: IO[str], engine: Any
         except Exception:  # noqa: BLE001
             pass
     return 0
+
+
+class HookAnswer:
+    """What one hook call wrote: `stdout` (the protocol answer, or "") and `stderr` (diagnostics)."""
+
+    __slots__ = ("stdout", "stderr")
+
+    def __init__(self, stdout: str, stderr: str) -> None:
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+def answer_payload(payload: bytes, agent: str | None, engine: Any = None) -> HookAnswer:
+    """The hook's answer to raw `payload` bytes for `agent` (None: detect), as `run` would write it.
+
+    Used by the resident server and the thin client's in-process fallback.
+    """
+    import io
+    from types import SimpleNamespace
+
+    args = SimpleNamespace(agent=agent or None, policies=None, backend=None, config=None)
+    out, err = io.StringIO(), io.StringIO()
+    run(args, io.BytesIO(payload), out, err, engine=engine)
+    return HookAnswer(out.getvalue(), err.getvalue())
