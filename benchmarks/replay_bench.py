@@ -68,6 +68,13 @@ def _session_lines(i: int) -> str:
     return "".join(json.dumps(line) + "\n" for line in lines)
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def main() -> int:
     """Generate, replay, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -86,6 +93,7 @@ def main() -> int:
     argv = ["replay", str(folder), "--json", "--jobs", str(args.jobs), "--no-claude-rules",
             "--policies", str(ROOT / "policies"), "--baseline", str(ROOT / "policies" / "claude-permissions.yaml")]
     output = io.StringIO()
+    cpu_before = _cpu()
     started = time.perf_counter()
     with redirect_stdout(output):
         code = cli(argv)
@@ -94,7 +102,7 @@ def main() -> int:
     self_usage = resource.getrusage(resource.RUSAGE_SELF)
     child_usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     own, children = self_usage.ru_maxrss / 1024, child_usage.ru_maxrss / 1024
-    cpu = self_usage.ru_utime + self_usage.ru_stime + child_usage.ru_utime + child_usage.ru_stime
+    cpu = _cpu() - cpu_before
     print(json.dumps({
         "exit": code, "calls": args.calls, "commands_replayed": report["commands"], "jobs": args.jobs,
         "input_mb": round(size / 1e6, 1), "seconds": round(seconds, 1),
