@@ -68,6 +68,11 @@ def _session_lines(i: int) -> str:
     return "".join(json.dumps(line) + "\n" for line in lines)
 
 
+def _policies(paths: list[str] | None) -> list[str]:
+    """`--policies` options for the candidate policy paths."""
+    return [item for path in (paths or [str(ROOT / "policies")]) for item in ("--policies", path)]
+
+
 def _cpu() -> float:
     """CPU seconds of this process and its finished children."""
     own = resource.getrusage(resource.RUSAGE_SELF)
@@ -80,6 +85,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=100_000)
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--candidate", action="append", metavar="PATH",
+                        help="candidate policies (repeatable; default: the shipped packs, policies/)")
     parser.add_argument("--dir", help="where to write the transcripts (default: a temporary folder)")
     args = parser.parse_args()
     folder = Path(args.dir or tempfile.mkdtemp(prefix="replay-bench-")) / "transcripts"
@@ -91,7 +98,7 @@ def main() -> int:
     from rtk_policy.main import main as cli
 
     argv = ["replay", str(folder), "--json", "--jobs", str(args.jobs), "--no-claude-rules",
-            "--policies", str(ROOT / "policies"), "--baseline", str(ROOT / "policies" / "claude-permissions.yaml")]
+            *_policies(args.candidate), "--baseline", str(ROOT / "policies" / "claude-permissions.yaml")]
     output = io.StringIO()
     cpu_before = _cpu()
     started = time.perf_counter()
