@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,10 +25,15 @@ def assemble(text: str, transparent: tuple[str, ...], walker_cls: Callable[..., 
     """Build the `CommandLine` for `text`; any internal failure becomes a parse error, never a raise."""
     if not isinstance(text, str):
         text = str(text)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # the walk allocates many short-lived objects and no cycles worth collecting
     try:
         return _assemble(text, transparent, walker_cls)
     except Exception as exc:  # noqa: BLE001 - the stage must never raise
         return _failed(text, f"internal error: {type(exc).__name__}")
+    finally:
+        if gc_was_enabled:
+            gc.enable()
 
 
 def _assemble(text: str, transparent: tuple[str, ...], walker_cls: Callable[..., Any]) -> CommandLine:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import attrs
 
@@ -15,8 +16,7 @@ GRAMMAR_WORDS = frozenset({"{", "}", "!", "(", ")"})
 PIPE_NEIGHBOURS = 100
 
 
-@attrs.frozen
-class Ctx:
+class Ctx(NamedTuple):
     """Where a command sits: nesting, list operators, pipeline stage, and walker restrictions."""
 
     depth: int = 0

@@ -7,10 +7,9 @@ is bounded by `MAX_DEPTH` and structural recursion by `MAX_LEVEL`, so no input c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
-
-import attrs
 
 from rtk_policy.shell import fallback, nested
 from rtk_policy.shell.draft import GRAMMAR_WORDS, Ctx, Draft
@@ -25,7 +24,9 @@ MAX_LEVEL = 120
 MAX_REPARSES = 8
 MAX_SEGMENTS = 10_000
 _OPS = frozenset({"&&", "||", ";", "&", ";;", ";&", ";;&", "|", "|&"})
-_SUB_MARKERS = ("$(", "`", "<(", ">(")
+_SUB_RE = re.compile(r"\$\(|`|[<>]\(")
+_KEYWORD_TOKENS = frozenset({"export", "declare", "local", "readonly", "typeset", "unset", "unsetenv",
+                             "{", "}", "!", "(", ")"})  # fmt: skip
 _SKIP = frozenset({"comment", "heredoc_body", "heredoc_start", "heredoc_end"})
 _CONTAINERS = frozenset({"program", "do_group", "else_clause", "elif_clause", "case_item",
                          "if_statement", "while_statement", "for_statement",
@@ -81,7 +82,7 @@ class Walker:
             for d in self.drafts[first:]
             if d.src is src and d.program_word is not None
         }
-        safe = attrs.evolve(ctx, no_rewrite=ctx.no_rewrite or "recovered from a syntax error")
+        safe = ctx._replace(no_rewrite=ctx.no_rewrite or "recovered from a syntax error")
         for words, redirs, start, end in fallback.commands(src.text):
             if len(self.drafts) >= MAX_SEGMENTS:
                 self.error("too many commands")
@@ -117,9 +118,12 @@ class Walker:
             pending = ""
             prev_end = c.end_byte
         for node, before, after, bg in items:
-            sub = attrs.evolve(
-                ctx, op_before=before, op_after=after, background=ctx.background or bg
-            )
+            if len(self.drafts) >= MAX_SEGMENTS:
+                self.error("too many commands")
+                break
+            sub = ctx
+            if before or after or bg:
+                sub = ctx._replace(op_before=before, op_after=after, background=ctx.background or bg)
             self.statement(src, node, sub)
             self._after_close = node.type == "subshell" or (
                 node.type == "ERROR" and node.child_count and node.children[-1].type == "subshell"
@@ -137,7 +141,7 @@ class Walker:
         if self._after_close:
             self._after_close = False
             if not ctx.op_before:
-                ctx = attrs.evolve(ctx, no_rewrite=ctx.no_rewrite or "word after subshell close")
+                ctx = ctx._replace(no_rewrite=ctx.no_rewrite or "word after subshell close")
         self._level += 1
         try:
             self._dispatch(src, node, ctx)
@@ -157,9 +161,11 @@ class Walker:
         elif t == "negated_command":
             kids = [c for c in node.children if c.is_named and c.type not in _SKIP]
             for c in kids:
-                self.statement(src, c, attrs.evolve(ctx, negated=True))
+                self.statement(src, c, ctx._replace(negated=True))
         elif t == "subshell":
             self.sequence(src, node.children, _nest(ctx, "subshell"))
+        elif t == "compound_statement" and node.child_count and node.children[0].type == "((":
+            self.substitutions(src, node, ctx)
         elif t == "compound_statement":
             self._group_first = True
             self.sequence(src, node.children, _nest(ctx, "group"))
@@ -207,9 +213,7 @@ class Walker:
         if refused:
             self.line_refusals.append((src.absolute(src.char(node.start_byte)), refused))
         for k, c in enumerate(stages):
-            sub = attrs.evolve(
-                ctx,
-                pipe_id=pid,
+            sub = ctx._replace(pipe_id=pid,
                 pipe_index=k,
                 pipe_size=size,
                 pipe_stderr=stderr,
@@ -217,7 +221,7 @@ class Walker:
                 op_after=ops[k] if k < len(ops) else ctx.op_after,
             )
             if _body(c).type not in ("command", "negated_command"):
-                sub = attrs.evolve(sub, no_rewrite=sub.no_rewrite or "compound joined to a pipe")
+                sub = sub._replace(no_rewrite=sub.no_rewrite or "compound joined to a pipe")
             self.statement(src, c, sub)
 
     def redirected(self, src: Source, node: Any, ctx: Ctx) -> None:
@@ -249,7 +253,7 @@ class Walker:
             words.append(make_word(part, base + pos))
             pos += len(part)
         idx = self.emit(src, words, [], base, base + len(text), ctx)
-        self.substitutions(src, node, attrs.evolve(ctx, parent=idx))
+        self.substitutions(src, node, ctx._replace(parent=idx))
 
     def error_node(self, src: Source, node: Any, ctx: Ctx) -> None:
         """Best effort inside an ERROR node: statements, loose words as commands, quoted remainders."""
@@ -294,11 +298,10 @@ class Walker:
                 sub_nodes.append(c)
             elif t in _SKIP:
                 continue
-            elif c.is_named or t in ("export", "declare", "local", "readonly", "typeset", "unset",
-                                     "unsetenv", "{", "}", "!", "(", ")"):  # fmt: skip
+            elif c.is_named or t in _KEYWORD_TOKENS:
                 raw = src.slice(c)
                 words.append(make_word(raw, src.char(c.start_byte)))
-                if any(m in raw for m in _SUB_MARKERS):
+                if _SUB_RE.search(raw):
                     sub_nodes.append(c)
         if not words and not redirs:
             return
@@ -310,9 +313,10 @@ class Walker:
         idx = self.emit(src, words, redirs, start, end, ctx)
         if idx < 0:
             return
-        child_ctx = attrs.evolve(ctx, parent=idx)
-        for c in sub_nodes:
-            self.substitutions(src, c, child_ctx)
+        if sub_nodes:
+            child_ctx = ctx._replace(parent=idx)
+            for c in sub_nodes:
+                self.substitutions(src, c, child_ctx)
 
     def emit(
         self,
@@ -343,7 +347,7 @@ class Walker:
             self.coproc_at.append(src.absolute(start))
         prog = d.program_word
         d.dynamic = bool(prog and prog.dynamic)
-        inner = attrs.evolve(Ctx(), depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code")
+        inner = Ctx(depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code")
         if p.split_string is not None:
             self._script(p.split_string, inner, "shell_c", d)
         if prog is not None:
@@ -362,12 +366,12 @@ class Walker:
             elif not has_operand:
                 text = nested.here_input([r.redirect for r in redirs], [r.body for r in redirs if r.body])
                 if text is not None:
-                    self._walk_text(text, attrs.evolve(inner, origin="shell_c"))
+                    self._walk_text(text, inner._replace(origin="shell_c"))
         elif name == "eval":
             text, dynamic = nested.eval_script(cmd[1:])
             d.dynamic = d.dynamic or dynamic
             if text is not None:
-                self._walk_text(text, attrs.evolve(inner, origin="eval"))
+                self._walk_text(text, inner._replace(origin="eval"))
         elif name == "xargs":
             sub = list(nested.xargs_command(cmd))
             if sub:
@@ -381,7 +385,7 @@ class Walker:
         """Walk the script word of `bash -c` / `env -S`; a dynamic script makes the program dynamic."""
         if word.dynamic:
             d.dynamic = True
-        self._walk_text(word.value, attrs.evolve(inner, origin=origin))
+        self._walk_text(word.value, inner._replace(origin=origin))
 
     def _walk_text(self, text: str, ctx: Ctx) -> None:
         """Walk nested code that does not lie verbatim in the input."""

@@ -8,7 +8,12 @@ is left open. Comments are not special here, as in RTK's lexer: an apostrophe in
 
 from __future__ import annotations
 
+import re
+
 import attrs
+
+_SPECIAL = re.compile(r"[\\`$\"'\n<>]")
+_DQ_SPECIAL = re.compile(r"[\\`$\"]")
 
 
 @attrs.define
@@ -31,6 +36,10 @@ def scan(text: str) -> Scan:
     i, n = 0, len(text)
     dq = False  # inside "..."
     while i < n:
+        m = (_DQ_SPECIAL if dq else _SPECIAL).search(text, i)
+        if m is None:
+            break
+        i = m.start()
         c = text[i]
         if c == "\\":
             i += 3 if text.startswith("\r\n", i + 1) else 2

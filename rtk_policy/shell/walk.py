@@ -141,7 +141,7 @@ def draft_line_refusal(d: Draft) -> str:
     """Word text RTK's walker cannot place: an extglob, or ${x:-a b} in a pipeline (§3.3)."""
     words = d.lead_grammar + d.words
     for k, w in enumerate(words):
-        if not w.quoted and _EXTGLOB.search(w.raw):
+        if not w.quoted and "(" in w.raw and _EXTGLOB.search(w.raw):
             return "extglob word"
         if w.raw in ("@", "+", "*", "?", "!") and k + 1 < len(words):
             nxt = words[k + 1]

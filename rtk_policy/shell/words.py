@@ -14,6 +14,7 @@ import attrs
 _NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _SPECIAL_PARAMS = frozenset("0123456789@*#?$!-")
 _GLOB_CHARS = frozenset("*?[")
+_PLAIN_RUN = re.compile(r"[^\\'\"$`]+")
 _ASSIGNMENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _ANSI_SIMPLE = {
     "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
@@ -84,10 +85,13 @@ def dequote(raw: str) -> tuple[str, bool, bool, bool]:
             out.append(raw[i:j])
             i = j
         else:
-            if c in _GLOB_CHARS:
+            m = _PLAIN_RUN.match(raw, i)
+            j = m.end() if m and m.end() > i else i + 1
+            run = raw[i:j]
+            if not glob and any(g in run for g in _GLOB_CHARS):
                 glob = True
-            out.append(c)
-            i += 1
+            out.append(run)
+            i = j
     return "".join(out), dynamic, glob, quoted
 
 
@@ -196,6 +200,8 @@ def _balanced_end(raw: str, i: int, open_c: str, close_c: str) -> int:
 
 def assignment_name(raw: str) -> str | None:
     """Return NAME (with "+" for +=) when `raw` is a shell assignment word NAME=value, else None."""
+    if "=" not in raw:
+        return None
     m = _ASSIGNMENT_RE.match(raw)
     if not m:
         return None
