@@ -13,6 +13,17 @@ import _socket
 
 _LIMIT = 1024 * 1024 + 1  # one byte over the hook's limit, so the server can say "too large"
 _TIMEOUT = 10.0
+#: Environment variables that change a decision; the client sends them, the server applies them.
+FORWARDED_ENV = (
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "CLAUDE_CONFIG_DIR",
+    "CLAUDE_PROJECT_DIR",
+    "RTK_POLICY_BACKEND",
+    "RTK_POLICY_FAIL",
+)
 
 
 def socket_path():
@@ -21,10 +32,22 @@ def socket_path():
     return os.path.join(base, "rtk-policy", "engine.sock")
 
 
-def read_stdin(limit=_LIMIT):
-    """Up to `limit` bytes of stdin."""
+def read_stdin(limit=_LIMIT, timeout=None):
+    """Up to `limit` bytes of stdin, waiting at most `timeout` seconds (the hook's stdin limit)."""
+    import select
+    import time
+
+    if timeout is None:
+        try:
+            timeout = float(os.environ.get("RTK_POLICY_STDIN_TIMEOUT") or 5.0)
+        except ValueError:
+            timeout = 5.0
+    deadline = time.monotonic() + timeout
     chunks, size = [], 0
     while size < limit:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([0], [], [], remaining)[0]:
+            break  # never closed: the partial payload is judged (and refused) as it is
         chunk = os.read(0, min(65536, limit - size))
         if not chunk:
             break
@@ -33,13 +56,20 @@ def read_stdin(limit=_LIMIT):
     return b"".join(chunks)
 
 
+def header(agent):
+    """The request's first line: the agent, then the forwarded environment variables."""
+    env = os.environ
+    fields = [agent] + [name + "=" + env[name] for name in FORWARDED_ENV if name in env]
+    return "\0".join(fields).replace("\n", " ").encode("utf-8", "surrogateescape") + b"\n"
+
+
 def ask_server(agent, payload, path=None):
     """The server's (stdout, stderr) bytes for `payload`, or None when no server answered in full."""
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(_TIMEOUT)
         sock.connect(path or socket_path())
-        sock.sendall(agent.encode() + b"\n" + payload)
+        sock.sendall(header(agent) + payload)
         sock.shutdown(_socket.SHUT_WR)
         chunks = []
         while True:
@@ -63,11 +93,12 @@ def start_server():
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ)
     env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
+    idle = env.get("RTK_POLICY_SERVE_IDLE") or "900"
     try:
         devnull = os.open(os.devnull, os.O_RDWR)
         os.posix_spawn(
             sys.executable,
-            [sys.executable, "-m", "rtk_policy", "serve"],
+            [sys.executable, "-m", "rtk_policy", "serve", "--idle", idle],
             env,
             file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 0), (os.POSIX_SPAWN_DUP2, devnull, 1),
                           (os.POSIX_SPAWN_DUP2, devnull, 2)],
@@ -79,12 +110,26 @@ def start_server():
 
 
 def decide_in_process(agent, payload):
-    """Decide this call without the server (the hook command's own code path)."""
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from rtk_policy.commands.hook import answer_payload
+    """Decide this call without the server (the hook command's own code path).
 
-    answer = answer_payload(payload, agent or None)
-    return answer.stdout.encode(), answer.stderr.encode()
+    When even that cannot run (a broken install), one stderr line and no opinion: the host's own
+    permission rules decide.
+    """
+    try:
+        if sys.flags.no_site:  # started with -S: make the installed packages importable now
+            import site
+
+            site.main()
+        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        if package_root not in sys.path:
+            sys.path.append(package_root)
+        from rtk_policy.commands.hook import answer_payload
+
+        answer = answer_payload(payload, agent or None)
+        return answer.stdout.encode(), answer.stderr.encode("utf-8", "replace")
+    except BaseException as error:  # noqa: BLE001 - the hook answers whatever happens
+        message = f"rtk-policy hook: cannot decide ({type(error).__name__}: {error}); no opinion\n"
+        return b"", message.encode("utf-8", "replace")
 
 
 def main(argv):
@@ -96,11 +141,17 @@ def main(argv):
         start_server()
         answer = decide_in_process(agent, payload)
     out, err = answer
-    if err:
-        os.write(2, err)
-    if out:
-        os.write(1, out)
+    _write_all(2, err)
+    _write_all(1, out)
     return 0
+
+
+def _write_all(fd, data):
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

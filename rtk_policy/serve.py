@@ -1,68 +1,115 @@
 """The resident engine: policies loaded and compiled once, answering hooks over a Unix socket (and,
-optionally, Claude Code `type: "http"` hooks on loopback).
+optionally, Claude Code `type: "http"` hooks on loopback, see `rtk_policy.serve_http`).
 
-Wire protocol on the socket: the client sends `AGENT\\n` then the payload bytes and shuts down its write
-side; the server answers `stdout NUL stderr NUL \\n`. Policies and config are reloaded when their files
-change (one stat per file per request). The server exits after `idle` seconds without a request.
+Wire protocol on the socket: the client sends a header line `AGENT NUL NAME=VALUE NUL ... \\n` (the
+environment variables of `client.FORWARDED_ENV` it has), then the payload bytes, and shuts down its
+write side; the server answers `stdout NUL stderr NUL \\n`. An answer without that trailer means the
+server died: the client decides in-process. Engines are kept per (environment, project folder) and
+reloaded when a policy or config file changes (one stat per file per request). The server exits after
+`idle` seconds without a request, removing its socket.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
+import signal
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
-from rtk_policy.client import socket_path
+from rtk_policy.client import FORWARDED_ENV, socket_path
 
-_MAX_REQUEST = 1024 * 1024 + 4096
+MAX_REQUEST = 1024 * 1024 + 4096  #: bytes read from one connection at most
+_KEEP_ENGINES = 16  #: engines kept (one per environment and project folder); the oldest is dropped
 
 
 class Resident:
-    """A hook answerer that keeps its engine loaded and reloads it when policy or config files change."""
+    """A hook answerer that keeps its engines loaded and reloads them when their files change."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._engine: object | None = None
-        self._stamp: tuple = ()
+        self._engines: dict[tuple, tuple[tuple, Any]] = {}
         self.last_request = time.monotonic()
+        self.requests = 0
 
-    def answer(self, agent: str, payload: bytes) -> tuple[str, str]:
-        """The hook's (stdout, stderr) for one payload."""
+    def answer(self, agent: str, payload: bytes, env: dict[str, str] | None = None) -> tuple[str, str]:
+        """The hook's (stdout, stderr) for one payload, under the client's forwarded `env`."""
         from rtk_policy.commands.hook import answer_payload
 
         self.last_request = time.monotonic()
         with self._lock:
-            engine = self._current_engine()
-            answer = answer_payload(payload, agent or None, engine=engine)
+            saved = _apply_env(env) if env is not None else None
+            try:
+                engine = self.engine_for(_payload_cwd(payload))
+                answer = answer_payload(payload, agent or None, engine=engine)
+            finally:
+                if saved is not None:
+                    _apply_env(saved)
+            self.requests += 1
+            self.last_request = time.monotonic()
         return answer.stdout, answer.stderr
 
-    def _current_engine(self) -> object | None:
-        stamp = _files_stamp()
-        if self._engine is None or stamp != self._stamp:
-            from rtk_policy.engine import load_engine
+    def engine_for(self, cwd: str | None) -> Any:
+        """The engine for `cwd`'s project under the current environment, (re)loaded when stale.
 
-            try:
-                self._engine = load_engine()
-            except Exception:  # noqa: BLE001 - the hook answers with its fail mode instead
-                self._engine = None
-            self._stamp = stamp
-        return self._engine
+        None when loading fails: the hook then loads it itself and applies its fail mode.
+        """
+        from rtk_policy.config import project_dir
+
+        project = project_dir(cwd)
+        key = (tuple(os.environ.get(name, "") for name in FORWARDED_ENV), str(project or ""))
+        stamp = files_stamp(cwd)
+        cached = self._engines.get(key)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        from rtk_policy.engine import load_engine
+
+        try:
+            engine = load_engine(cwd=cwd)
+        except Exception:  # noqa: BLE001 - the hook reloads and answers with its fail mode
+            return None
+        self._engines.pop(key, None)
+        self._engines[key] = (stamp, engine)
+        while len(self._engines) > _KEEP_ENGINES:
+            self._engines.pop(next(iter(self._engines)))
+        return engine
 
 
-def _files_stamp() -> tuple:
-    """(path, mtime, size) of every policy and config file in the search path."""
+def _payload_cwd(payload: bytes) -> str | None:
+    """The payload's `cwd` when it names a folder (as the hook itself decides), else None."""
+    try:
+        data = json.loads(payload)
+    except (ValueError, RecursionError):
+        return None
+    cwd = data.get("cwd") if isinstance(data, dict) else None
+    return cwd if isinstance(cwd, str) and cwd and os.path.isdir(cwd) else None
+
+
+def _apply_env(env: dict[str, str]) -> dict[str, str]:
+    """Set the forwarded variables to `env` (absent ones unset); return the previous values."""
+    saved = {name: os.environ.get(name, "") for name in FORWARDED_ENV}
+    for name in FORWARDED_ENV:
+        value = env.get(name, "")
+        if value:
+            os.environ[name] = value
+        else:
+            os.environ.pop(name, None)
+    return saved
+
+
+def files_stamp(cwd: str | None = None) -> tuple:
+    """(path, mtime, size) of every policy and config file the engine for `cwd` reads."""
     from rtk_policy.config import config_files
     from rtk_policy.policy import policy_search_path
 
-    paths = [str(p) for p in config_files()]
-    for entry in policy_search_path():
+    paths = [str(p) for p in config_files(cwd)]
+    for entry in policy_search_path(cwd=cwd):
+        paths.append(entry)
         if os.path.isdir(entry):
             paths.extend(os.path.join(entry, n) for n in sorted(os.listdir(entry)))
-        else:
-            paths.append(entry)
     stamp = []
     for path in paths:
         try:
@@ -73,23 +120,49 @@ def _files_stamp() -> tuple:
     return tuple(stamp)
 
 
-def serve_socket(resident: Resident, path: str, idle: float) -> int:
-    """Accept connections on `path` until idle for `idle` seconds; 0, or 1 when another server runs."""
+def parse_header(line: bytes) -> tuple[str, dict[str, str]]:
+    """(agent, forwarded environment) of a request's header line."""
+    fields = line.decode("utf-8", "replace").split("\0")
+    env = {}
+    for field in fields[1:]:
+        name, sep, value = field.partition("=")
+        if sep and name in FORWARDED_ENV:
+            env[name] = value
+    return fields[0].strip(), env
+
+
+def private_folder(path: str) -> str:
+    """Create the socket's folder owner-only (0700) and check it is ours; return it."""
     folder = os.path.dirname(path)
     os.makedirs(folder, mode=0o700, exist_ok=True)
+    info = os.lstat(folder)
+    if info.st_uid != os.getuid() or not os.path.isdir(folder) or os.path.islink(folder):
+        raise PermissionError(f"{folder} is not a folder owned by this user")
     os.chmod(folder, 0o700)
+    return folder
+
+
+def serve_socket(resident: Resident, path: str, idle: float) -> int:
+    """Accept connections on `path` until idle for `idle` seconds; 0, or 1 when another server runs."""
+    folder = private_folder(path)
     lock = open(os.path.join(folder, "engine.lock"), "w")  # noqa: SIM115 - held for the process's life
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 1  # another server owns the socket
-    if os.path.exists(path):
+    warm_up(resident)  # load before listening: clients decide in-process meanwhile
+    if os.path.lexists(path):
         os.unlink(path)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(path)
+    old_umask = os.umask(0o177)
+    try:
+        server.bind(path)
+    finally:
+        os.umask(old_umask)
     os.chmod(path, 0o600)
-    server.listen(64)
-    server.settimeout(1.0)
+    server.listen(128)
+    server.settimeout(min(1.0, max(idle / 4, 0.05)))
+    resident.last_request = time.monotonic()
     try:
         while time.monotonic() - resident.last_request < idle:
             try:
@@ -99,23 +172,42 @@ def serve_socket(resident: Resident, path: str, idle: float) -> int:
             threading.Thread(target=_handle, args=(resident, conn), daemon=True).start()
     finally:
         server.close()
-        if os.path.exists(path):
+        if os.path.lexists(path):
             os.unlink(path)
+        lock.close()
     return 0
+
+
+def warm_up(resident: Resident) -> None:
+    """Load the default engine and the modules a hook call uses, and run one evaluation (no audit)."""
+    import importlib
+
+    for name in ("rtk_policy.commands.hook", "rtk_policy.agents.claude", "rtk_policy.audit"):
+        importlib.import_module(name)
+    engine = resident.engine_for(None)
+    try:
+        if engine is not None:
+            engine.evaluate("git status && ls -la | head", engine.context(agent="claude"))
+    except Exception:  # noqa: BLE001 - a broken policy shows on the first real request instead
+        pass
 
 
 def _handle(resident: Resident, conn: socket.socket) -> None:
     with conn:
-        conn.settimeout(10.0)
-        data = _receive(conn)
-        agent, _, payload = data.partition(b"\n")
-        out, err = resident.answer(agent.decode("ascii", "replace").strip(), payload)
-        conn.sendall(out.encode() + b"\0" + err.encode() + b"\0\n")
+        try:
+            conn.settimeout(10.0)
+            data = _receive(conn)
+            header, _, payload = data.partition(b"\n")
+            agent, env = parse_header(header)
+            out, err = resident.answer(agent, payload, env)
+            conn.sendall(out.encode() + b"\0" + err.encode() + b"\0\n")
+        except Exception:  # noqa: BLE001 - no trailer: the client decides in-process
+            return
 
 
 def _receive(conn: socket.socket) -> bytes:
     chunks, size = [], 0
-    while size < _MAX_REQUEST:
+    while size < MAX_REQUEST:
         chunk = conn.recv(65536)
         if not chunk:
             break
@@ -124,47 +216,27 @@ def _receive(conn: socket.socket) -> bytes:
     return b"".join(chunks)
 
 
-def http_server(resident: Resident, port: int) -> ThreadingHTTPServer:
-    """A loopback-only server answering Claude Code http hooks: POST the payload, get the hook JSON."""
-
-    class HookHandler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-            if not _local_request(self):
-                self.send_error(403, "loopback only")
-                return
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > _MAX_REQUEST:
-                self.send_error(413, "payload too large")
-                return
-            agent = self.path.strip("/").split("/")[-1] if self.path.strip("/") else "claude"
-            out, _ = resident.answer(agent, self.rfile.read(length))
-            body = (out.strip() or "{}").encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            return
-
-    return ThreadingHTTPServer(("127.0.0.1", port), HookHandler)
-
-
-def _local_request(handler: BaseHTTPRequestHandler) -> bool:
-    """Loopback peers only, no browser origin, and a loopback Host (against DNS rebinding)."""
-    if handler.client_address[0] not in ("127.0.0.1", "::1"):
-        return False
-    if handler.headers.get("Origin"):
-        return False
-    host = (handler.headers.get("Host") or "").rsplit(":", 1)[0]
-    return host in ("127.0.0.1", "localhost", "[::1]")
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
 
 def serve(idle: float = 900.0, http_port: int | None = None, path: str | None = None) -> int:
-    """Run the resident engine until it has been idle for `idle` seconds."""
+    """Run the resident engine until it has been idle for `idle` seconds (or SIGTERM/SIGINT)."""
+    from rtk_policy import audit
+
+    signal.signal(signal.SIGTERM, _stop)
+    audit.use_structlog() if _has_structlog() else None
     resident = Resident()
     if http_port is not None:
-        httpd = http_server(resident, http_port)
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        from rtk_policy.serve_http import start_http
+
+        start_http(resident, http_port)
     return serve_socket(resident, path or socket_path(), idle)
+
+
+def _has_structlog() -> bool:
+    try:
+        import structlog  # noqa: F401
+    except ImportError:
+        return False
+    return True
