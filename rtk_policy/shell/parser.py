@@ -306,10 +306,14 @@ class Walker:
         if not words and not redirs:
             return
         _glued_fds(words, redirs)
+        if "\r" in src.text and words:
+            words[:] = _absorb_cr(src.text, words)
         if span is not None:
             start, end = src.span(span)
         else:
             start, end = words[0].start, words[-1].end
+        if words and words[-1].end > end:
+            end = words[-1].end
         idx = self.emit(src, words, redirs, start, end, ctx)
         if idx < 0:
             return
@@ -423,6 +427,26 @@ def _nest(ctx: Ctx, origin: str, no_rewrite: str = "") -> Ctx:
 def _exec_ctx(ctx: Ctx, d: Draft) -> Ctx:
     """Context of the command run by xargs / find -exec: top origin, one level deeper."""
     return Ctx(depth=ctx.depth + 1, origin=ctx.origin, parent=d.index, no_rewrite="run by xargs/find")
+
+
+def _absorb_cr(text: str, words: list[Word]) -> list[Word]:
+    """Bash keeps a carriage return inside a word (tree-sitter treats it as a blank): put it back.
+
+    `git status\r` ends in the word "status\r"; `status\rrm` is one word.
+    """
+    out: list[Word] = []
+    for w in sorted(words, key=lambda x: x.start):
+        end = w.end
+        while end < len(text) and text[end] == "\r":
+            end += 1
+        if out and out[-1].end == w.start and text[w.start - 1] == "\r":
+            prev = out.pop()
+            out.append(make_word(text[prev.start : end], prev.start))
+        elif end != w.end:
+            out.append(make_word(text[w.start : end], w.start))
+        else:
+            out.append(w)
+    return out
 
 
 def _glued_fds(words: list[Word], redirs: Sequence[RedirectNode]) -> None:
