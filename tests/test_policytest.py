@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -248,3 +249,89 @@ def test_a_case_that_raises_is_an_error_not_a_crash() -> None:
     case = load_test_file(ROOT / "policies" / "claude-permissions_test.yaml").cases[0]
     result = run_case(ENGINE, attrs.evolve(case, command="boom", policy=""), frozenset())
     assert result.status == "error" and "RuntimeError" in result.detail
+
+
+TINY = """\
+name: tiny
+kind: permission
+rules:
+  - id: no-curl
+    decision: deny
+    programs: [curl]
+    match: 'true'
+    message: '"no curl here"'
+    examples:
+      - {command: "curl https://x", expect: deny}
+  - id: untested
+    decision: ask
+    programs: [wget]
+    match: 'true'
+    message: '"wget?"'
+"""
+TINY_TESTS = """\
+policy: tiny
+cases:
+  - {name: curl is denied, command: "git status && curl x", expect: {verdict: deny, message: "no curl"}}
+  - {name: broken expectation, command: "curl y", expect: {verdict: allow}}
+"""
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    from rtk_policy.main import main
+
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_junit_names_the_broken_case_and_coverage_lists_the_untested_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "tiny.yaml").write_text(TINY)
+    (tmp_path / "tiny_test.yaml").write_text(TINY_TESTS)
+    code, out, err = run_cli(["test", str(tmp_path), "--format", "junit", "--coverage"], capsys)
+    assert code == 1
+    root = ET.fromstring(out)
+    assert root.get("tests") == "3" and root.get("failures") == "1"
+    (failure,) = root.iter("failure")
+    assert f"{tmp_path / 'tiny_test.yaml'}:4" in failure.get("message", "")
+    assert "not exercised: untested" in err and "no-curl" not in err.split("coverage:")[1]
+
+
+def test_cli_text_passes_when_every_case_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "tiny.yaml").write_text(TINY)
+    (tmp_path / "tiny_test.yaml").write_text(TINY_TESTS.replace("verdict: allow", "verdict: deny"))
+    code, out, _ = run_cli(["test", str(tmp_path)], capsys)
+    assert code == 0, out
+    assert "3 passed, 0 failed, 0 errors, 0 skipped (2 cases in 1 test file(s), 1 examples)" in out
+    code, out, _ = run_cli(["test", str(tmp_path), "--format", "json", "--coverage"], capsys)
+    assert code == 0 and json.loads(out)["coverage"]["not_exercised"][0]["id"] == "untested"
+
+
+def test_cli_reports_an_unreadable_test_file_and_a_bad_policy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "tiny.yaml").write_text(TINY)
+    (tmp_path / "tiny_test.yaml").write_text("cases: [\n")
+    code, out, _ = run_cli(["test", str(tmp_path)], capsys)
+    assert code == 1 and f"ERROR {tmp_path / 'tiny_test.yaml'}:" in out
+    (tmp_path / "tiny.yaml").write_text(TINY.replace("'true'", "segment.nope"))
+    code, _, err = run_cli(["test", str(tmp_path)], capsys)
+    assert code == 1 and "tiny.yaml" in err
+
+
+@pytest.fixture(scope="module")
+def shipped_engine() -> object:
+    from rtk_policy.commands.test import _load, collect
+
+    policy_files, _ = collect([str(ROOT / "policies")])
+    engine = _load(policy_files, None, io.StringIO())
+    assert engine is not None
+    return engine
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "policies").glob("*_test.yaml")))
+def test_shipped_pack_tests_pass(name: str, shipped_engine: object) -> None:
+    results = run_test_files(shipped_engine, [load_test_file(ROOT / "policies" / name)])
+    failures = [f"{r.location} {r.name}: {r.detail}" for r in results if r.status != "pass"]
+    assert results and not failures
