@@ -117,6 +117,9 @@ class Walker:
             items.append([c, pending, "", False])
             pending = ""
             prev_end = c.end_byte
+        if items:
+            items[0][1] = items[0][1] or ctx.op_before
+            items[-1][2] = items[-1][2] or ctx.op_after
         for node, before, after, bg in items:
             if len(self.drafts) >= MAX_SEGMENTS:
                 self.error("too many commands")
@@ -296,7 +299,7 @@ class Walker:
                 redirs.append(rn)
                 words.extend(rn.extra_words)
                 sub_nodes.append(c)
-            elif t in _SKIP:
+            elif t in _SKIP or c.start_byte == c.end_byte:
                 continue
             elif c.is_named or t in _KEYWORD_TOKENS:
                 raw = src.slice(c)

@@ -11,6 +11,7 @@ from rtk_policy.shell.words import Word, make_word
 REDIRECT_TYPES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _DUP_OPS = frozenset({">&", "<&", ">&-", "<&-"})
 _NOT_FILES = frozenset({"/dev/null"})
+_OP_CHARS = frozenset("<>&|-")
 
 
 def is_file_target(op: str, target: str) -> bool:
@@ -40,9 +41,9 @@ class RedirectNode:
             t = c.type
             if t == "file_descriptor":
                 fd = _int(src.slice(c))
-            elif not c.is_named:
-                if not op and t not in ("-",):
-                    op = t
+            elif not c.is_named or (t == "ERROR" and not dest_seen and _OP_CHARS.issuperset(src.slice(c))):
+                if not dest_seen:
+                    op += src.slice(c)
             elif t == "heredoc_body":
                 self.body = src.slice(c)
             elif t in ("heredoc_start", "heredoc_end", "comment"):

@@ -298,7 +298,7 @@ _HANDLERS: dict[str, Handler] = {
     "nohup": _h_plain, "command": _h_command, "builtin": _h_plain, "exec": _h_exec, "time": _h_time,
     "stdbuf": _h_stdbuf, "noglob": _h_plain, "nocorrect": _h_plain, "ionice": _h_ionice,
     "chrt": _h_chrt, "taskset": _h_taskset, "setsid": _h_plain, "unbuffer": _h_plain,
-    "caffeinate": _h_caffeinate, "rtk": _h_plain, "uv run": _h_uv_run,
+    "caffeinate": _h_caffeinate, "rtk": _h_plain, "uv run": _h_uv_run, "coproc": _h_plain,
 }  # fmt: skip
 
 _GIT_GLOBAL_WITH_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
