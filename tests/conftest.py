@@ -1,0 +1,25 @@
+"""Shared test setup: every test runs with its own state and config folders, so nothing reads or writes
+the developer's real audit log, config or Claude Code settings. The compiled-policy cache is shared by the
+whole session (it is keyed by content, so sharing it is safe and keeps the suite fast)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory, _session_cache: str
+) -> None:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude"))
+    monkeypatch.setenv("XDG_CACHE_HOME", _session_cache)
+    monkeypatch.delenv("RTK_REWRITE_HOST", raising=False)
+    monkeypatch.delenv("RTK_POLICY_BACKEND", raising=False)
