@@ -145,11 +145,14 @@ def private_folder(path: str) -> str:
 def serve_socket(resident: Resident, path: str, idle: float) -> int:
     """Accept connections on `path` until idle for `idle` seconds; 0, or 1 when another server runs."""
     folder = private_folder(path)
-    lock = open(os.path.join(folder, "engine.lock"), "w")  # noqa: SIM115 - held for the process's life
+    lock = open(os.path.join(folder, "engine.lock"), "a")  # noqa: SIM115 - held for the process's life
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 1  # another server owns the socket
+    lock.truncate(0)
+    lock.write(f"{os.getpid()}\n")  # who owns the socket, for `kill` and the tests
+    lock.flush()
     warm_up(resident)  # load before listening: clients decide in-process meanwhile
     if os.path.lexists(path):
         os.unlink(path)
@@ -197,7 +200,9 @@ def _handle(resident: Resident, conn: socket.socket) -> None:
         try:
             conn.settimeout(10.0)
             data = _receive(conn)
-            header, _, payload = data.partition(b"\n")
+            header, newline, payload = data.partition(b"\n")
+            if not newline:
+                return  # not a client (a probe, or a client killed before it sent anything)
             agent, env = parse_header(header)
             out, err = resident.answer(agent, payload, env)
             conn.sendall(out.encode() + b"\0" + err.encode() + b"\0\n")
