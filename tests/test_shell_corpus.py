@@ -1,0 +1,155 @@
+"""The shell stage against RTK's own assertions (reference/rtk_cases_public.json).
+
+* `unattestable`: `CommandLine.unattestable` equals RTK's contains_unattestable_construct.
+* `split_for_permissions`: the match_text of the depth-0 segments equals RTK's split, except for the
+  deliberate difference below.
+* `permissions` / `permissions_generated` Deny cases: bypass probes. RTK denies them because some
+  segment matches a deny pattern; the shell stage must expose such a segment (match_text, or the words
+  as typed or dequoted from the program on), whatever the nesting, quoting or syntax errors.
+* `rewrite` (registry layer): whenever RTK rewrites, the input is not refused and some segment is
+  rewritable; and the walker refusals RTK documents are reproduced.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rtk_policy.policy.bash_pattern import bash_rule_matches
+from rtk_policy.shell import parse
+
+CORPUS = json.loads(
+    (Path(__file__).resolve().parents[2] / "shared/reference/rtk_cases_public.json").read_text()
+    if (Path(__file__).resolve().parents[2] / "shared/reference/rtk_cases_public.json").exists()
+    else Path("/work/shared/reference/rtk_cases_public.json").read_text()
+)
+
+#: RTK's token splitter cuts a case statement at the pattern's ")" and keeps "case $x in (ls" and
+#: "esac" as segments. We parse the grammar: the only command there is `echo 1`; patterns are words.
+SPLIT_DIFFERENCES = {"case $x in (ls) echo 1;; esac": ["echo 1"]}
+
+
+def _ids(cases: list[dict]) -> list[str]:
+    return [repr(c["cmd"])[:60] for c in cases]
+
+
+@pytest.mark.parametrize("case", CORPUS["unattestable"], ids=_ids(CORPUS["unattestable"]))
+def test_unattestable(case: dict) -> None:
+    assert parse(case["cmd"]).unattestable is case["expected"]
+
+
+@pytest.mark.parametrize(
+    "case", CORPUS["split_for_permissions"], ids=_ids(CORPUS["split_for_permissions"])
+)
+def test_split_for_permissions(case: dict) -> None:
+    got = [s.match_text for s in parse(case["cmd"]).segments if s.depth == 0]
+    expected = SPLIT_DIFFERENCES.get(case["cmd"], case["expected"])
+    assert got == expected
+    assert set(got) <= set(case["expected"])
+
+
+DENY_CASES = [
+    c for c in CORPUS["permissions"] + CORPUS["permissions_generated"] if c.get("expected") == "Deny"
+]
+
+
+def test_every_deny_probe_exposes_the_denied_segment() -> None:
+    missed = []
+    for case in DENY_CASES:
+        forms = set()
+        for s in parse(case["cmd"]).segments:
+            forms.update((s.match_text, " ".join(s.raw_words), " ".join(s.argv)))
+        if not any(bash_rule_matches(p, f) for p in case["deny"] for f in forms):
+            missed.append(case["cmd"])
+    assert len(DENY_CASES) > 2000
+    assert missed == []
+
+
+REWRITES = [c for c in CORPUS["rewrite"] if c.get("layer") == "registry"]
+
+
+def _parse(case: dict):  # noqa: ANN202 - test helper
+    return parse(case["cmd"], tuple(case.get("transparent_prefixes") or ()))
+
+
+def test_rewritten_inputs_are_walked() -> None:
+    bad = []
+    for case in REWRITES:
+        if case["expected"] is None or case["expected"] == case["cmd"]:
+            continue
+        cl = _parse(case)
+        if cl.rewrite_refused or not any(s.rewritable for s in cl.segments):
+            bad.append(case["cmd"])
+    assert bad == []
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        c["cmd"]
+        for c in REWRITES
+        if c["expected"] is None
+        and any(t in c.get("tags", ()) for t in ("multiline", "heredoc", "arithmetic"))
+        and "echo" not in c["cmd"]
+        and not c["cmd"].startswith("rtk ")
+        and "|" not in c["cmd"]
+    ],
+)
+def test_documented_pass_throughs_have_nothing_rewritable(cmd: str) -> None:
+    cl = parse(cmd)
+    assert cl.rewrite_refused or not any(s.rewritable for s in cl.segments)
+
+
+@pytest.mark.parametrize(
+    ("cmd", "rewritable"),
+    [
+        ("sudo git status", [False]),
+        ("FOO=1 RTK_DISABLED=1 git status", [False]),
+        ("RTK_DISABLED+=1 git status", [False]),
+        ("env RTK_DISABLED=1 git status", [False]),
+        ("env RTK_DISABLED+=1 git status", [True]),
+        ("env MSG=RTK_DISABLED=1 git status", [True]),
+        ("RTK_DISABLED=1; git status", [False, True]),
+        ("uv run RTK_DISABLED=1 git status", [False]),
+        ("/usr/bin/env pytest", [False]),
+        ("/usr/bin/timeout 300 cargo test", [True]),
+        ("timeout 5 rtk git status", [False]),
+        ("timeout 5 FOO=1 git status", [False]),
+        ("noglob git status", [True]),
+        ("'timeout' 5 pytest", [False]),
+        ("$X status", [False]),
+        ("g* status", [False]),
+        ("{ git status; cargo build; }", [False, True]),
+        ("(git status) && ls", [True, True]),
+        ("echo $(git status)", [True, False]),
+        ("bash -c 'git status'", [True, False]),
+        ("f() { git status; }", [False]),
+        ("if git diff --quiet; then git status; fi", [True, True]),
+        ("time cargo build", [True]),
+        ("time -v git status", [False]),
+        ("time -p -- git status", [True]),
+        ("coproc git status", [False]),
+        ("git status | head; coproc git log", [True, True, False]),
+        ("for x in a; do git status; done | head", [False, True]),
+        # the extglob word is a syntax error for tree-sitter: the recovery lexer adds `a` and `b`
+        ("ls @(a|b) && git status", [False, False, False, False]),
+        ("git log ${x:-a b} | head", [False, False]),
+        ("(ls) | head", [False, False]),
+        ("git status\ncat <<EOF\nx\nEOF", [False, False]),
+        ("git status # don't\nrm -rf /tmp/x", [False, False]),
+        ("git status\r\ngit log -3", [True, True]),
+        ("ls; while true; do\ngit status\nls; done", [True, True, True, True]),
+    ],
+)
+def test_rewritable(cmd: str, rewritable: list[bool]) -> None:
+    cl = parse(cmd, ("sudo",) if cmd.startswith("sudo bash") else ())
+    assert [s.rewritable for s in cl.segments] == rewritable
+    for s in cl.segments:
+        assert s.rewritable == (s.rewrite_refusal in ("", "assignment after uv run"))
+
+
+def test_sudo_as_transparent_prefix_is_rewritable() -> None:
+    seg = parse("sudo git status", ("sudo",)).segments[0]
+    assert seg.rewritable and seg.wrappers == ("sudo",) and seg.program == "git"
