@@ -1,0 +1,192 @@
+"""The thin client as installed (`python -S -I client.py claude`): served answers, in-process fallback
+when no server answers or one dies mid-request, a server started in the background, nothing imported
+on the fast path. Every server a test starts is killed at its end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from rtk_policy import client
+
+CLIENT = str(Path(client.__file__).resolve())
+PAYLOAD = json.dumps(
+    {
+        "session_id": "s1",
+        "cwd": "/tmp",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_use_id": "t1",
+        "tool_input": {"command": "git status", "description": "d"},
+    }
+).encode()
+EXPECTED = {"command": "rtk git status", "description": "d"}
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture()
+def env(tmp_path, cache_dir):
+    """The process environment of a hook call with private folders and a short server idle time."""
+    values = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    for name, sub in (("HOME", "home"), ("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"),
+                      ("XDG_RUNTIME_DIR", "run")):
+        (tmp_path / sub).mkdir()
+        values[name] = str(tmp_path / sub)
+    values.update(XDG_CACHE_HOME=str(cache_dir), RTK_POLICY_SERVE_IDLE="20")
+    yield values
+    lock = tmp_path / "run" / "rtk-policy" / "engine.lock"
+    pid = server_pid(lock)
+    if pid:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
+def server_pid(lock: Path) -> int:
+    try:
+        return int(lock.read_text().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def call(env, data: bytes = PAYLOAD, *extra: str) -> tuple[str, str]:
+    done = subprocess.run(
+        [sys.executable, "-S", "-I", CLIENT, "claude", *extra],
+        input=data, capture_output=True, env=env, timeout=120,
+    )
+    assert done.returncode == 0
+    return done.stdout.decode(), done.stderr.decode()
+
+
+def wait_for_server(env, old_pid: int = 0) -> int:
+    """The pid of a listening server other than `old_pid` (waits for it to start)."""
+    path = os.path.join(env["XDG_RUNTIME_DIR"], "rtk-policy", "engine.sock")
+    lock = Path(path).parent / "engine.lock"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        pid = server_pid(lock)
+        if pid and pid != old_pid and alive(pid) and os.path.exists(path):
+            probe = socket.socket(socket.AF_UNIX)
+            try:
+                probe.connect(path)
+                return pid
+            except OSError:
+                pass
+            finally:
+                probe.close()
+        time.sleep(0.05)
+    raise AssertionError("no server started")
+
+
+def records(env) -> list[dict]:
+    log = Path(env["XDG_STATE_HOME"]) / "rtk-policy" / "audit.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_no_server_decides_in_process_then_starts_one(env):
+    out, _ = call(env)
+    assert json.loads(out)["hookSpecificOutput"]["updatedInput"] == EXPECTED
+    pid = wait_for_server(env)
+    out, _ = call(env)
+    assert json.loads(out)["hookSpecificOutput"]["updatedInput"] == EXPECTED
+    assert alive(pid)
+    assert [r["command"] for r in records(env)] == ["git status", "git status"]
+
+
+def test_killed_server_is_replaced_and_the_call_still_decided(env):
+    call(env)
+    pid = wait_for_server(env)
+    os.kill(pid, signal.SIGKILL)
+    out, _ = call(env)
+    assert json.loads(out)["hookSpecificOutput"]["updatedInput"] == EXPECTED
+    assert wait_for_server(env, old_pid=pid) != pid
+    assert len(records(env)) == 2
+
+
+def test_server_dying_mid_request_still_gets_a_decision(env):
+    """A server that reads the request and dies without answering: the client decides in-process."""
+    path = os.path.join(env["XDG_RUNTIME_DIR"], "rtk-policy", "engine.sock")
+    os.makedirs(os.path.dirname(path), mode=0o700)
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(path)
+    listener.listen(1)
+    seen: list[bytes] = []
+
+    def die_mid_request() -> None:
+        conn, _ = listener.accept()
+        seen.append(conn.recv(65536))
+        conn.sendall(b'{"hookSpecificOutput": {"partial')  # no trailer: the answer is incomplete
+        conn.close()
+
+    thread = threading.Thread(target=die_mid_request, daemon=True)
+    thread.start()
+    out, _ = call(env)
+    thread.join(10)
+    listener.close()
+    assert seen and seen[0].startswith(b"claude\0")
+    assert json.loads(out)["hookSpecificOutput"]["updatedInput"] == EXPECTED
+    assert [r["command"] for r in records(env)] == ["git status"]
+
+
+def test_fast_path_imports_nothing_of_the_engine(env):
+    call(env)
+    wait_for_server(env)
+    done = subprocess.run(
+        [sys.executable, "-S", "-I", "-X", "importtime", CLIENT, "claude"],
+        input=PAYLOAD, capture_output=True, env=env, timeout=60,
+    )
+    assert json.loads(done.stdout)["hookSpecificOutput"]["updatedInput"] == EXPECTED
+    imported = [line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()]
+    assert imported and "select" in imported
+    assert not [name for name in imported if name.split(".")[0] in ("rtk_policy", "attr", "attrs", "json")]
+
+
+def test_bad_input_through_the_server_is_answered_like_the_hook(env):
+    call(env)
+    wait_for_server(env)
+    out, err = call(env, b"\xff\xfe not json")
+    assert out == ""
+    assert err.startswith("rtk-policy hook: ") and "UTF-8" in err
+
+
+def test_broken_install_says_so_and_has_no_opinion(env, tmp_path):
+    """When even the in-process path cannot import, one stderr line and no output."""
+    copy = tmp_path / "lonely" / "client.py"
+    copy.parent.mkdir()
+    copy.write_bytes(Path(CLIENT).read_bytes())
+    done = subprocess.run(
+        [sys.executable, "-S", "-I", str(copy), "claude"],
+        input=PAYLOAD, capture_output=True, env={**env, "XDG_RUNTIME_DIR": str(tmp_path / "nothing")},
+        timeout=60, cwd=str(tmp_path),
+    )
+    pid = server_pid(tmp_path / "nothing" / "rtk-policy" / "engine.lock")
+    if not pid and done.stdout:  # the package was importable after all: a server is starting
+        pid = wait_for_server({"XDG_RUNTIME_DIR": str(tmp_path / "nothing")})
+    if pid:
+        os.kill(pid, signal.SIGTERM)
+    assert done.returncode == 0
+    assert done.stdout == b"" or json.loads(done.stdout)  # an editable install may still import
+    if done.stdout == b"":
+        assert b"cannot decide" in done.stderr
