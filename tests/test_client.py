@@ -190,3 +190,26 @@ def test_broken_install_says_so_and_has_no_opinion(env, tmp_path):
     assert done.stdout == b"" or json.loads(done.stdout)  # an editable install may still import
     if done.stdout == b"":
         assert b"cannot decide" in done.stderr
+
+
+def test_init_serve_installs_the_thin_client_and_uninstall_removes_it(env, tmp_path, monkeypatch):
+    import io
+    import shlex
+    from types import SimpleNamespace
+
+    from rtk_policy.commands import init, uninstall
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    out = io.StringIO()
+    assert init.run(SimpleNamespace(global_=True, agent="claude", serve=True), None, out, io.StringIO()) == 0
+    assert "no opinion" in out.getvalue()
+    settings = json.loads((tmp_path / "claude" / "settings.json").read_text())
+    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    words = shlex.split(command)
+    assert words == [sys.executable, "-S", "-I", CLIENT, "claude"]
+    done = subprocess.run(command, shell=True, input=PAYLOAD, capture_output=True, env=env, timeout=120)
+    assert json.loads(done.stdout)["hookSpecificOutput"]["updatedInput"] == EXPECTED
+    wait_for_server(env)
+    assert uninstall.run(SimpleNamespace(global_=True, agent="claude"), None, io.StringIO(), io.StringIO()) == 0
+    left = tmp_path / "claude" / "settings.json"
+    assert not left.exists() or "client.py" not in left.read_text()

@@ -1,4 +1,7 @@
-"""`rtk-policy init [--global] [--agent NAME]`: write our hook entry into an agent's settings."""
+"""`rtk-policy init [--global] [--agent NAME] [--serve]`: write our hook entry into an agent's settings.
+
+`--serve` installs the thin client of the resident engine instead of `rtk-policy hook AGENT`.
+"""
 
 from __future__ import annotations
 
@@ -11,15 +14,11 @@ from rtk_policy.settings.targets import hook_command, target
 
 def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     """Install the hook idempotently; exit 1 (file untouched) when the settings file is not JSON."""
-    if getattr(args, "serve", False):
-        stderr.write(
-            "rtk-policy init: --serve is not available yet; install the command hook instead\n"
-        )
-        return 2
     agent = getattr(args, "agent", "claude") or "claude"
     spec = target(agent, bool(getattr(args, "global_", False)))
+    serve = bool(getattr(args, "serve", False))
     try:
-        change = install(spec, hook_command(agent))
+        change = install(spec, thin_client_command(agent) if serve else hook_command(agent))
     except (SettingsError, ValueError) as error:
         stderr.write(f"rtk-policy init: error: {error}\n")
         stderr.write(
@@ -32,4 +31,26 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     for warning in change.warnings:
         stderr.write(f"rtk-policy init: warning: {warning}\n")
     stdout.write(change.message + "\n")
+    if serve:
+        stdout.write(SERVE_NOTE)
     return 0
+
+
+SERVE_NOTE = (
+    "The hook is the thin client: it hands each call to a resident engine (`rtk-policy serve`, started\n"
+    "on demand, private socket, exits when idle) and decides in-process when none answers.\n"
+    "An http hook (`rtk-policy serve --http PORT`) is NOT installed: Claude Code treats an http hook\n"
+    "whose server is down as no opinion, so commands would run unchecked.\n"
+)
+
+
+def thin_client_command(agent: str) -> str:
+    """`<python> -S -I <abs path of rtk_policy/client.py> AGENT`: the resident engine's thin client."""
+    import shlex
+    import sys
+    from pathlib import Path
+
+    import rtk_policy.client
+
+    client = Path(rtk_policy.client.__file__).resolve()
+    return f"{shlex.quote(sys.executable)} -S -I {shlex.quote(str(client))} {agent}"

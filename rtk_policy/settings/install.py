@@ -15,6 +15,7 @@ from rtk_policy.settings.targets import Target
 #: A command line that runs our hook: `…/rtk-policy hook X`, `python -m rtk_policy hook X`, or a delegate.
 _OURS = re.compile(
     r"(?:rtk-policy|rtk_policy)(?:\.exe)?['\"]?\s+hook\b|rtk_policy[/\\]hookfiles[/\\]"
+    r"|rtk_policy[/\\]client\.py\b"  # the resident engine's thin client (`init --serve`)
 )
 
 
