@@ -30,6 +30,7 @@ def check(text: str) -> CommandLine:
     cl = parse(text)
     assert cl.text == text
     assert bool(cl.error) == cl.parse_error
+    assert "internal error" not in cl.error
     for i, s in enumerate(cl.segments):
         assert s.index == i
         assert -1 <= s.parent < i

@@ -7,6 +7,8 @@ import gc
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import attrs
+
 from rtk_policy.shell.draft import Ctx, Draft, stage_programs, to_segment
 from rtk_policy.shell.model import CommandLine, Redirect
 from rtk_policy.shell.scan import Scan, scan
@@ -16,6 +18,7 @@ from rtk_policy.shell.walk import (
     draft_refusal,
     line_of,
     logical_line_starts,
+    malformed_pipeline,
     physical_lines,
     refusal,
 )
@@ -30,7 +33,7 @@ def assemble(text: str, transparent: tuple[str, ...], walker_cls: Callable[..., 
     try:
         return _assemble(text, transparent, walker_cls)
     except Exception as exc:  # noqa: BLE001 - the stage must never raise
-        return _failed(text, f"internal error: {type(exc).__name__}")
+        return _recovered(text, transparent, walker_cls, f"internal error: {type(exc).__name__}")
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -41,7 +44,7 @@ def _assemble(text: str, transparent: tuple[str, ...], walker_cls: Callable[...,
     walker = walker_cls(transparent)
     walker.walk_source(Source(text, 0), Ctx())
     drafts: list[Draft] = walker.drafts
-    refused = refusal(text, sc)
+    refused = refusal(text, sc) or malformed_pipeline(text, bool(walker.errors))
     starts = logical_line_starts(text, sc)
     bad_lines = {line_of(starts, off): why for off, why in walker.line_refusals}
     coproc_lines: dict[int, int] = {}
@@ -113,6 +116,20 @@ def _has_command(line: str) -> bool:
     """A physical line with something other than blanks and a comment."""
     stripped = line.strip(" \t\r\v\f")
     return bool(stripped) and not stripped.startswith("#")
+
+
+def _recovered(
+    text: str, transparent: tuple[str, ...], walker_cls: Callable[..., Any], error: str
+) -> CommandLine:
+    """After an internal failure: the recovery lexer's segments alone, or none at all."""
+    try:
+        walker = walker_cls(transparent)
+        walker.recover(Source(text, 0), Ctx(no_rewrite=error), 0)
+        pipes = stage_programs(walker.drafts)
+        segments = tuple(to_segment(d, pipes, error) for d in walker.drafts)
+    except Exception:  # noqa: BLE001 - the stage must never raise
+        segments = ()
+    return attrs.evolve(_failed(text, error), segments=segments)
 
 
 def _failed(text: str, error: str) -> CommandLine:

@@ -220,8 +220,8 @@ class Walker:
                 pipe_index=k,
                 pipe_size=size,
                 pipe_stderr=stderr,
-                op_before=ops[k - 1] if k else ctx.op_before,
-                op_after=ops[k] if k < len(ops) else ctx.op_after,
+                op_before=ops[k - 1] if 0 < k <= len(ops) else ("|" if k else ctx.op_before),
+                op_after=ops[k] if k < len(ops) else ("|" if k < size - 1 else ctx.op_after),
             )
             if _body(c).type not in ("command", "negated_command"):
                 sub = sub._replace(no_rewrite=sub.no_rewrite or "compound joined to a pipe")

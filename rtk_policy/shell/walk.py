@@ -18,7 +18,7 @@ _CONTINUATION = re.compile(r"[ \t\v\f]*\\\r?\n[ \t\v\f]*")
 _BLOCK_START = re.compile(r"(for|if|while|until|case|fi|done|esac)(?![^\s;&|()<>])|\(\(|\[\[|\]\]|[{}()]")
 _CONT_OPS = ("&&", "||", "|&", "|")
 _EXTGLOB = re.compile(r"(?<![\\$])[@+*?!]\(")
-_COMMENT = re.compile(r"(?:^|(?<=[\s;&|()]))#")
+_EMPTY_STAGE = re.compile(r"\|(?:&[ \t]*|[ \t]+)\|(?!\|)")
 
 
 def join_continuations(text: str) -> str:
@@ -49,6 +49,16 @@ def refusal(text: str, sc: Scan) -> str:
         return "unbalanced quote"
     if sc.breaks and _content_lines(text, sc) > 1:
         return _multiline_refusal(text, sc)
+    return ""
+
+
+def malformed_pipeline(text: str, parse_error: bool) -> str:
+    """`| grep X`, `cargo test |`, `cargo test | | grep X` (RTK passes these through)."""
+    body = _strip_comment(join_continuations(text).strip(" \t\n"))[0].strip(" \t\n")
+    if body.startswith("|") or body.endswith(("|", "|&")) and not body.endswith("||"):
+        return "malformed pipeline"
+    if parse_error and _EMPTY_STAGE.search(body):
+        return "malformed pipeline"
     return ""
 
 
