@@ -123,7 +123,8 @@ def _match_transparent(words: Sequence[Word], i: int, prefixes: Sequence[tuple[s
     for pre in prefixes:
         k = len(pre)
         if k and i + k < len(words) and all(words[i + m].raw == pre[m] for m in range(k)):
-            return k
+            if all(words[i + m + 1].start - words[i + m].end == 1 for m in range(k - 1)):
+                return k  # word-exact: `myjail  run` (two blanks) is not `myjail run`
     return 0
 
 
