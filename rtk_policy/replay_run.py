@@ -17,6 +17,9 @@ from rtk_policy.replay_sources import ReplayItem, read_file
 
 CHUNK = 1000  #: commands per task sent to a worker process
 AUTO_PARALLEL_BYTES = 8 * 1024 * 1024  #: inputs larger than this use every core when --jobs is 0
+#: chunks a worker evaluates before it is replaced: cel-expr-python keeps ~170 bytes per call of a
+#: Python-implemented CEL function, so a long-lived evaluator grows by a few KB per command
+CHUNKS_PER_WORKER = 40
 
 
 @attrs.frozen
@@ -133,7 +136,9 @@ def _parallel(
     import multiprocessing
 
     tally = Tally(limit)
-    with multiprocessing.get_context("spawn").Pool(jobs, _init_worker, (spec, limit)) as pool:
+    with multiprocessing.get_context("spawn").Pool(
+        jobs, _init_worker, (spec, limit), maxtasksperchild=CHUNKS_PER_WORKER
+    ) as pool:
         waiting: deque = deque()
         for chunk in chunks(items, CHUNK):
             waiting.append(pool.apply_async(_work, (chunk,)))
