@@ -1,11 +1,11 @@
 """The shell stage against RTK's own assertions (reference/rtk_cases_public.json).
 
 * `unattestable`: `CommandLine.unattestable` equals RTK's contains_unattestable_construct.
-* `split_for_permissions`: the match_text of the depth-0 segments equals RTK's split, except for the
-  deliberate difference below.
+* `split_for_permissions`: the match_text of the depth-0 segments equals RTK's split, except for
+  the deliberate difference below.
 * `permissions` / `permissions_generated` Deny cases: bypass probes. RTK denies them because some
-  segment matches a deny pattern; the shell stage must expose such a segment (match_text, or the words
-  as typed or dequoted from the program on), whatever the nesting, quoting or syntax errors.
+  segment matches a deny pattern; the shell stage must expose such a segment (match_text, or the
+  words as typed or dequoted from the program on), whatever the nesting, quoting or syntax errors.
 * `rewrite` (registry layer): whenever RTK rewrites, the input is not refused and some segment is
   rewritable; and the walker refusals RTK documents are reproduced.
 """
@@ -20,11 +20,8 @@ import pytest
 from rtk_policy.policy.bash_pattern import bash_rule_matches
 from rtk_policy.shell import parse
 
-CORPUS = json.loads(
-    (Path(__file__).resolve().parents[2] / "shared/reference/rtk_cases_public.json").read_text()
-    if (Path(__file__).resolve().parents[2] / "shared/reference/rtk_cases_public.json").exists()
-    else Path("/work/shared/reference/rtk_cases_public.json").read_text()
-)
+CORPUS_PATH = Path(__file__).resolve().parents[2] / "shared" / "reference" / "rtk_cases_public.json"
+CORPUS = json.loads(CORPUS_PATH.read_text())
 
 #: RTK's token splitter cuts a case statement at the pattern's ")" and keeps "case $x in (ls" and
 #: "esac" as segments. We parse the grammar: the only command there is `echo 1`; patterns are words.
@@ -32,11 +29,13 @@ SPLIT_DIFFERENCES = {"case $x in (ls) echo 1;; esac": ["echo 1"]}
 
 
 def _ids(cases: list[dict]) -> list[str]:
+    """Test ids: the command, shortened."""
     return [repr(c["cmd"])[:60] for c in cases]
 
 
 @pytest.mark.parametrize("case", CORPUS["unattestable"], ids=_ids(CORPUS["unattestable"]))
 def test_unattestable(case: dict) -> None:
+    """Unattestable."""
     assert parse(case["cmd"]).unattestable is case["expected"]
 
 
@@ -44,6 +43,7 @@ def test_unattestable(case: dict) -> None:
     "case", CORPUS["split_for_permissions"], ids=_ids(CORPUS["split_for_permissions"])
 )
 def test_split_for_permissions(case: dict) -> None:
+    """Split for permissions."""
     got = [s.match_text for s in parse(case["cmd"]).segments if s.depth == 0]
     expected = SPLIT_DIFFERENCES.get(case["cmd"], case["expected"])
     assert got == expected
@@ -51,11 +51,14 @@ def test_split_for_permissions(case: dict) -> None:
 
 
 DENY_CASES = [
-    c for c in CORPUS["permissions"] + CORPUS["permissions_generated"] if c.get("expected") == "Deny"
+    c
+    for c in CORPUS["permissions"] + CORPUS["permissions_generated"]
+    if c.get("expected") == "Deny"
 ]
 
 
 def test_every_deny_probe_exposes_the_denied_segment() -> None:
+    """Every deny probe exposes the denied segment."""
     missed = []
     for case in DENY_CASES:
         forms = set()
@@ -75,6 +78,7 @@ def _parse(case: dict):  # noqa: ANN202 - test helper
 
 
 def test_rewritten_inputs_are_walked() -> None:
+    """Parse a corpus case with its transparent prefixes."""
     bad = []
     for case in REWRITES:
         if case["expected"] is None or case["expected"] == case["cmd"]:
@@ -98,6 +102,7 @@ def test_rewritten_inputs_are_walked() -> None:
     ],
 )
 def test_documented_pass_throughs_have_nothing_rewritable(cmd: str) -> None:
+    """Documented pass throughs have nothing rewritable."""
     cl = parse(cmd)
     assert cl.rewrite_refused or not any(s.rewritable for s in cl.segments)
 
@@ -144,6 +149,7 @@ def test_documented_pass_throughs_have_nothing_rewritable(cmd: str) -> None:
     ],
 )
 def test_rewritable(cmd: str, rewritable: list[bool]) -> None:
+    """Rewritable."""
     cl = parse(cmd, ("sudo",) if cmd.startswith("sudo bash") else ())
     assert [s.rewritable for s in cl.segments] == rewritable
     for s in cl.segments:
@@ -151,5 +157,6 @@ def test_rewritable(cmd: str, rewritable: list[bool]) -> None:
 
 
 def test_sudo_as_transparent_prefix_is_rewritable() -> None:
+    """Sudo as transparent prefix is rewritable."""
     seg = parse("sudo git status", ("sudo",)).segments[0]
     assert seg.rewritable and seg.wrappers == ("sudo",) and seg.program == "git"

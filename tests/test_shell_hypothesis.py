@@ -9,20 +9,91 @@ from rtk_policy.shell import parse
 from rtk_policy.shell.model import ORIGINS, CommandLine
 
 TOKENS = [
-    "git", "status", "rm", "-rf", "/", "sudo", "env", "A=1", "timeout", "5", "bash", "-c", "eval",
-    "xargs", "find", "-exec", "{}", "\\;", "&&", "||", ";", "&", "|", "|&", "!", "(", ")", "{", "}",
-    "$(", "`", "<(", ">(", "'", '"', "$'", "\\", "\n", "\r", "\r\n", "\\\n", "#", " ", "\t", ">",
-    ">>", "2>&1", "<", "<<", "<<<", "EOF", "$X", "${X:-a b}", "$((", "))", "if", "then", "fi",
-    "for", "in", "do", "done", "case", "esac", ";;", "coproc", "time", "-p", "é", "日本", "😀",
-    "\x00", "\udc80", "*", "@(", "rtk", "uv", "run", "--",
-]  # fmt: skip
+    "git",
+    "status",
+    "rm",
+    "-rf",
+    "/",
+    "sudo",
+    "env",
+    "A=1",
+    "timeout",
+    "5",
+    "bash",
+    "-c",
+    "eval",
+    "xargs",
+    "find",
+    "-exec",
+    "{}",
+    "\\;",
+    "&&",
+    "||",
+    ";",
+    "&",
+    "|",
+    "|&",
+    "!",
+    "(",
+    ")",
+    "{",
+    "}",
+    "$(",
+    "`",
+    "<(",
+    ">(",
+    "'",
+    '"',
+    "$'",
+    "\\",
+    "\n",
+    "\r",
+    "\r\n",
+    "\\\n",
+    "#",
+    " ",
+    "\t",
+    ">",
+    ">>",
+    "2>&1",
+    "<",
+    "<<",
+    "<<<",
+    "EOF",
+    "$X",
+    "${X:-a b}",
+    "$((",
+    "))",
+    "if",
+    "then",
+    "fi",
+    "for",
+    "in",
+    "do",
+    "done",
+    "case",
+    "esac",
+    ";;",
+    "coproc",
+    "time",
+    "-p",
+    "é",
+    "日本",
+    "😀",
+    "\x00",
+    "\udc80",
+    "*",
+    "@(",
+    "rtk",
+    "uv",
+    "run",
+    "--",
+]
 
 token_text = st.lists(st.sampled_from(TOKENS), max_size=40).map(
     lambda ts: "".join(t if t in (" ", "\t") else t + " " * (len(t) % 2) for t in ts)
 )
-any_text = st.text(
-    alphabet=st.characters(codec=None, exclude_categories=()), max_size=200
-)
+any_text = st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=200)
 
 
 def check(text: str) -> CommandLine:
@@ -48,19 +119,24 @@ def check(text: str) -> CommandLine:
 @settings(max_examples=300, deadline=None)
 @given(token_text)
 def test_token_soup_never_raises(text: str) -> None:
+    """Token soup never raises."""
     check(text)
 
 
 @settings(max_examples=200, deadline=None)
 @given(any_text)
 def test_arbitrary_text_never_raises(text: str) -> None:
+    """Arbitrary text never raises."""
     check(text)
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.sampled_from(["git status", "rm -rf /", "ls -l"]), min_size=1, max_size=6),
-       st.sampled_from([" && ", "; ", " | ", "\n", " || "]))  # fmt: skip
+@given(
+    st.lists(st.sampled_from(["git status", "rm -rf /", "ls -l"]), min_size=1, max_size=6),
+    st.sampled_from([" && ", "; ", " | ", "\n", " || "]),
+)
 def test_joined_commands_are_all_seen(commands: list[str], sep: str) -> None:
+    """Joined commands are all seen."""
     text = sep.join(commands)
     cl = check(text)
     assert [s.text for s in cl.segments] == commands

@@ -26,42 +26,74 @@ def progs(text: str, **kw: object) -> list[tuple[str, int, str]]:
         ("echo $(rm -rf /)", [("echo", 0, "top"), ("rm", 1, "substitution")]),
         ("echo `rm -rf /`", [("echo", 0, "top"), ("rm", 1, "substitution")]),
         ('echo "x $(rm -rf /) y"', [("echo", 0, "top"), ("rm", 1, "substitution")]),
-        ("diff <(git log) >(rm x)", [("diff", 0, "top"), ("git", 1, "process_substitution"),
-                                     ("rm", 1, "process_substitution")]),  # fmt: skip
-        ("echo $(echo $(rm x))", [("echo", 0, "top"), ("echo", 1, "substitution"),
-                                  ("rm", 2, "substitution")]),  # fmt: skip
+        (
+            "diff <(git log) >(rm x)",
+            [
+                ("diff", 0, "top"),
+                ("git", 1, "process_substitution"),
+                ("rm", 1, "process_substitution"),
+            ],
+        ),
+        (
+            "echo $(echo $(rm x))",
+            [("echo", 0, "top"), ("echo", 1, "substitution"), ("rm", 2, "substitution")],
+        ),
         ("! rm -rf /", [("rm", 0, "top")]),
         ("time rm -rf /", [("rm", 0, "top")]),
         ("coproc rm -rf /", [("rm", 0, "top")]),
-        ("if git diff; then rm a; elif b; then c; else d; fi",
-         [("git", 0, "top"), ("rm", 0, "top"), ("b", 0, "top"), ("c", 0, "top"), ("d", 0, "top")]),
+        (
+            "if git diff; then rm a; elif b; then c; else d; fi",
+            [
+                ("git", 0, "top"),
+                ("rm", 0, "top"),
+                ("b", 0, "top"),
+                ("c", 0, "top"),
+                ("d", 0, "top"),
+            ],
+        ),
         ("while read l; do rm $l; done < f", [("read", 0, "top"), ("rm", 0, "top")]),
         ("until false; do git status; done", [("false", 0, "top"), ("git", 0, "top")]),
         ("for f in $(ls); do rm $f; done", [("ls", 1, "substitution"), ("rm", 0, "top")]),
         ("case $x in (a) rm a;; b|c) ls;; esac", [("rm", 0, "top"), ("ls", 0, "top")]),
         ("f() { rm -rf /; }; f", [("rm", 1, "function"), ("f", 0, "top")]),
-        ("bash -c 'git status; rm -rf /'", [("bash", 0, "top"), ("git", 1, "shell_c"),
-                                            ("rm", 1, "shell_c")]),  # fmt: skip
-        ("sh -c \"rm x\"", [("sh", 0, "top"), ("rm", 1, "shell_c")]),
-        ("zsh -c 'rm x'; dash -c 'rm y'; ksh -c 'rm z'",
-         [("zsh", 0, "top"), ("rm", 1, "shell_c"), ("dash", 0, "top"), ("rm", 1, "shell_c"),
-          ("ksh", 0, "top"), ("rm", 1, "shell_c")]),  # fmt: skip
+        (
+            "bash -c 'git status; rm -rf /'",
+            [("bash", 0, "top"), ("git", 1, "shell_c"), ("rm", 1, "shell_c")],
+        ),
+        ('sh -c "rm x"', [("sh", 0, "top"), ("rm", 1, "shell_c")]),
+        (
+            "zsh -c 'rm x'; dash -c 'rm y'; ksh -c 'rm z'",
+            [
+                ("zsh", 0, "top"),
+                ("rm", 1, "shell_c"),
+                ("dash", 0, "top"),
+                ("rm", 1, "shell_c"),
+                ("ksh", 0, "top"),
+                ("rm", 1, "shell_c"),
+            ],
+        ),
         ("bash -lc 'rm x'", [("bash", 0, "top"), ("rm", 1, "shell_c")]),
         ("bash -e -c 'rm x'", [("bash", 0, "top"), ("rm", 1, "shell_c")]),
         ("sudo bash -c 'rm x'", [("bash", 0, "top"), ("rm", 1, "shell_c")]),
-        ("bash -c \"bash -c 'rm x'\"", [("bash", 0, "top"), ("bash", 1, "shell_c"),
-                                        ("rm", 2, "shell_c")]),  # fmt: skip
+        (
+            "bash -c \"bash -c 'rm x'\"",
+            [("bash", 0, "top"), ("bash", 1, "shell_c"), ("rm", 2, "shell_c")],
+        ),
         ("bash <<< 'rm -rf /'", [("bash", 0, "top"), ("rm", 1, "shell_c")]),
         ('sh <<< "rm -rf /"', [("sh", 0, "top"), ("rm", 1, "shell_c")]),
         ("bash script.sh <<< 'rm'", [("bash", 0, "top")]),
         ("eval 'rm -rf /'", [("eval", 0, "top"), ("rm", 1, "eval")]),
         ('eval "git status && rm x"', [("eval", 0, "top"), ("git", 1, "eval"), ("rm", 1, "eval")]),
         ("find . -name '*.o' -exec rm -f {} \\;", [("find", 0, "top"), ("rm", 1, "top")]),
-        ("find . -execdir rm {} + -ok mv {} x \\;", [("find", 0, "top"), ("rm", 1, "top"),
-                                                     ("mv", 1, "top")]),  # fmt: skip
+        (
+            "find . -execdir rm {} + -ok mv {} x \\;",
+            [("find", 0, "top"), ("rm", 1, "top"), ("mv", 1, "top")],
+        ),
         ("ls | xargs rm -rf", [("ls", 0, "top"), ("xargs", 0, "top"), ("rm", 1, "top")]),
-        ("ls | xargs -0 -n 1 -I{} sudo rm {}", [("ls", 0, "top"), ("xargs", 0, "top"),
-                                                ("rm", 1, "top")]),  # fmt: skip
+        (
+            "ls | xargs -0 -n 1 -I{} sudo rm {}",
+            [("ls", 0, "top"), ("xargs", 0, "top"), ("rm", 1, "top")],
+        ),
         ("ls # ; rm -rf /", [("ls", 0, "top")]),
         ("# only a comment", []),
         ("", []),
@@ -75,6 +107,7 @@ def progs(text: str, **kw: object) -> list[tuple[str, int, str]]:
     ],
 )
 def test_segments(text: str, expected: list[tuple[str, int, str]]) -> None:
+    """Segments."""
     assert progs(text) == expected
 
 
@@ -87,7 +120,13 @@ def test_segments(text: str, expected: list[tuple[str, int, str]]) -> None:
         ("doas -u root rm x", "rm", ("rm", "x"), ("doas",), ()),
         ("env -i -u HOME - A=1 B=2 rm x", "rm", ("rm", "x"), ("env",), (("A", "1"), ("B", "2"))),
         ("/usr/bin/env rm x", "rm", ("rm", "x"), ("env",), ()),
-        ("FOO=1 BAR='a b' git status", "git", ("git", "status"), (), (("FOO", "1"), ("BAR", "a b"))),
+        (
+            "FOO=1 BAR='a b' git status",
+            "git",
+            ("git", "status"),
+            (),
+            (("FOO", "1"), ("BAR", "a b")),
+        ),
         ("timeout -s KILL 5 rm x", "rm", ("rm", "x"), ("timeout",), ()),
         ("timeout --kill-after=1 5s rm x", "rm", ("rm", "x"), ("timeout",), ()),
         ("nice -n 5 rm x", "rm", ("rm", "x"), ("nice",), ()),
@@ -102,16 +141,31 @@ def test_segments(text: str, expected: list[tuple[str, int, str]]) -> None:
         ("/usr/bin/time -v -o out -f %e rm x", "rm", ("rm", "x"), ("time",), ()),
         ("stdbuf -o0 -eL -i 0 rm x", "rm", ("rm", "x"), ("stdbuf",), ()),
         ("noglob nocorrect rm x", "rm", ("rm", "x"), ("noglob", "nocorrect"), ()),
-        ("ionice -c2 -n 7 chrt -b 0 taskset -c 1 rm x", "rm", ("rm", "x"),
-         ("ionice", "chrt", "taskset"), ()),  # fmt: skip
-        ("setsid -f unbuffer caffeinate -i rm x", "rm", ("rm", "x"),
-         ("setsid", "unbuffer", "caffeinate"), ()),  # fmt: skip
+        (
+            "ionice -c2 -n 7 chrt -b 0 taskset -c 1 rm x",
+            "rm",
+            ("rm", "x"),
+            ("ionice", "chrt", "taskset"),
+            (),
+        ),
+        (
+            "setsid -f unbuffer caffeinate -i rm x",
+            "rm",
+            ("rm", "x"),
+            ("setsid", "unbuffer", "caffeinate"),
+            (),
+        ),
         ("rtk git status", "git", ("git", "status"), ("rtk",), ()),
         ("rtk read f", "read", ("read", "f"), ("rtk",), ()),
         ("uv run pytest -x", "pytest", ("pytest", "-x"), ("uv run",), ()),
         ("uv run --with x -- pytest", "pytest", ("pytest",), ("uv run",), ()),
-        ("sudo env A=1 timeout 5 nice rm x", "rm", ("rm", "x"), ("sudo", "env", "timeout", "nice"),
-         (("A", "1"),)),  # fmt: skip
+        (
+            "sudo env A=1 timeout 5 nice rm x",
+            "rm",
+            ("rm", "x"),
+            ("sudo", "env", "timeout", "nice"),
+            (("A", "1"),),
+        ),
         ('"rm" -rf /', "rm", ("rm", "-rf", "/"), (), ()),
         ("'rm' -rf /", "rm", ("rm", "-rf", "/"), (), ()),
         ("r\\m -rf /", "rm", ("rm", "-rf", "/"), (), ()),
@@ -125,12 +179,14 @@ def test_segments(text: str, expected: list[tuple[str, int, str]]) -> None:
 def test_wrappers(
     text: str, program: str, argv: tuple[str, ...], wrappers: tuple[str, ...], env: tuple
 ) -> None:
+    """Wrappers."""
     seg = parse(text).segments[0]
     assert (seg.program, seg.argv, seg.wrappers, seg.env) == (program, argv, wrappers, env)
     assert seg.args == argv[1:]
 
 
 def test_transparent_prefixes_longest_first() -> None:
+    """Transparent prefixes longest first."""
     cl = parse("direnv exec . git status", ("direnv", "direnv exec ."))
     seg = cl.segments[0]
     assert (seg.program, seg.wrappers, seg.prefix) == ("git", ("direnv exec .",), "direnv exec . ")
@@ -150,6 +206,7 @@ def test_transparent_prefixes_longest_first() -> None:
     ],
 )
 def test_subcommand_and_flags(text: str, subcommand: str, flags: tuple[str, ...]) -> None:
+    """Subcommand and flags."""
     seg = parse(text).segments[0]
     assert (seg.subcommand, seg.flags) == (subcommand, flags)
 
@@ -168,6 +225,7 @@ def test_subcommand_and_flags(text: str, subcommand: str, flags: tuple[str, ...]
     ],
 )
 def test_prefix_command_suffix(text: str, prefix: str, command: str, suffix: str) -> None:
+    """Prefix command suffix."""
     seg = parse(text).segments[0]
     assert (seg.prefix, seg.command, seg.suffix) == (prefix, command, suffix)
     assert seg.prefix + seg.command + seg.suffix == seg.text == text
@@ -191,6 +249,7 @@ def test_prefix_command_suffix(text: str, prefix: str, command: str, suffix: str
     ],
 )
 def test_redirects(text: str, redirects: list[tuple[str, int, str, bool]]) -> None:
+    """Redirects."""
     seg = parse(text).segments[0]
     assert [(r.op, r.fd, r.target, r.is_file) for r in seg.redirects] == redirects
 
@@ -208,23 +267,29 @@ def test_redirects(text: str, redirects: list[tuple[str, int, str, bool]]) -> No
     ],
 )
 def test_match_text(text: str, match_texts: list[str]) -> None:
+    """Match text."""
     assert [s.match_text for s in parse(text).segments] == match_texts
 
 
 def test_operators_background_negation_pipeline() -> None:
+    """Operators background negation pipeline."""
     segs = parse("a && ! b | c |& d; e &").segments
     a, b, c, d, e = segs
     assert (a.operator_before, a.operator_after) == ("", "&&")
     assert (b.operator_before, b.operator_after, b.negated) == ("&&", "|", True)
     assert (c.pipeline_index, c.pipeline_size, c.pipeline_before, c.pipeline_after) == (
-        1, 3, ("b",), ("d",)
-    )  # fmt: skip
+        1,
+        3,
+        ("b",),
+        ("d",),
+    )
     assert c.pipe_stderr and d.operator_before == "|&" and d.operator_after == ";"
     assert e.background and not a.background and e.operator_after == "&"
     assert parse("a\nb").segments[1].operator_before == "\n"
 
 
 def test_parents_and_offsets() -> None:
+    """Parents and offsets."""
     text = "echo $(ls -l) && bash -c 'rm x'"
     cl = parse(text)
     echo, ls, bash, rm = cl.segments
@@ -235,10 +300,11 @@ def test_parents_and_offsets() -> None:
 
 
 def test_dynamic_programs() -> None:
+    """Dynamic programs."""
     for text in ("$X -rf /", "${CMD} x", "$(which rm) -rf /", "sudo $X", "`which rm` x"):
         assert parse(text).segments[0].dynamic_program, text
     assert parse("eval $X").segments[0].dynamic_program
-    assert parse("bash -c \"$X\"").segments[0].dynamic_program
+    assert parse('bash -c "$X"').segments[0].dynamic_program
     assert not parse("eval 'ls'").segments[0].dynamic_program
     assert not parse("rm $X").segments[0].dynamic_program
 
@@ -261,9 +327,18 @@ def test_dynamic_programs() -> None:
     ],
 )
 def test_command_line_flags(text: str, flags: set[str]) -> None:
+    """Command line flags."""
     cl = parse(text)
-    names = ("has_substitution", "has_heredoc", "has_here_string", "has_file_redirect",
-             "unattestable", "multiline", "rewrite_refused", "parse_error")  # fmt: skip
+    names = (
+        "has_substitution",
+        "has_heredoc",
+        "has_here_string",
+        "has_file_redirect",
+        "unattestable",
+        "multiline",
+        "rewrite_refused",
+        "parse_error",
+    )
     assert {n for n in names if getattr(cl, n)} == flags
     assert bool(cl.error) == cl.parse_error
 
@@ -284,10 +359,12 @@ def test_command_line_flags(text: str, flags: set[str]) -> None:
     ],
 )
 def test_commands_after_garbage_are_seen(text: str) -> None:
+    """Commands after garbage are seen."""
     assert any(s.argv[:2] == ("rm", "-rf") for s in parse(text).segments)
 
 
 def test_crlf_keeps_cr_in_last_word() -> None:
+    """Crlf keeps cr in last word."""
     cl = parse("git status\r\ngit log -3")
     first, second = cl.segments
     assert first.argv == ("git", "status\r") and first.text == "git status\r"
@@ -295,6 +372,7 @@ def test_crlf_keeps_cr_in_last_word() -> None:
 
 
 def test_non_ascii_offsets() -> None:
+    """Non ascii offsets."""
     text = "echo 日本語 é && rm -rf /tmp/ü 😀"
     cl = parse(text)
     for s in cl.segments:
@@ -325,6 +403,7 @@ def test_non_ascii_offsets() -> None:
     ],
 )
 def test_nothing_raises(text: str) -> None:
+    """Nothing raises."""
     cl = parse(text)
     assert cl.text == text
     for s in cl.segments:
@@ -333,11 +412,13 @@ def test_nothing_raises(text: str) -> None:
 
 
 def test_deep_nesting_is_a_parse_error() -> None:
+    """Deep nesting is a parse error."""
     cl = parse("echo " + "$(" * 200 + "rm" + ")" * 200)
     assert cl.parse_error and "deep" in cl.error
     assert max(s.depth for s in cl.segments) <= 51
 
 
 def test_too_many_commands_is_a_parse_error() -> None:
+    """Too many commands is a parse error."""
     cl = parse("a;" * 20_000)
     assert cl.parse_error and "too many" in cl.error

@@ -1,4 +1,5 @@
-"""The shell stage: bash text → `CommandLine` of `Segment`s (tree-sitter-bash). Knows nothing of CEL."""
+"""The shell stage: bash text → `CommandLine` of `Segment`s (tree-sitter-bash). Knows nothing of
+CEL."""
 
 from rtk_policy.shell.model import CommandLine, Redirect, Segment
 

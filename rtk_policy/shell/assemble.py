@@ -1,9 +1,8 @@
-"""Put the stage together: walk the input, then derive the `CommandLine` facts and freeze the segments."""
+"""Put the stage together: walk the input, derive the `CommandLine` facts, freeze the segments."""
 
 from __future__ import annotations
 
 import gc
-
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,8 +23,10 @@ from rtk_policy.shell.walk import (
 )
 
 
-def assemble(text: str, transparent: tuple[str, ...], walker_cls: Callable[..., Any]) -> CommandLine:
-    """Build the `CommandLine` for `text`; any internal failure becomes a parse error, never a raise."""
+def assemble(
+    text: str, transparent: tuple[str, ...], walker_cls: Callable[..., Any]
+) -> CommandLine:
+    """Build the `CommandLine` for `text`; an internal failure is a parse error, not a raise."""
     if not isinstance(text, str):
         text = str(text)
     gc_was_enabled = gc.isenabled()
@@ -39,7 +40,9 @@ def assemble(text: str, transparent: tuple[str, ...], walker_cls: Callable[..., 
             gc.enable()
 
 
-def _assemble(text: str, transparent: tuple[str, ...], walker_cls: Callable[..., Any]) -> CommandLine:
+def _assemble(
+    text: str, transparent: tuple[str, ...], walker_cls: Callable[..., Any]
+) -> CommandLine:
     sc = scan(text)
     walker = walker_cls(transparent)
     walker.walk_source(Source(text, 0), Ctx())
@@ -67,7 +70,9 @@ def _assemble(text: str, transparent: tuple[str, ...], walker_cls: Callable[...,
         segments=segments,
         parse_error=bool(walker.errors),
         has_substitution=sc.command_sub or sc.process_sub,
-        has_heredoc=any(r.op in ("<<", "<<-") for r in redirects) or sc.heredoc and not _only_herestrings(redirects),
+        has_heredoc=any(r.op in ("<<", "<<-") for r in redirects)
+        or sc.heredoc
+        and not _only_herestrings(redirects),
         has_here_string=any(r.op == "<<<" for r in redirects),
         has_file_redirect=any(r.is_file for r in redirects),
         unattestable=_unattestable(sc, redirects),
@@ -77,7 +82,9 @@ def _assemble(text: str, transparent: tuple[str, ...], walker_cls: Callable[...,
     )
 
 
-def _refusal(d: Draft, whole: str, starts: Sequence[int], bad: dict[int, str], coproc: dict[int, int]) -> str:
+def _refusal(
+    d: Draft, whole: str, starts: Sequence[int], bad: dict[int, str], coproc: dict[int, int]
+) -> str:
     """Why this segment is not rewritable ("" when it is): whole input, own rules, then its line."""
     if whole:
         return whole
@@ -93,7 +100,9 @@ def _refusal(d: Draft, whole: str, starts: Sequence[int], bad: dict[int, str], c
     return d.peel.inner_refused
 
 
-def _verbatim_redirects(drafts: Sequence[Draft], compound: Sequence[tuple[Redirect, int]]) -> list[Redirect]:
+def _verbatim_redirects(
+    drafts: Sequence[Draft], compound: Sequence[tuple[Redirect, int]]
+) -> list[Redirect]:
     """Redirects typed in the input itself (not inside bash -c / eval text)."""
     out = [r for d in drafts if d.src.base >= 0 for r, _, _ in d.redirects]
     out.extend(r for r, _ in compound)

@@ -7,10 +7,11 @@ from typing import NamedTuple
 
 import attrs
 
+from rtk_policy.shell.argv import flags, subcommand
 from rtk_policy.shell.model import Redirect, Segment
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.words import Word, basename
-from rtk_policy.shell.wrappers import Peel, flags, subcommand
+from rtk_policy.shell.wrappers import Peel
 
 GRAMMAR_WORDS = frozenset({"{", "}", "!", "(", ")"})
 PIPE_NEIGHBOURS = 100
@@ -30,7 +31,9 @@ class Ctx(NamedTuple):
     pipe_index: int = 0
     pipe_size: int = 1
     pipe_stderr: bool = False
-    no_rewrite: str = ""  #: why RTK's walker never hands commands here to the rewrite ("" if it does)
+    no_rewrite: str = (
+        ""  #: why RTK's walker never hands commands here to the rewrite ("" if it does)
+    )
 
 
 @attrs.define(slots=True)
@@ -69,7 +72,9 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
     i = d.peel.program_index
     cmd_words = d.words[i:]
     argv = tuple(w.value for w in cmd_words)
-    last_end = d.words[-1].end if d.words else (d.lead_grammar[-1].end if d.lead_grammar else d.start)
+    last_end = (
+        d.words[-1].end if d.words else (d.lead_grammar[-1].end if d.lead_grammar else d.start)
+    )
     if d.words and d.redirects and not prog:
         last_end = max(last_end, d.start)
     cut = prog.start if prog else last_end
@@ -117,7 +122,9 @@ def match_text(words: Sequence[Word]) -> str:
     return " ".join(w.raw for w in words if w.raw not in GRAMMAR_WORDS)
 
 
-def _pipe_neighbours(d: Draft, pipes: dict[int, tuple[str, ...]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _pipe_neighbours(
+    d: Draft, pipes: dict[int, tuple[str, ...]]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Programs of the earlier and later stages of the draft's pipeline (at most 100 each side)."""
     progs = pipes.get(d.ctx.pipe_id)
     if progs is None:
@@ -134,6 +141,4 @@ def stage_programs(drafts: Sequence[Draft]) -> dict[int, tuple[str, ...]]:
         if d.ctx.pipe_id >= 0:
             stages.setdefault(d.ctx.pipe_id, {}).setdefault(d.ctx.pipe_index, d.program)
             sizes[d.ctx.pipe_id] = d.ctx.pipe_size
-    return {
-        pid: tuple(got.get(j, "") for j in range(sizes[pid])) for pid, got in stages.items()
-    }
+    return {pid: tuple(got.get(j, "") for j in range(sizes[pid])) for pid, got in stages.items()}

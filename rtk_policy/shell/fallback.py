@@ -1,4 +1,5 @@
-"""A regex lexer that splits text into simple commands the way RTK's permission splitter does (§4.3).
+"""A regex lexer that splits text into simple commands the way RTK's permission splitter does
+(§4.3).
 
 It is the safety net for input tree-sitter cannot parse (and for lone carriage returns, which bash
 keeps inside words but RTK treats as separators): every command it finds that the tree walk missed
@@ -20,7 +21,8 @@ _TOKEN = re.compile(
   | (?P<sep>(?:[ \t\v\f]*(?:\r?\n|\r|;;&|;;|;&|&&|\|\||\|&|[;&|()]))+)
   | (?P<redir>(?:[0-9]+|\{[A-Za-z_][A-Za-z0-9_]*\})?(?:&>>|&>|>>|>&|>\||<<<|<<-|<<|<&|<>|>|<)(?!\())
   | (?P<word>(?:[^\s;&|()<>"'`\\$]+|\\.|'[^']*'?|"(?:[^"\\]|\\.)*"?|`(?:[^`\\]|\\.)*`?
-        |\$\((?:[^()]|\([^()]*\))*\)?|\$\{[^}]*\}?|\$'(?:[^'\\]|\\.)*'?|[<>]\((?:[^()]|\([^()]*\))*\)?|\$)+)
+        |\$\((?:[^()]|\([^()]*\))*\)?|\$\{[^}]*\}?|\$'(?:[^'\\]|\\.)*'?
+        |[<>]\((?:[^()]|\([^()]*\))*\)?|\$)+)
   | (?P<other>.)
     """,
     re.VERBOSE | re.DOTALL,

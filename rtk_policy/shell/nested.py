@@ -1,4 +1,5 @@
-"""Code that a simple command runs itself: `bash -c SCRIPT`, `eval ...`, `xargs CMD`, `find -exec CMD ;`.
+"""Code that a simple command runs itself: `bash -c SCRIPT`, `eval ...`, `xargs CMD`, `find -exec
+CMD ;`.
 
 Each helper looks at a peeled command's words and says where the nested code is; the walker in
 `parser.py` parses it recursively.
@@ -15,8 +16,17 @@ SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "
 _SHELL_OPT_WITH_ARG = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _XARGS_WITH_ARG = "aEdIiLlnPs"
 _XARGS_OPTIONAL_ARG = "eil"  # -e[EOF] -i[REPL] -l[N]: the value must be glued
-_XARGS_LONG_WITH_ARG = ("--arg-file", "--delimiter", "--eof", "--replace", "--max-lines",
-                        "--max-args", "--max-procs", "--max-chars", "--process-slot-var")  # fmt: skip
+_XARGS_LONG_WITH_ARG = (
+    "--arg-file",
+    "--delimiter",
+    "--eof",
+    "--replace",
+    "--max-lines",
+    "--max-args",
+    "--max-procs",
+    "--max-chars",
+    "--process-slot-var",
+)
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
@@ -61,7 +71,7 @@ def here_input(redirects: Sequence[Redirect], bodies: Sequence[str]) -> str | No
 
 
 def eval_script(args: Sequence[Word]) -> tuple[str | None, bool]:
-    """For `eval ARGS`: (joined literal script, False), or (None, True) when an argument is dynamic."""
+    """For `eval ARGS`: (joined literal script, False), or (None, True) for a dynamic argument."""
     if any(a.dynamic for a in args):
         return None, True
     if not args:
@@ -70,7 +80,7 @@ def eval_script(args: Sequence[Word]) -> tuple[str | None, bool]:
 
 
 def xargs_command(words: Sequence[Word]) -> Sequence[Word]:
-    """Return the command words `xargs [options] CMD ...` runs (empty when it runs the default echo)."""
+    """The command words `xargs [options] CMD ...` runs (empty when it runs the default echo)."""
     i, n = 1, len(words)
     while i < n:
         v = words[i].value
@@ -97,8 +107,10 @@ def find_exec_commands(words: Sequence[Word]) -> list[Sequence[Word]]:
     while i < n:
         if words[i].value in _FIND_EXEC:
             j = i + 1
-            while j < n and words[j].value != ";" and not (
-                words[j].value == "+" and words[j - 1].value == "{}"
+            while (
+                j < n
+                and words[j].value != ";"
+                and not (words[j].value == "+" and words[j - 1].value == "{}")
             ):
                 j += 1
             if j > i + 1:

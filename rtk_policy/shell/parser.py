@@ -1,22 +1,23 @@
-"""The tree walk: tree-sitter-bash syntax tree → `Draft`s for every simple command, nested ones included.
+"""The tree walk: tree-sitter-bash syntax tree → `Draft`s for every simple command, nested ones
+included.
 
-Lists and pipelines are flattened iteratively; nesting (subshells, groups, substitutions, bash -c, eval)
-is bounded by `MAX_DEPTH` and structural recursion by `MAX_LEVEL`, so no input can exhaust the stack.
-`parse_command_line` is the stage's entry point: it never raises.
+Lists and pipelines are flattened iteratively; nesting (subshells, groups, substitutions, bash -c,
+eval) is bounded by `MAX_DEPTH` and structural recursion by `MAX_LEVEL`, so no input can exhaust the
+stack. `parse_command_line` is the stage's entry point: it never raises.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
-from rtk_policy.shell import fallback, nested
-from rtk_policy.shell.draft import GRAMMAR_WORDS, Ctx, Draft
+from rtk_policy.shell import fallback
+from rtk_policy.shell.draft import Ctx, Draft
 from rtk_policy.shell.model import CommandLine
 from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode
+from rtk_policy.shell.simple import SKIP_TYPES, CommandsMixin, nest
 from rtk_policy.shell.source import Source
-from rtk_policy.shell.words import Word, basename, make_word
+from rtk_policy.shell.words import basename, make_word
 from rtk_policy.shell.wrappers import peel
 
 MAX_DEPTH = 50
@@ -24,21 +25,41 @@ MAX_LEVEL = 120
 MAX_REPARSES = 8
 MAX_SEGMENTS = 10_000
 _OPS = frozenset({"&&", "||", ";", "&", ";;", ";&", ";;&", "|", "|&"})
-_SUB_RE = re.compile(r"\$\(|`|[<>]\(")
-_KEYWORD_TOKENS = frozenset({"export", "declare", "local", "readonly", "typeset", "unset", "unsetenv",
-                             "{", "}", "!", "(", ")"})  # fmt: skip
-_SKIP = frozenset({"comment", "heredoc_body", "heredoc_start", "heredoc_end"})
-_CONTAINERS = frozenset({"program", "do_group", "else_clause", "elif_clause", "case_item",
-                         "if_statement", "while_statement", "for_statement",
-                         "c_style_for_statement", "case_statement"})  # fmt: skip
-_WORDISH = frozenset({"word", "string", "raw_string", "concatenation", "number",
-                      "simple_expansion", "expansion", "command_substitution", "ansi_c_string",
-                      "translated_string", "process_substitution", "arithmetic_expansion",
-                      "string_content", "variable_name"})  # fmt: skip
-_SUBST = {"command_substitution": "substitution", "process_substitution": "process_substitution"}
+_CONTAINERS = frozenset(
+    {
+        "program",
+        "do_group",
+        "else_clause",
+        "elif_clause",
+        "case_item",
+        "if_statement",
+        "while_statement",
+        "for_statement",
+        "c_style_for_statement",
+        "case_statement",
+    }
+)
+_WORDISH = frozenset(
+    {
+        "word",
+        "string",
+        "raw_string",
+        "concatenation",
+        "number",
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "ansi_c_string",
+        "translated_string",
+        "process_substitution",
+        "arithmetic_expansion",
+        "string_content",
+        "variable_name",
+    }
+)
 
 
-class Walker:
+class Walker(CommandsMixin):
     """Collects `Draft`s and whole-input facts while walking one input and its nested code."""
 
     def __init__(self, transparent: Sequence[str]) -> None:
@@ -76,7 +97,7 @@ class Walker:
             self.recover(src, ctx, first)
 
     def recover(self, src: Source, ctx: Ctx, first: int) -> None:
-        """Add the commands RTK's splitter finds that the tree walk missed (syntax errors, lone CR)."""
+        """Add the commands RTK's splitter finds that the walk missed (syntax errors, lone CR)."""
         seen = {
             (d.program_word.start, d.program)
             for d in self.drafts[first:]
@@ -109,7 +130,7 @@ class Walker:
                 elif c.type != "\n":
                     pending = ""
                 continue
-            if c.type in _SKIP:
+            if c.type in SKIP_TYPES:
                 continue
             if not pending and items and b"\n" in src.data[prev_end : c.start_byte]:
                 pending = "\n"
@@ -126,7 +147,9 @@ class Walker:
                 break
             sub = ctx
             if before or after or bg:
-                sub = ctx._replace(op_before=before, op_after=after, background=ctx.background or bg)
+                sub = ctx._replace(
+                    op_before=before, op_after=after, background=ctx.background or bg
+                )
             self.statement(src, node, sub)
             self._after_close = node.type == "subshell" or (
                 node.type == "ERROR" and node.child_count and node.children[-1].type == "subshell"
@@ -162,16 +185,16 @@ class Walker:
         elif t == "pipeline":
             self.pipeline(src, node, ctx)
         elif t == "negated_command":
-            kids = [c for c in node.children if c.is_named and c.type not in _SKIP]
+            kids = [c for c in node.children if c.is_named and c.type not in SKIP_TYPES]
             for c in kids:
                 self.statement(src, c, ctx._replace(negated=True))
         elif t == "subshell":
-            self.sequence(src, node.children, _nest(ctx, "subshell"))
+            self.sequence(src, node.children, nest(ctx, "subshell"))
         elif t == "compound_statement" and node.child_count and node.children[0].type == "((":
             self.substitutions(src, node, ctx)
         elif t == "compound_statement":
             self._group_first = True
-            self.sequence(src, node.children, _nest(ctx, "group"))
+            self.sequence(src, node.children, nest(ctx, "group"))
             self._group_first = False
         elif t == "function_definition":
             self.function(src, node, ctx)
@@ -190,10 +213,16 @@ class Walker:
 
     def function(self, src: Source, node: Any, ctx: Ctx) -> None:
         """A function definition: its body is nested code of origin "function"."""
-        inner = _nest(ctx, "function", "function body")
+        inner = nest(ctx, "function", "function body")
         for c in node.children:
-            if c.is_named and c.type in ("compound_statement", "subshell", "if_statement",
-                                         "while_statement", "for_statement", "case_statement"):  # fmt: skip
+            if c.is_named and c.type in (
+                "compound_statement",
+                "subshell",
+                "if_statement",
+                "while_statement",
+                "for_statement",
+                "case_statement",
+            ):
                 kids = c.children if c.type in ("compound_statement", "subshell") else [c]
                 self.sequence(src, kids, inner)
 
@@ -202,7 +231,7 @@ class Walker:
         stages: list[Any] = []
         ops: list[str] = []
         for c in node.children:
-            if c.is_named and c.type not in _SKIP:
+            if c.is_named and c.type not in SKIP_TYPES:
                 stages.append(c)
             elif c.type in ("|", "|&"):
                 ops.append(c.type)
@@ -216,7 +245,8 @@ class Walker:
         if refused:
             self.line_refusals.append((src.absolute(src.char(node.start_byte)), refused))
         for k, c in enumerate(stages):
-            sub = ctx._replace(pipe_id=pid,
+            sub = ctx._replace(
+                pipe_id=pid,
                 pipe_index=k,
                 pipe_size=size,
                 pipe_stderr=stderr,
@@ -232,8 +262,10 @@ class Walker:
         body = node.child_by_field_name("body")
         redirs = [c for c in node.children if c.type in REDIRECT_TYPES]
         if body is None or body.type in ("command", "variable_assignment"):
-            kids = list(body.children) if body is not None and body.type == "command" else (
-                [body] if body is not None else []
+            kids = (
+                list(body.children)
+                if body is not None and body.type == "command"
+                else ([body] if body is not None else [])
             )
             self.simple(src, kids + redirs, node, ctx)
             return
@@ -247,7 +279,7 @@ class Walker:
             self.substitutions(src, r, ctx)
 
     def test_command(self, src: Source, node: Any, ctx: Ctx) -> None:
-        """`[[ ... ]]` / `[ ... ]`: one segment whose words are the bracketed text split on blanks."""
+        """`[[ ... ]]` / `[ ... ]`: one segment, its words the bracketed text split on blanks."""
         text = src.slice(node)
         base = src.char(node.start_byte)
         words, pos = [], 0
@@ -259,7 +291,7 @@ class Walker:
         self.substitutions(src, node, ctx._replace(parent=idx))
 
     def error_node(self, src: Source, node: Any, ctx: Ctx) -> None:
-        """Best effort inside an ERROR node: statements, loose words as commands, quoted remainders."""
+        """Best effort in an ERROR node: statements, loose words as commands, quoted remainders."""
         self.error("syntax error")
         statements, loose = [], []
         for c in node.children:
@@ -282,181 +314,8 @@ class Walker:
         for kind, val in statements:
             if kind == "words":
                 self.simple(src, val, None, ctx)
-            elif val.is_named and val.type not in _SKIP:
+            elif val.is_named and val.type not in SKIP_TYPES:
                 self.statement(src, val, ctx)
-
-    # -- simple commands ---------------------------------------------------------------------------
-
-    def simple(self, src: Source, kids: Sequence[Any], span: Any, ctx: Ctx) -> None:
-        """Collect the words and redirects of one simple command and emit it."""
-        words: list[Word] = []
-        redirs: list[RedirectNode] = []
-        sub_nodes: list[Any] = []
-        for c in kids:
-            t = c.type
-            if t in REDIRECT_TYPES:
-                rn = RedirectNode(src, c)
-                redirs.append(rn)
-                words.extend(rn.extra_words)
-                sub_nodes.append(c)
-            elif t in _SKIP or c.start_byte == c.end_byte:
-                continue
-            elif c.is_named or t in _KEYWORD_TOKENS:
-                raw = src.slice(c)
-                words.append(make_word(raw, src.char(c.start_byte)))
-                if _SUB_RE.search(raw):
-                    sub_nodes.append(c)
-        if not words and not redirs:
-            return
-        _glued_fds(words, redirs)
-        if "\r" in src.text and words:
-            words[:] = _absorb_cr(src.text, words)
-        if span is not None:
-            start, end = src.span(span)
-        else:
-            start, end = words[0].start, words[-1].end
-        if words and words[-1].end > end:
-            end = words[-1].end
-        idx = self.emit(src, words, redirs, start, end, ctx)
-        if idx < 0:
-            return
-        if sub_nodes:
-            child_ctx = ctx._replace(parent=idx)
-            for c in sub_nodes:
-                self.substitutions(src, c, child_ctx)
-
-    def emit(
-        self,
-        src: Source,
-        words: list[Word],
-        redirs: Sequence[RedirectNode],
-        start: int,
-        end: int,
-        ctx: Ctx,
-    ) -> int:
-        """Append a draft for these words (peeling wrappers) and walk the code it runs itself."""
-        lead: list[Word] = []
-        while words and words[0].raw in GRAMMAR_WORDS:
-            lead.append(words.pop(0))
-        no_rewrite = ctx.no_rewrite
-        if self._group_first or (lead and lead[0].raw == "{"):
-            no_rewrite = no_rewrite or "first command of a { group"
-        self._group_first = False
-        if not words and not redirs:
-            return -1
-        p = peel(words, self.transparent, pipeline_start=ctx.pipe_index == 0)
-        d = Draft(src, start, end, words, [(r.redirect, r.start, r.end) for r in redirs], ctx, p)
-        d.lead_grammar = lead
-        d.no_rewrite = no_rewrite
-        d.index = len(self.drafts)
-        self.drafts.append(d)
-        if words and words[0].value == "coproc" and src.base >= 0:
-            self.coproc_at.append(src.absolute(start))
-        prog = d.program_word
-        d.dynamic = bool(prog and prog.dynamic)
-        inner = Ctx(depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code")
-        if p.split_string is not None:
-            self._script(p.split_string, inner, "shell_c", d)
-        if prog is not None:
-            self._nested(d, words[p.program_index :], redirs, inner, ctx)
-        return d.index
-
-    def _nested(
-        self, d: Draft, cmd: list[Word], redirs: Sequence[RedirectNode], inner: Ctx, ctx: Ctx
-    ) -> None:
-        """Walk what a command runs itself: shell scripts, eval text, xargs/find -exec commands."""
-        name = basename(cmd[0].value)
-        if name in nested.SHELLS:
-            script, has_operand = nested.shell_script(cmd)
-            if script is not None:
-                self._script(script, inner, "shell_c", d)
-            elif not has_operand:
-                text = nested.here_input([r.redirect for r in redirs], [r.body for r in redirs if r.body])
-                if text is not None:
-                    self._walk_text(text, inner._replace(origin="shell_c"))
-        elif name == "eval":
-            text, dynamic = nested.eval_script(cmd[1:])
-            d.dynamic = d.dynamic or dynamic
-            if text is not None:
-                self._walk_text(text, inner._replace(origin="eval"))
-        elif name == "xargs":
-            sub = list(nested.xargs_command(cmd))
-            if sub:
-                self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
-        elif name == "find":
-            for sub in nested.find_exec_commands(cmd):
-                sub = list(sub)
-                self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
-
-    def _script(self, word: Word, inner: Ctx, origin: str, d: Draft) -> None:
-        """Walk the script word of `bash -c` / `env -S`; a dynamic script makes the program dynamic."""
-        if word.dynamic:
-            d.dynamic = True
-        self._walk_text(word.value, inner._replace(origin=origin))
-
-    def _walk_text(self, text: str, ctx: Ctx) -> None:
-        """Walk nested code that does not lie verbatim in the input."""
-        self.walk_source(Source(text, -1), ctx)
-
-    def substitutions(self, src: Source, node: Any, ctx: Ctx) -> None:
-        """Walk every $( ), backtick and <( ) >( ) below `node`, in source order."""
-        stack = [node]
-        found: list[Any] = []
-        while stack:
-            n = stack.pop()
-            if n.type in _SUBST:
-                found.append(n)
-                continue
-            stack.extend(reversed(n.children))
-        for n in found:
-            self.sequence(src, n.children, _nest(ctx, _SUBST[n.type], "substitution"))
-
-
-def _nest(ctx: Ctx, origin: str, no_rewrite: str = "") -> Ctx:
-    """The context one nesting level down, keeping the parent; list/pipe facts start afresh."""
-    return Ctx(
-        depth=ctx.depth + 1,
-        origin=origin,
-        parent=ctx.parent,
-        background=ctx.background,
-        pipe_id=ctx.pipe_id,
-        pipe_index=ctx.pipe_index,
-        pipe_size=ctx.pipe_size,
-        pipe_stderr=ctx.pipe_stderr,
-        no_rewrite=ctx.no_rewrite or no_rewrite,
-    )
-
-
-def _exec_ctx(ctx: Ctx, d: Draft) -> Ctx:
-    """Context of the command run by xargs / find -exec: top origin, one level deeper."""
-    return Ctx(depth=ctx.depth + 1, origin=ctx.origin, parent=d.index, no_rewrite="run by xargs/find")
-
-
-def _absorb_cr(text: str, words: list[Word]) -> list[Word]:
-    """Bash keeps a carriage return inside a word (tree-sitter treats it as a blank): put it back.
-
-    `git status\r` ends in the word "status\r"; `status\rrm` is one word.
-    """
-    out: list[Word] = []
-    for w in sorted(words, key=lambda x: x.start):
-        end = w.end
-        while end < len(text) and text[end] == "\r":
-            end += 1
-        if out and out[-1].end == w.start and text[w.start - 1] == "\r":
-            prev = out.pop()
-            out.append(make_word(text[prev.start : end], prev.start))
-        elif end != w.end:
-            out.append(make_word(text[w.start : end], w.start))
-        else:
-            out.append(w)
-    return out
-
-
-def _glued_fds(words: list[Word], redirs: Sequence[RedirectNode]) -> None:
-    """Drop a digit word glued to a following redirect (`2>&-0>&1`, `0<&1`): it is that fd."""
-    starts = {r.start for r in redirs if r.redirect.fd < 0}
-    if starts:
-        words[:] = [w for w in words if not (w.raw.isdigit() and w.end in starts)]
 
 
 def _flatten(node: Any, kind: str) -> list[Any]:

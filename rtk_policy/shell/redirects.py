@@ -41,7 +41,9 @@ class RedirectNode:
             t = c.type
             if t == "file_descriptor":
                 fd = _int(src.slice(c))
-            elif not c.is_named or (t == "ERROR" and not dest_seen and _OP_CHARS.issuperset(src.slice(c))):
+            elif not c.is_named or (
+                t == "ERROR" and not dest_seen and _OP_CHARS.issuperset(src.slice(c))
+            ):
                 if not dest_seen:
                     op += src.slice(c)
             elif t == "heredoc_body":

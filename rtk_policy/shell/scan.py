@@ -1,9 +1,11 @@
-"""A quote-aware character scan of the raw input, the way RTK's lexer sees it (reference §3.1–§3.2, §4.6).
+"""A quote-aware character scan of the raw input, the way RTK's lexer sees it (reference §3.1–§3.2,
+§4.6).
 
 One linear pass records what RTK decides on text rather than on a syntax tree: substitutions outside
-single quotes, unquoted process substitutions and heredoc operators, ANSI-C quoting divergence, unquoted
-newlines (physical line breaks; a backslash-newline is a continuation, not a break) and whether a quote
-is left open. Comments are not special here, as in RTK's lexer: an apostrophe in a comment opens a quote.
+single quotes, unquoted process substitutions and heredoc operators, ANSI-C quoting divergence,
+unquoted newlines (physical line breaks; a backslash-newline is a continuation, not a break) and
+whether a quote is left open. Comments are not special here, as in RTK's lexer: an apostrophe in a
+comment opens a quote.
 """
 
 from __future__ import annotations

@@ -20,10 +20,38 @@ def ts_parser() -> Any:
     global _PARSER
     if _PARSER is None:
         import tree_sitter
-        import tree_sitter_bash
 
-        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+        _PARSER = tree_sitter.Parser(tree_sitter.Language(_bash_language()))
     return _PARSER
+
+
+def _bash_language() -> Any:
+    """`tree_sitter_bash.language()`, loading only the compiled binding when possible.
+
+    The package's `__init__` imports `importlib.resources` (and with it tempfile, shutil, bz2, lzma,
+    random) for a query file we never read: a few milliseconds on every cold hook.
+    """
+    try:
+        import importlib.machinery
+        import importlib.util
+
+        spec = importlib.util.find_spec("tree_sitter_bash")
+        folder = (spec.submodule_search_locations or [""])[0] if spec else ""
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = f"{folder}/_binding{suffix}"
+            binding = importlib.util.spec_from_file_location("tree_sitter_bash._binding", path)
+            if folder and binding is not None and binding.loader is not None:
+                import os
+
+                if os.path.exists(path):
+                    module = importlib.util.module_from_spec(binding)
+                    binding.loader.exec_module(module)
+                    return module.language()
+    except Exception:  # noqa: BLE001 - fall back to the package's own import
+        pass
+    import tree_sitter_bash
+
+    return tree_sitter_bash.language()
 
 
 class Source:

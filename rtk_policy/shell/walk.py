@@ -1,8 +1,8 @@
 """RTK walker facts: whole-input refusals (§3.1–§3.2), per-line refusals (§3.3) and `rewritable`.
 
-RTK rewrites each logical line independently. `refusal` says when RTK passes the whole input through;
-`line_of` maps an offset to its logical line so that a refusal found on one line (an extglob word, a
-group in a pipeline, `coproc`) only affects the commands of that line.
+RTK rewrites each logical line independently. `refusal` says when RTK passes the whole input
+through; `line_of` maps an offset to its logical line so that a refusal found on one line (an
+extglob word, a group in a pipeline, `coproc`) only affects the commands of that line.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from rtk_policy.shell.draft import Draft
 from rtk_policy.shell.scan import Scan
 
 _CONTINUATION = re.compile(r"[ \t\v\f]*\\\r?\n[ \t\v\f]*")
-_BLOCK_START = re.compile(r"(for|if|while|until|case|fi|done|esac)(?![^\s;&|()<>])|\(\(|\[\[|\]\]|[{}()]")
+_BLOCK_START = re.compile(
+    r"(for|if|while|until|case|fi|done|esac)(?![^\s;&|()<>])|\(\(|\[\[|\]\]|[{}()]"
+)
 _CONT_OPS = ("&&", "||", "|&", "|")
 _EXTGLOB = re.compile(r"(?<![\\$])[@+*?!]\(")
 _EMPTY_STAGE = re.compile(r"\|(?:&[ \t]*|[ \t]+)\|(?!\|)")

@@ -1,8 +1,8 @@
 """Shell words: dequoting, expansion and glob detection, assignment and basename helpers.
 
-The dequoter works on the word as typed, so it serves tree-sitter words and best-effort words cut from
-ERROR nodes alike. Expansions (``$X``, ``${X}``, ``$(...)``, backticks) are kept verbatim in the value and
-reported, so callers can tell a literal program name from a dynamic one.
+The dequoter works on the word as typed, so it serves tree-sitter words and best-effort words cut
+from ERROR nodes alike. Expansions (``$X``, ``${X}``, ``$(...)``, backticks) are kept verbatim in
+the value and reported, so callers can tell a literal program name from a dynamic one.
 """
 
 from __future__ import annotations
@@ -17,9 +17,20 @@ _GLOB_CHARS = frozenset("*?[")
 _PLAIN_RUN = re.compile(r"[^\\'\"$`]+")
 _ASSIGNMENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _ANSI_SIMPLE = {
-    "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
-    "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
-}  # fmt: skip
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
 
 
 @attrs.frozen
@@ -135,7 +146,9 @@ def _ansi_c(raw: str, i: int, out: list[str]) -> int:
                 out.append(_ANSI_SIMPLE[nxt])
                 i += 2
                 continue
-            m = re.match(r"x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}", raw[i + 1 :])
+            m = re.match(
+                r"x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}", raw[i + 1 :]
+            )
             if m:
                 code = m.group(0)
                 base, digits = (8, code) if code[0] in "01234567" else (16, code[1:])
@@ -177,7 +190,7 @@ def expansion_end(raw: str, i: int) -> int:
 
 
 def _balanced_end(raw: str, i: int, open_c: str, close_c: str) -> int:
-    """Return the index after the bracket matching raw[i], skipping quotes; len(raw) if unbalanced."""
+    """The index after the bracket matching raw[i], skipping quotes; len(raw) if unbalanced."""
     depth, j, n = 0, i, len(raw)
     while j < n:
         c = raw[j]
@@ -216,11 +229,11 @@ def split_assignment(value: str) -> tuple[str, str]:
 
 
 def basename(path: str) -> str:
-    """Return the last path component of `path` ("rm" for "/bin/rm"); `path` itself if it ends in "/"."""
+    """The last path component of `path` ("rm" for "/bin/rm"); `path` itself if it ends in "/"."""
     base = path.rsplit("/", 1)[-1]
     return base or path
 
 
 def is_path_spelled(word: Word) -> bool:
-    """True when the word names its program by a path ("/usr/bin/env", "./x") rather than a bare name."""
+    """True when the word names its program by a path ("/usr/bin/env", "./x"), not a bare name."""
     return "/" in word.value

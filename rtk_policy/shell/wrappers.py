@@ -1,8 +1,8 @@
 """Peeling wrapper programs (sudo, env, timeout, nice, ...) off a simple command.
 
 Security first: every wrapper we know is peeled so that policies see the program that really runs,
-whatever the spelling (full path, quotes). Separately, `Peel.refused` records why RTK's walker would not
-rewrite the command (reference §3.5 step 2–4), for `Segment.rewritable`.
+whatever the spelling (full path, quotes). Separately, `Peel.refused` records why RTK's walker would
+not rewrite the command (reference §3.5 step 2–4), for `Segment.rewritable`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,21 @@ from rtk_policy.shell.words import Word, assignment_name, basename, split_assign
 
 #: Wrappers RTK itself peels (others are peeled for security but make the command non-rewritable).
 RTK_WRAPPERS = frozenset(
-    {"env", "noglob", "command", "builtin", "exec", "nocorrect", "timeout", "nice", "nohup", "time",
-     "uv run", "rtk"}
-)  # fmt: skip
+    {
+        "env",
+        "noglob",
+        "command",
+        "builtin",
+        "exec",
+        "nocorrect",
+        "timeout",
+        "nice",
+        "nohup",
+        "time",
+        "uv run",
+        "rtk",
+    }
+)
 #: Wrappers after which an assignment word is the program name for bash (RTK refuses).
 _NO_ASSIGNMENT_AFTER = frozenset({"timeout", "nice", "exec", "uv run", "noglob"})
 #: Path spellings RTK accepts for a wrapper head (§3.5: `/usr/bin/timeout`; GNU time by path).
@@ -41,7 +53,10 @@ Handler = Callable[[Sequence[Word], int, Peel], "int | None"]
 
 
 def peel(
-    words: Sequence[Word], transparent: Sequence[tuple[str, ...]] = (), *, pipeline_start: bool = True
+    words: Sequence[Word],
+    transparent: Sequence[tuple[str, ...]] = (),
+    *,
+    pipeline_start: bool = True,
 ) -> Peel:
     """Peel leading assignments and wrappers off `words` (no redirects); never raises.
 
@@ -73,8 +88,10 @@ def peel(
         handler = _HANDLERS.get(name)
         if handler is None:
             break
-        reserved = name == "time" and "/" not in w.value and (
-            (pipeline_start and i == 0) or last == "reserved time"
+        reserved = (
+            name == "time"
+            and "/" not in w.value
+            and ((pipeline_start and i == 0) or last == "reserved time")
         )
         if reserved:
             _reserved_time_check(words, i, p)
@@ -129,7 +146,7 @@ def _match_transparent(words: Sequence[Word], i: int, prefixes: Sequence[tuple[s
 
 
 def _reserved_time_check(words: Sequence[Word], i: int, p: Peel) -> None:
-    """The reserved word `time` takes an optional -p then an optional --; bash runs any other "-x"."""
+    """Reserved `time` takes an optional -p then an optional --; bash runs any other "-x"."""
     j, n = i + 1, len(words)
     if j < n and words[j].raw == "-p":
         j += 1
@@ -173,8 +190,19 @@ def _options(
 
 
 def _h_sudo(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    long_arg = ("--user", "--group", "--host", "--prompt", "--close-from", "--chdir", "--role",
-                "--type", "--command-timeout", "--other-user", "--chroot")  # fmt: skip
+    long_arg = (
+        "--user",
+        "--group",
+        "--host",
+        "--prompt",
+        "--close-from",
+        "--chdir",
+        "--role",
+        "--type",
+        "--command-timeout",
+        "--other-user",
+        "--chroot",
+    )
     j = _options(words, i + 1, "ughpCDrtTUR", long_arg, stop="lveKV")
     if j is None:
         return None
@@ -217,7 +245,13 @@ def _h_timeout(words: Sequence[Word], i: int, p: Peel) -> int | None:
             break
         if v.startswith("--"):
             key = v.split("=", 1)[0]
-            if key not in ("--signal", "--kill-after", "--preserve-status", "--foreground", "--verbose"):
+            if key not in (
+                "--signal",
+                "--kill-after",
+                "--preserve-status",
+                "--foreground",
+                "--verbose",
+            ):
                 _refuse(p, "unknown timeout option")
             j += 2 if ("=" not in v and key in ("--signal", "--kill-after")) else 1
             continue
@@ -237,7 +271,9 @@ def _h_nice(words: Sequence[Word], i: int, p: Peel) -> int | None:
             return j + 1
         if v == "-n" or v == "--adjustment":
             j += 2
-        elif v.startswith(("-n", "--adjustment=")) or (v[:1] == "-" and v[1:].lstrip("-").isdigit()):
+        elif v.startswith(("-n", "--adjustment=")) or (
+            v[:1] == "-" and v[1:].lstrip("-").isdigit()
+        ):
             j += 1
         elif v.startswith("-"):
             _refuse(p, "unknown nice option")
@@ -272,7 +308,9 @@ def _h_ionice(words: Sequence[Word], i: int, p: Peel) -> int | None:
 
 
 def _h_chrt(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    j = _options(words, i + 1, "TPD", ("--sched-runtime", "--sched-period", "--sched-deadline"), "p")
+    j = _options(
+        words, i + 1, "TPD", ("--sched-runtime", "--sched-period", "--sched-deadline"), "p"
+    )
     if j is not None and j < len(words) and words[j].value.isdigit():
         j += 1
     return j
@@ -288,46 +326,48 @@ def _h_caffeinate(words: Sequence[Word], i: int, p: Peel) -> int | None:
 
 
 def _h_uv_run(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    long_arg = ("--with", "--with-requirements", "--with-editable", "--python", "--directory",
-                "--project", "--package", "--extra", "--group", "--env-file", "--index",
-                "--index-url", "--extra-index-url", "--only-group", "--no-group", "--config-file")  # fmt: skip
+    long_arg = (
+        "--with",
+        "--with-requirements",
+        "--with-editable",
+        "--python",
+        "--directory",
+        "--project",
+        "--package",
+        "--extra",
+        "--group",
+        "--env-file",
+        "--index",
+        "--index-url",
+        "--extra-index-url",
+        "--only-group",
+        "--no-group",
+        "--config-file",
+    )
     return _options(words, i + 2, "pw", long_arg)
 
 
 _HANDLERS: dict[str, Handler] = {
-    "sudo": _h_sudo, "doas": _h_doas, "env": _h_env, "timeout": _h_timeout, "nice": _h_nice,
-    "nohup": _h_plain, "command": _h_command, "builtin": _h_plain, "exec": _h_exec, "time": _h_time,
-    "stdbuf": _h_stdbuf, "noglob": _h_plain, "nocorrect": _h_plain, "ionice": _h_ionice,
-    "chrt": _h_chrt, "taskset": _h_taskset, "setsid": _h_plain, "unbuffer": _h_plain,
-    "caffeinate": _h_caffeinate, "rtk": _h_plain, "uv run": _h_uv_run, "coproc": _h_plain,
-}  # fmt: skip
-
-_GIT_GLOBAL_WITH_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
-
-
-def subcommand(program: str, args: Sequence[str]) -> str:
-    """Return the first argument that is not an option (git: after its global options)."""
-    i, n = 0, len(args)
-    while i < n:
-        a = args[i]
-        if program == "git" and a in _GIT_GLOBAL_WITH_ARG:
-            i += 2
-            continue
-        if a.startswith("-") and a != "-":
-            if a == "--":
-                return args[i + 1] if i + 1 < n else ""
-            i += 1
-            continue
-        return a
-    return ""
-
-
-def flags(args: Sequence[str]) -> tuple[str, ...]:
-    """Return the arguments that start with "-" (not "-" itself), up to a "--"."""
-    out: list[str] = []
-    for a in args:
-        if a == "--":
-            break
-        if a.startswith("-") and a != "-":
-            out.append(a)
-    return tuple(out)
+    "sudo": _h_sudo,
+    "doas": _h_doas,
+    "env": _h_env,
+    "timeout": _h_timeout,
+    "nice": _h_nice,
+    "nohup": _h_plain,
+    "command": _h_command,
+    "builtin": _h_plain,
+    "exec": _h_exec,
+    "time": _h_time,
+    "stdbuf": _h_stdbuf,
+    "noglob": _h_plain,
+    "nocorrect": _h_plain,
+    "ionice": _h_ionice,
+    "chrt": _h_chrt,
+    "taskset": _h_taskset,
+    "setsid": _h_plain,
+    "unbuffer": _h_plain,
+    "caffeinate": _h_caffeinate,
+    "rtk": _h_plain,
+    "uv run": _h_uv_run,
+    "coproc": _h_plain,
+}

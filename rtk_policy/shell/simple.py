@@ -1,0 +1,231 @@
+"""Simple commands: their words and redirects, wrappers peeled, and the code they run themselves.
+
+`CommandsMixin` is the half of the tree walker (`parser.Walker`) that turns one simple command into
+a `Draft` and walks what it runs: `$( )` in its words, `bash -c` scripts, `eval` text, here-strings
+fed to a shell, `env -S`, and the commands of `xargs` and `find -exec`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from rtk_policy.shell import nested
+from rtk_policy.shell.draft import GRAMMAR_WORDS, Ctx, Draft
+from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode
+from rtk_policy.shell.source import Source
+from rtk_policy.shell.words import Word, basename, make_word
+from rtk_policy.shell.wrappers import peel
+
+_SUB_RE = re.compile(r"\$\(|`|[<>]\(")
+_KEYWORD_TOKENS = frozenset(
+    {
+        "export",
+        "declare",
+        "local",
+        "readonly",
+        "typeset",
+        "unset",
+        "unsetenv",
+        "{",
+        "}",
+        "!",
+        "(",
+        ")",
+    }
+)
+SKIP_TYPES = frozenset({"comment", "heredoc_body", "heredoc_start", "heredoc_end"})
+SUBST = {"command_substitution": "substitution", "process_substitution": "process_substitution"}
+
+
+class CommandsMixin:
+    """Simple-command handling for the walker (expects the attributes `parser.Walker` sets)."""
+
+    drafts: list[Draft]
+    transparent: tuple[tuple[str, ...], ...]
+    coproc_at: list[int]
+    _group_first: bool
+
+    def walk_source(self, src: Source, ctx: Ctx) -> None:  # pragma: no cover - see parser.Walker
+        """Parse and walk nested source (implemented by the walker)."""
+        raise NotImplementedError
+
+    def sequence(self, src: Source, children: Sequence[Any], ctx: Ctx) -> None:  # pragma: no cover
+        """Walk a list of statements (implemented by the walker)."""
+        raise NotImplementedError
+
+    def simple(self, src: Source, kids: Sequence[Any], span: Any, ctx: Ctx) -> None:
+        """Collect the words and redirects of one simple command and emit it."""
+        words: list[Word] = []
+        redirs: list[RedirectNode] = []
+        sub_nodes: list[Any] = []
+        for c in kids:
+            t = c.type
+            if t in REDIRECT_TYPES:
+                rn = RedirectNode(src, c)
+                redirs.append(rn)
+                words.extend(rn.extra_words)
+                sub_nodes.append(c)
+            elif t in SKIP_TYPES or c.start_byte == c.end_byte:
+                continue
+            elif c.is_named or t in _KEYWORD_TOKENS:
+                raw = src.slice(c)
+                words.append(make_word(raw, src.char(c.start_byte)))
+                if _SUB_RE.search(raw):
+                    sub_nodes.append(c)
+        if not words and not redirs:
+            return
+        _glued_fds(words, redirs)
+        if "\r" in src.text and words:
+            words[:] = _absorb_cr(src.text, words)
+        if span is not None:
+            start, end = src.span(span)
+        else:
+            start, end = words[0].start, words[-1].end
+        if words and words[-1].end > end:
+            end = words[-1].end
+        idx = self.emit(src, words, redirs, start, end, ctx)
+        if idx < 0:
+            return
+        if sub_nodes:
+            child_ctx = ctx._replace(parent=idx)
+            for c in sub_nodes:
+                self.substitutions(src, c, child_ctx)
+
+    def emit(
+        self,
+        src: Source,
+        words: list[Word],
+        redirs: Sequence[RedirectNode],
+        start: int,
+        end: int,
+        ctx: Ctx,
+    ) -> int:
+        """Append a draft for these words (peeling wrappers) and walk the code it runs itself."""
+        lead: list[Word] = []
+        while words and words[0].raw in GRAMMAR_WORDS:
+            lead.append(words.pop(0))
+        no_rewrite = ctx.no_rewrite
+        if self._group_first or (lead and lead[0].raw == "{"):
+            no_rewrite = no_rewrite or "first command of a { group"
+        self._group_first = False
+        if not words and not redirs:
+            return -1
+        p = peel(words, self.transparent, pipeline_start=ctx.pipe_index == 0)
+        d = Draft(src, start, end, words, [(r.redirect, r.start, r.end) for r in redirs], ctx, p)
+        d.lead_grammar = lead
+        d.no_rewrite = no_rewrite
+        d.index = len(self.drafts)
+        self.drafts.append(d)
+        if words and words[0].value == "coproc" and src.base >= 0:
+            self.coproc_at.append(src.absolute(start))
+        prog = d.program_word
+        d.dynamic = bool(prog and prog.dynamic)
+        inner = Ctx(depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code")
+        if p.split_string is not None:
+            self._script(p.split_string, inner, "shell_c", d)
+        if prog is not None:
+            self._nested(d, words[p.program_index :], redirs, inner, ctx)
+        return d.index
+
+    def _nested(
+        self, d: Draft, cmd: list[Word], redirs: Sequence[RedirectNode], inner: Ctx, ctx: Ctx
+    ) -> None:
+        """Walk what a command runs itself: shell scripts, eval text, xargs/find -exec commands."""
+        name = basename(cmd[0].value)
+        if name in nested.SHELLS:
+            script, has_operand = nested.shell_script(cmd)
+            if script is not None:
+                self._script(script, inner, "shell_c", d)
+            elif not has_operand:
+                text = nested.here_input(
+                    [r.redirect for r in redirs], [r.body for r in redirs if r.body]
+                )
+                if text is not None:
+                    self._walk_text(text, inner._replace(origin="shell_c"))
+        elif name == "eval":
+            text, dynamic = nested.eval_script(cmd[1:])
+            d.dynamic = d.dynamic or dynamic
+            if text is not None:
+                self._walk_text(text, inner._replace(origin="eval"))
+        elif name == "xargs":
+            sub = list(nested.xargs_command(cmd))
+            if sub:
+                self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
+        elif name == "find":
+            for sub in nested.find_exec_commands(cmd):
+                sub = list(sub)
+                self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
+
+    def _script(self, word: Word, inner: Ctx, origin: str, d: Draft) -> None:
+        """Walk the script of `bash -c` / `env -S`; a dynamic script makes the program dynamic."""
+        if word.dynamic:
+            d.dynamic = True
+        self._walk_text(word.value, inner._replace(origin=origin))
+
+    def _walk_text(self, text: str, ctx: Ctx) -> None:
+        """Walk nested code that does not lie verbatim in the input."""
+        self.walk_source(Source(text, -1), ctx)
+
+    def substitutions(self, src: Source, node: Any, ctx: Ctx) -> None:
+        """Walk every $( ), backtick and <( ) >( ) below `node`, in source order."""
+        stack = [node]
+        found: list[Any] = []
+        while stack:
+            n = stack.pop()
+            if n.type in SUBST:
+                found.append(n)
+                continue
+            stack.extend(reversed(n.children))
+        for n in found:
+            self.sequence(src, n.children, nest(ctx, SUBST[n.type], "substitution"))
+
+
+def nest(ctx: Ctx, origin: str, no_rewrite: str = "") -> Ctx:
+    """The context one nesting level down, keeping the parent; list/pipe facts start afresh."""
+    return Ctx(
+        depth=ctx.depth + 1,
+        origin=origin,
+        parent=ctx.parent,
+        background=ctx.background,
+        pipe_id=ctx.pipe_id,
+        pipe_index=ctx.pipe_index,
+        pipe_size=ctx.pipe_size,
+        pipe_stderr=ctx.pipe_stderr,
+        no_rewrite=ctx.no_rewrite or no_rewrite,
+    )
+
+
+def _exec_ctx(ctx: Ctx, d: Draft) -> Ctx:
+    """Context of the command run by xargs / find -exec: top origin, one level deeper."""
+    return Ctx(
+        depth=ctx.depth + 1, origin=ctx.origin, parent=d.index, no_rewrite="run by xargs/find"
+    )
+
+
+def _absorb_cr(text: str, words: list[Word]) -> list[Word]:
+    """Bash keeps a carriage return inside a word (tree-sitter treats it as a blank): put it back.
+
+    `git status\r` ends in the word "status\r"; `status\rrm` is one word.
+    """
+    out: list[Word] = []
+    for w in sorted(words, key=lambda x: x.start):
+        end = w.end
+        while end < len(text) and text[end] == "\r":
+            end += 1
+        if out and out[-1].end == w.start and text[w.start - 1] == "\r":
+            prev = out.pop()
+            out.append(make_word(text[prev.start : end], prev.start))
+        elif end != w.end:
+            out.append(make_word(text[w.start : end], w.start))
+        else:
+            out.append(w)
+    return out
+
+
+def _glued_fds(words: list[Word], redirs: Sequence[RedirectNode]) -> None:
+    """Drop a digit word glued to a following redirect (`2>&-0>&1`, `0<&1`): it is that fd."""
+    starts = {r.start for r in redirs if r.redirect.fd < 0}
+    if starts:
+        words[:] = [w for w in words if not (w.raw.isdigit() and w.end in starts)]
