@@ -1,28 +1,87 @@
 #!/usr/bin/env bash
-# Whole-process benchmarks of the hot paths against bare `python -c pass`, measured in the same hyperfine run.
-# Usage: benchmarks/run.sh [PYTHON]   (default: .venv/bin/python, else the python3 on PATH)
-# Writes benchmarks/results-<backend>.json and prints the medians with their ratio to bare Python.
+# Whole-process benchmarks of the hook paths against bare `python -c pass`, measured in the same hyperfine
+# run, for both CEL backends; then the http hook under load, serve memory and engine throughput.
+# Usage: benchmarks/run.sh [PYTHON] [--quick]   (default PYTHON: .venv/bin/python, else /work/venv/bin/python,
+# else python3). Every process runs under `env -i` with a private HOME/XDG tree; compiled .pyc files are
+# written first (compileall) so that PYTHONDONTWRITEBYTECODE cannot make every run recompile.
+# Writes benchmarks/results-<backend>.json (hyperfine) and benchmarks/results-extra.jsonl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${1:-$( [ -x .venv/bin/python ] && echo "$PWD/.venv/bin/python" || command -v python3 )}
+ROOT=$PWD
+PY=${1:-}
+if [ -z "$PY" ]; then
+  for candidate in "$ROOT/.venv/bin/python" /work/venv/bin/python; do
+    [ -x "$candidate" ] && { PY=$candidate; break; }
+  done
+  PY=${PY:-$(command -v python3)}
+fi
+QUICK=${2:-}
+RUNS=30; [ "$QUICK" = "--quick" ] && RUNS=10
 command -v hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install hyperfine)" >&2; exit 1; }
-payload=$(mktemp); trap 'rm -f "$payload"' EXIT
-printf '%s' '{"session_id":"s","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status","description":"status"}}' >"$payload"
-state=$(mktemp -d); trap 'rm -rf "$payload" "$state"' EXIT
+
+"$PY" -m compileall -q "$ROOT/rtk_policy" >/dev/null
+"$PY" -c 'import compileall, sys, sysconfig; compileall.compile_dir(sysconfig.get_paths()["purelib"], quiet=1)' \
+  >/dev/null 2>&1 || true
+CLIENT=$("$PY" -c 'import rtk_policy.client as c, os; print(os.path.realpath(c.__file__))')
+
+state=$(mktemp -d)
+cleanup() {
+  for lock in "$state"/*/run/rtk-policy/engine.lock; do
+    [ -f "$lock" ] && kill "$(cat "$lock")" 2>/dev/null || true
+  done
+  rm -rf "$state"
+}
+trap cleanup EXIT
+
+payload() {  # payload FILE COMMAND
+  "$PY" -c 'import json, sys; print(json.dumps({"session_id": "bench", "transcript_path": "/tmp/t.jsonl",
+    "cwd": "/tmp", "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+    "tool_input": {"command": sys.argv[1], "description": "bench"}}))' "$2" >"$1"
+}
+ONE="git status"
+TEN="git status && git diff --stat | head -20 && cargo test 2>&1 | tail -5 && ls -la src | wc -l && grep -rn TODO src | sort | uniq -c"
+payload "$state/one.json" "$ONE"
+payload "$state/ten.json" "$TEN"
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "python: $("$PY" -VV | head -1); date: $(date -u +%Y-%m-%dT%H:%MZ)"
+
 for backend in cel-expr cel-python; do
-  cfg="$state/$backend"; mkdir -p "$cfg/rtk-policy"
-  printf 'backend = "%s"\n' "$backend" >"$cfg/rtk-policy/config.toml"
-  envs="env -i HOME=$state XDG_CONFIG_HOME=$cfg XDG_STATE_HOME=$state XDG_CACHE_HOME=$state/cache PATH=/usr/bin:/bin"
-  $envs "$PY" -m rtk_policy rewrite "git status" >/dev/null || true   # warm the compiled-policy cache
-  hyperfine --shell=none --warmup 3 --min-runs 20 --export-json "benchmarks/results-$backend.json" \
-    -n "python -c pass" "$envs $PY -c pass" \
-    -n "rewrite git status ($backend)" "$envs $PY -m rtk_policy rewrite 'git status'" \
-    -n "hook claude ($backend)" --input "$payload" "$envs $PY -m rtk_policy hook claude" >/dev/null
+  home="$state/$backend"; mkdir -p "$home/config/rtk-policy" "$home/run"
+  printf 'backend = "%s"\n' "$backend" >"$home/config/rtk-policy/config.toml"
+  envs="env -i HOME=$home XDG_CONFIG_HOME=$home/config XDG_STATE_HOME=$home/state XDG_CACHE_HOME=$home/cache XDG_RUNTIME_DIR=$home/run PATH=/usr/bin:/bin"
+  cold="env -i HOME=$home XDG_CONFIG_HOME=$home/config XDG_STATE_HOME=$home/state XDG_CACHE_HOME=$home/cache XDG_RUNTIME_DIR=$home/none PATH=/usr/bin:/bin"
+  $envs "$PY" -m rtk_policy rewrite "git status" >/dev/null || true   # compile the policy cache
+  $envs "$PY" -S -I "$CLIENT" claude <"$state/one.json" >/dev/null     # starts the server
+  for _ in $(seq 1 200); do [ -S "$home/run/rtk-policy/engine.sock" ] && break; sleep 0.1; done
+  sleep 1
+  $envs "$PY" -S -I "$CLIENT" claude <"$state/ten.json" | grep -q rtk || echo "warning: no rewrite from the server" >&2
+  hyperfine --warmup 5 --min-runs "$RUNS" --export-json "benchmarks/results-$backend.json" \
+    -n "python -c pass" "$envs $PY -c pass <$state/one.json" \
+    -n "client, server up, 1 segment ($backend)" "$envs $PY -S -I $CLIENT claude <$state/one.json" \
+    -n "client, server up, 10 segments ($backend)" "$envs $PY -S -I $CLIENT claude <$state/ten.json" \
+    -n "hook claude cold, 1 segment ($backend)" "$cold $PY -m rtk_policy hook claude <$state/one.json" \
+    -n "hook claude cold, 10 segments ($backend)" "$cold $PY -m rtk_policy hook claude <$state/ten.json" \
+    >/dev/null
   "$PY" - "benchmarks/results-$backend.json" <<'PYEOF'
 import json, sys
 results = json.load(open(sys.argv[1]))["results"]
 base = results[0]["median"]
 for r in results:
-    print(f"{r['command']:<40} median {r['median']*1000:7.1f} ms   {r['median']/base:5.2f}x bare python")
+    print(f"{r['command']:<44} median {r['median'] * 1000:7.1f} ms   {r['median'] / base:5.2f}x bare python")
 PYEOF
+  kill "$(cat "$home/run/rtk-policy/engine.lock")" 2>/dev/null || true
 done
+
+extra=benchmarks/results-extra.jsonl
+: >"$extra"
+REQ=4000; MEM=100000; SECS=20; [ "$QUICK" = "--quick" ] && { REQ=800; MEM=5000; SECS=5; }
+for backend in cel-expr cel-python; do
+  echo "http hook, 8 clients ($backend):"
+  RTK_POLICY_BACKEND=$backend XDG_STATE_HOME="$state/http-$backend" "$PY" benchmarks/http_load.py \
+    --clients 8 --requests "$REQ" --seconds 120 | tee -a "$extra"
+  echo "engine throughput ($backend):"
+  XDG_CACHE_HOME="$state/cache" "$PY" benchmarks/batch_throughput.py --backend "$backend" --seconds "$SECS" \
+    | tee -a "$extra"
+done
+echo "serve memory (cel-expr):"
+XDG_CACHE_HOME="$state/cache" "$PY" benchmarks/serve_memory.py --requests "$MEM" --seconds 1800 | tee -a "$extra"

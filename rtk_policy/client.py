@@ -100,8 +100,11 @@ def start_server():
             sys.executable,
             [sys.executable, "-m", "rtk_policy", "serve", "--idle", idle],
             env,
-            file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 0), (os.POSIX_SPAWN_DUP2, devnull, 1),
-                          (os.POSIX_SPAWN_DUP2, devnull, 2)],
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, devnull, 0),
+                (os.POSIX_SPAWN_DUP2, devnull, 1),
+                (os.POSIX_SPAWN_DUP2, devnull, 2),
+            ],
             setsid=True,
         )
         os.close(devnull)

@@ -35,7 +35,9 @@ class Resident:
         self.last_request = time.monotonic()
         self.requests = 0
 
-    def answer(self, agent: str, payload: bytes, env: dict[str, str] | None = None) -> tuple[str, str]:
+    def answer(
+        self, agent: str, payload: bytes, env: dict[str, str] | None = None
+    ) -> tuple[str, str]:
         """The hook's (stdout, stderr) for one payload, under the client's forwarded `env`."""
         from rtk_policy.commands.hook import answer_payload
 

@@ -43,7 +43,9 @@ def http_server(resident: Any, port: int, host: str = "127.0.0.1") -> ThreadingH
                 self._reply(413, b'{"error":"payload too large or no length"}')
                 return
             agent = self.path.rstrip("/").rsplit("/", 1)[-1]
-            out, _ = resident.answer(agent if agent in AGENTS else "claude", self.rfile.read(length))
+            out, _ = resident.answer(
+                agent if agent in AGENTS else "claude", self.rfile.read(length)
+            )
             self._reply(200, (out.strip() or "{}").encode())
 
         def do_GET(self) -> None:  # noqa: N802

@@ -41,8 +41,12 @@ def cache_dir(tmp_path_factory):
 def env(tmp_path, cache_dir):
     """The process environment of a hook call with private folders and a short server idle time."""
     values = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    for name, sub in (("HOME", "home"), ("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"),
-                      ("XDG_RUNTIME_DIR", "run")):
+    for name, sub in (
+        ("HOME", "home"),
+        ("XDG_CONFIG_HOME", "config"),
+        ("XDG_STATE_HOME", "state"),
+        ("XDG_RUNTIME_DIR", "run"),
+    ):
         (tmp_path / sub).mkdir()
         values[name] = str(tmp_path / sub)
     values.update(XDG_CACHE_HOME=str(cache_dir), RTK_POLICY_SERVE_IDLE="20")
@@ -74,7 +78,10 @@ def alive(pid: int) -> bool:
 def call(env, data: bytes = PAYLOAD, *extra: str) -> tuple[str, str]:
     done = subprocess.run(
         [sys.executable, "-S", "-I", CLIENT, "claude", *extra],
-        input=data, capture_output=True, env=env, timeout=120,
+        input=data,
+        capture_output=True,
+        env=env,
+        timeout=120,
     )
     assert done.returncode == 0
     return done.stdout.decode(), done.stderr.decode()
@@ -155,12 +162,17 @@ def test_fast_path_imports_nothing_of_the_engine(env):
     wait_for_server(env)
     done = subprocess.run(
         [sys.executable, "-S", "-I", "-X", "importtime", CLIENT, "claude"],
-        input=PAYLOAD, capture_output=True, env=env, timeout=60,
+        input=PAYLOAD,
+        capture_output=True,
+        env=env,
+        timeout=60,
     )
     assert json.loads(done.stdout)["hookSpecificOutput"]["updatedInput"] == EXPECTED
     imported = [line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()]
     assert imported and "select" in imported
-    assert not [name for name in imported if name.split(".")[0] in ("rtk_policy", "attr", "attrs", "json")]
+    assert not [
+        name for name in imported if name.split(".")[0] in ("rtk_policy", "attr", "attrs", "json")
+    ]
 
 
 def test_bad_input_through_the_server_is_answered_like_the_hook(env):
@@ -178,8 +190,11 @@ def test_broken_install_says_so_and_has_no_opinion(env, tmp_path):
     copy.write_bytes(Path(CLIENT).read_bytes())
     done = subprocess.run(
         [sys.executable, "-S", "-I", str(copy), "claude"],
-        input=PAYLOAD, capture_output=True, env={**env, "XDG_RUNTIME_DIR": str(tmp_path / "nothing")},
-        timeout=60, cwd=str(tmp_path),
+        input=PAYLOAD,
+        capture_output=True,
+        env={**env, "XDG_RUNTIME_DIR": str(tmp_path / "nothing")},
+        timeout=60,
+        cwd=str(tmp_path),
     )
     pid = server_pid(tmp_path / "nothing" / "rtk-policy" / "engine.lock")
     if not pid and done.stdout:  # the package was importable after all: a server is starting
@@ -201,15 +216,27 @@ def test_init_serve_installs_the_thin_client_and_uninstall_removes_it(env, tmp_p
 
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     out = io.StringIO()
-    assert init.run(SimpleNamespace(global_=True, agent="claude", serve=True), None, out, io.StringIO()) == 0
+    assert (
+        init.run(
+            SimpleNamespace(global_=True, agent="claude", serve=True), None, out, io.StringIO()
+        )
+        == 0
+    )
     assert "no opinion" in out.getvalue()
     settings = json.loads((tmp_path / "claude" / "settings.json").read_text())
     command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     words = shlex.split(command)
     assert words == [sys.executable, "-S", "-I", CLIENT, "claude"]
-    done = subprocess.run(command, shell=True, input=PAYLOAD, capture_output=True, env=env, timeout=120)
+    done = subprocess.run(
+        command, shell=True, input=PAYLOAD, capture_output=True, env=env, timeout=120
+    )
     assert json.loads(done.stdout)["hookSpecificOutput"]["updatedInput"] == EXPECTED
     wait_for_server(env)
-    assert uninstall.run(SimpleNamespace(global_=True, agent="claude"), None, io.StringIO(), io.StringIO()) == 0
+    assert (
+        uninstall.run(
+            SimpleNamespace(global_=True, agent="claude"), None, io.StringIO(), io.StringIO()
+        )
+        == 0
+    )
     left = tmp_path / "claude" / "settings.json"
     assert not left.exists() or "client.py" not in left.read_text()

@@ -51,12 +51,21 @@ def cache_dir(tmp_path_factory):
 @pytest.fixture()
 def env(tmp_path, cache_dir, monkeypatch):
     """A private HOME, config, state, cache and runtime folder."""
-    for name, sub in (("HOME", "home"), ("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"),
-                      ("XDG_RUNTIME_DIR", "run")):
+    for name, sub in (
+        ("HOME", "home"),
+        ("XDG_CONFIG_HOME", "config"),
+        ("XDG_STATE_HOME", "state"),
+        ("XDG_RUNTIME_DIR", "run"),
+    ):
         (tmp_path / sub).mkdir()
         monkeypatch.setenv(name, str(tmp_path / sub))
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache_dir))
-    for name in ("CLAUDE_CONFIG_DIR", "CLAUDE_PROJECT_DIR", "RTK_POLICY_FAIL", "RTK_POLICY_BACKEND"):
+    for name in (
+        "CLAUDE_CONFIG_DIR",
+        "CLAUDE_PROJECT_DIR",
+        "RTK_POLICY_FAIL",
+        "RTK_POLICY_BACKEND",
+    ):
         monkeypatch.delenv(name, raising=False)
     return tmp_path
 
@@ -164,7 +173,9 @@ def test_forwarded_environment_applies_per_request(server, env):
     strict = env / "strict"
     (strict / "rtk-policy").mkdir(parents=True)
     (strict / "rtk-policy" / "config.toml").write_text('fail_mode = "deny"\n')
-    line = client.header("claude").replace(b"\n", b"\0XDG_CONFIG_HOME=" + str(strict).encode() + b"\n")
+    line = client.header("claude").replace(
+        b"\n", b"\0XDG_CONFIG_HOME=" + str(strict).encode() + b"\n"
+    )
     agent, forwarded = serve.parse_header(line[:-1])
     assert agent == "claude" and forwarded["XDG_CONFIG_HOME"] == str(strict)
     out, _ = server.resident.answer("claude", b"garbage", forwarded)
