@@ -288,6 +288,21 @@ def test_operators_background_negation_pipeline() -> None:
     assert parse("a\nb").segments[1].operator_before == "\n"
 
 
+def test_pipe_binds_tighter_than_and() -> None:
+    """tree-sitter nests `b | c && d` inside the pipe; the stage must see bash's structure."""
+    segs = parse("git log | head | tail && git status").segments
+    got = [(s.program, s.pipeline_index, s.pipeline_size, s.operator_after) for s in segs]
+    assert got == [("git", 0, 3, "|"), ("head", 1, 3, "|"), ("tail", 2, 3, "&&"), ("git", 0, 1, "")]
+    assert all(s.rewritable for s in segs)
+
+
+def test_sudo_prefix_assignments() -> None:
+    """Assignments after a transparent prefix are env, not the program."""
+    seg = parse("sudo A=1 git status", ("sudo",)).segments[0]
+    assert (seg.program, seg.env, seg.rewritable) == ("git", (("A", "1"),), True)
+    assert parse("sudo A=1 rm x").segments[0].program == "rm"
+
+
 def test_parents_and_offsets() -> None:
     """Parents and offsets."""
     text = "echo $(ls -l) && bash -c 'rm x'"

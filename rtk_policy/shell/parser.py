@@ -228,13 +228,10 @@ class Walker(CommandsMixin):
 
     def pipeline(self, src: Source, node: Any, ctx: Ctx) -> None:
         """Walk the stages of a pipeline with their index, size and neighbouring operators."""
-        stages: list[Any] = []
-        ops: list[str] = []
-        for c in node.children:
-            if c.is_named and c.type not in SKIP_TYPES:
-                stages.append(c)
-            elif c.type in ("|", "|&"):
-                ops.append(c.type)
+        stages, ops, rest = _pipe_parts(node)
+        outer_after = ctx.op_after
+        if rest:  # tree-sitter reads `a | b && c` as `a | (b && c)`: walk `(a | b) && c`
+            ctx = ctx._replace(op_after=rest[0].type)
         self._pipe_ids += 1
         pid, size, stderr = self._pipe_ids, len(stages), "|&" in ops
         refused = ""
@@ -256,6 +253,8 @@ class Walker(CommandsMixin):
             if _body(c).type not in ("command", "negated_command"):
                 sub = sub._replace(no_rewrite=sub.no_rewrite or "compound joined to a pipe")
             self.statement(src, c, sub)
+        if rest:
+            self.sequence(src, rest, ctx._replace(op_before=rest[0].type, op_after=outer_after))
 
     def redirected(self, src: Source, node: Any, ctx: Ctx) -> None:
         """A statement with trailing redirects: attach them to a simple command, else note them."""
@@ -330,6 +329,33 @@ def _flatten(node: Any, kind: str) -> list[Any]:
     for r in reversed(rights):
         out.extend(r)
     return out
+
+
+def _pipe_parts(node: Any) -> tuple[list[Any], list[str], list[Any]]:
+    """Stages and operators of a pipeline, and what follows a list tree-sitter nested in its end.
+
+    tree-sitter-bash parses `a | b | c && d` as `a | (b | c && d)`; bash binds the pipe tighter, so
+    the list's first item joins the pipeline and the rest (from the operator on) follows it.
+    """
+    stages: list[Any] = []
+    ops: list[str] = []
+    for c in node.children:
+        if c.is_named and c.type not in SKIP_TYPES:
+            stages.append(c)
+        elif c.type in ("|", "|&"):
+            ops.append(c.type)
+    rest: list[Any] = []
+    if stages and stages[-1].type == "list":
+        items = _flatten(stages.pop(), "list")
+        first, rest = items[0], items[1:]
+        if first.type == "pipeline":
+            inner, inner_ops, inner_rest = _pipe_parts(first)
+            stages.extend(inner)
+            ops.extend(inner_ops)
+            rest = inner_rest + rest
+        else:
+            stages.append(first)
+    return stages, ops, rest
 
 
 def _body(node: Any) -> Any:

@@ -70,6 +70,7 @@ def peel(
         if tp:
             p.wrappers.append(" ".join(w.value for w in words[i : i + tp]))
             i, layers, last = i + tp, layers + 1, "transparent"
+            i = _assignments(words, i, p, shell=False)  # `sudo A=1 git status`
             continue
         w = words[i]
         if w.dynamic or w.glob:
