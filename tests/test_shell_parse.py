@@ -296,6 +296,17 @@ def test_pipe_binds_tighter_than_and() -> None:
     assert all(s.rewritable for s in segs)
 
 
+def test_newline_splits_commands_tree_sitter_glues() -> None:
+    """After `|&`, tree-sitter reads `c3 \n rm -rf /` as one command; bash runs two."""
+    segs = parse("c1 |& c2 | c3 \n rm -rf / && c5").segments
+    got = [(s.program, s.argv, s.operator_before, s.operator_after) for s in segs]
+    assert got[2:] == [
+        ("c3", ("c3",), "|", "\n"),
+        ("rm", ("rm", "-rf", "/"), "\n", "&&"),
+        ("c5", ("c5",), "&&", ""),
+    ]
+
+
 def test_sudo_prefix_assignments() -> None:
     """Assignments after a transparent prefix are env, not the program."""
     seg = parse("sudo A=1 git status", ("sudo",)).segments[0]

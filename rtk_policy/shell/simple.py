@@ -85,13 +85,21 @@ class CommandsMixin:
             start, end = words[0].start, words[-1].end
         if words and words[-1].end > end:
             end = words[-1].end
-        idx = self.emit(src, words, redirs, start, end, ctx)
-        if idx < 0:
+        chunks = _newline_chunks(src.text, words, redirs) if "\n" in src.text else [words]
+        emitted: list[tuple[int, int]] = []  # (start offset, draft index) per chunk
+        for k, chunk in enumerate(chunks):
+            sub_ctx, c_start, c_end, c_redirs = ctx, start, end, list(redirs)
+            if len(chunks) > 1:  # tree-sitter glued commands of two lines into one
+                sub_ctx, c_start, c_end, c_redirs = _chunk_part(ctx, chunks, k, redirs, start, end)
+            idx = self.emit(src, chunk, c_redirs, c_start, c_end, sub_ctx)
+            if idx >= 0:
+                emitted.append((c_start, idx))
+        if not emitted:
             return
-        if sub_nodes:
-            child_ctx = ctx._replace(parent=idx)
-            for c in sub_nodes:
-                self.substitutions(src, c, child_ctx)
+        for c in sub_nodes:
+            at = src.char(c.start_byte)
+            idx = next((i for s0, i in reversed(emitted) if s0 <= at), emitted[0][1])
+            self.substitutions(src, c, ctx._replace(parent=idx))
 
     def emit(
         self,
@@ -229,3 +237,47 @@ def _glued_fds(words: list[Word], redirs: Sequence[RedirectNode]) -> None:
     starts = {r.start for r in redirs if r.redirect.fd < 0}
     if starts:
         words[:] = [w for w in words if not (w.raw.isdigit() and w.end in starts)]
+
+
+def _newline_chunks(
+    text: str, words: list[Word], redirs: Sequence[RedirectNode]
+) -> list[list[Word]]:
+    """Split words at an unescaped newline between them that no redirect (heredoc) covers."""
+    chunks = [words[:1]]
+    for prev, w in zip(words, words[1:]):
+        gap_start = prev.end
+        nl = text.find("\n", gap_start, w.start)
+        cut = False
+        while nl >= 0 and not cut:
+            escaped = nl > 0 and text[nl - 1] == "\\" or text[max(0, nl - 2) : nl] == "\\\r"
+            covered = any(r.start <= nl < r.end for r in redirs)
+            cut = not escaped and not covered
+            nl = text.find("\n", nl + 1, w.start)
+        if cut:
+            chunks.append([w])
+        else:
+            chunks[-1].append(w)
+    return chunks
+
+
+def _chunk_part(
+    ctx: Ctx,
+    chunks: list[list[Word]],
+    k: int,
+    redirs: Sequence[RedirectNode],
+    start: int,
+    end: int,
+) -> tuple[Ctx, int, int, list[RedirectNode]]:
+    """Context, span and redirects of chunk `k` of a command split at newlines."""
+    first, last = k == 0, k == len(chunks) - 1
+    lo = start if first else chunks[k][0].start
+    hi = end if last else chunks[k + 1][0].start
+    mine = [r for r in redirs if lo <= r.start < hi]
+    c_end = end if last else max([chunks[k][-1].end] + [r.end for r in mine])
+    sub = ctx._replace(
+        op_before=ctx.op_before if first else "\n",
+        op_after=ctx.op_after if last else "\n",
+    )
+    if not first:
+        sub = sub._replace(pipe_id=-1, pipe_index=0, pipe_size=1, pipe_stderr=False)
+    return sub, lo, c_end, mine
