@@ -244,7 +244,7 @@ def _newline_chunks(
 ) -> list[list[Word]]:
     """Split words at an unescaped newline between them that no redirect (heredoc) covers."""
     chunks = [words[:1]]
-    for prev, w in zip(words, words[1:]):
+    for prev, w in zip(words, words[1:], strict=False):
         gap_start = prev.end
         nl = text.find("\n", gap_start, w.start)
         cut = False
