@@ -5,12 +5,15 @@ Subcommand modules are imported only when chosen, so `rtk-policy hook` never pay
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rtk_policy import __version__
+
+if TYPE_CHECKING:
+    import argparse
 
 AGENTS = ("claude", "copilot", "gemini", "cursor", "codex")
 
@@ -23,11 +26,15 @@ def _add_policy_options(parser: argparse.ArgumentParser) -> None:
         help="policy file or folder to use instead of the search path (repeatable)",
     )
     parser.add_argument("--backend", choices=("cel-expr", "cel-python"), help="CEL backend")
-    parser.add_argument("--config", metavar="FILE", help="config.toml to use instead of the layered ones")
+    parser.add_argument(
+        "--config", metavar="FILE", help="config.toml to use instead of the layered ones"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the argparse parser for every subcommand."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="rtk-policy",
         description="Policy-as-code for the shell commands AI coding agents run.",
@@ -86,14 +93,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=("cel-expr", "cel-python"))
 
     p = sub.add_parser("replay", help="evaluate past commands under candidate policies")
-    p.add_argument("inputs", nargs="*", help="transcripts or audit logs (default: ~/.claude/projects)")
+    p.add_argument(
+        "inputs", nargs="*", help="transcripts or audit logs (default: ~/.claude/projects)"
+    )
     p.add_argument("--json", action="store_true")
-    p.add_argument("--jobs", type=int, default=0, help="processes (default: 1, all cores for large inputs)")
-    p.add_argument("--baseline", action="append", metavar="PATH",
-                   help="policies that transcripts are compared with (default: the search path)")
-    p.add_argument("--examples", type=int, default=3, metavar="N", help="examples per change (default 3)")
-    p.add_argument("--no-claude-rules", action="store_true",
-                   help="do not read the Claude Code Bash(...) rules of each command's cwd")
+    p.add_argument(
+        "--jobs", type=int, default=0, help="processes (default: 1, all cores for large inputs)"
+    )
+    p.add_argument(
+        "--baseline",
+        action="append",
+        metavar="PATH",
+        help="policies that transcripts are compared with (default: the search path)",
+    )
+    p.add_argument(
+        "--examples", type=int, default=3, metavar="N", help="examples per change (default 3)"
+    )
+    p.add_argument(
+        "--no-claude-rules",
+        action="store_true",
+        help="do not read the Claude Code Bash(...) rules of each command's cwd",
+    )
     _add_policy_options(p)
 
     p = sub.add_parser("serve", help="run the resident engine")
@@ -104,6 +124,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["hook"] and len(words) <= 2 and all(w in AGENTS for w in words[1:]):
+        # the hook's hot path: `hook [AGENT]` needs no argparse (nor its gettext and locale imports)
+        from types import SimpleNamespace
+
+        from rtk_policy.commands import hook
+
+        args = SimpleNamespace(
+            subcommand="hook",
+            agent=(words[1:] or [None])[0],
+            policies=None,
+            backend=None,
+            config=None,
+        )
+        return int(hook.run(args, sys.stdin, sys.stdout, sys.stderr))
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.subcommand:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +70,8 @@ def write_cache(key: str, payload: dict[str, Any]) -> bool:
     folder = cache_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        import tempfile  # only when writing: it pulls in shutil, bz2 and lzma
+
         handle, temp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
         try:
             with os.fdopen(handle, "wb") as stream:
