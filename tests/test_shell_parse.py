@@ -104,6 +104,11 @@ def progs(text: str, **kw: object) -> list[tuple[str, int, str]]:
         ("x=$(rm -rf /)", [("", 0, "top"), ("rm", 1, "substitution")]),
         ("echo ok > $(rm x)", [("echo", 0, "top"), ("rm", 1, "substitution")]),
         ("env -S 'rm -rf /'", [("env", 0, "top"), ("rm", 1, "shell_c")]),
+        ("su -c 'rm -rf /'", [("su", 0, "top"), ("rm", 1, "shell_c")]),
+        ("su root --command='rm x'", [("su", 0, "top"), ("rm", 1, "shell_c")]),
+        ("flock /tmp/l -c 'rm x'", [("flock", 0, "top"), ("rm", 1, "shell_c")]),
+        ("watch -n 1 rm -rf /tmp/x", [("watch", 0, "top"), ("rm", 1, "shell_c")]),
+        ("busybox sh -c 'rm y'", [("sh", 0, "top"), ("rm", 1, "shell_c")]),
     ],
 )
 def test_segments(text: str, expected: list[tuple[str, int, str]]) -> None:
@@ -172,6 +177,8 @@ def test_segments(text: str, expected: list[tuple[str, int, str]]) -> None:
         ("\\rm -rf /", "rm", ("rm", "-rf", "/"), (), ()),
         ("/bin/rm -rf /", "rm", ("/bin/rm", "-rf", "/"), (), ()),
         ("$'rm' -rf /", "rm", ("rm", "-rf", "/"), (), ()),
+        ("busybox rm -rf /", "rm", ("rm", "-rf", "/"), ("busybox",), ()),
+        ("chroot /mnt fakeroot rm x", "rm", ("rm", "x"), ("chroot", "fakeroot"), ()),
         ("env", "env", ("env",), (), ()),
         ("sudo -i", "sudo", ("sudo", "-i"), (), ()),
     ],

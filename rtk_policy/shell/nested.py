@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rtk_policy.shell.model import Redirect
-from rtk_policy.shell.words import Word
+from rtk_policy.shell.words import Word, make_word
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "busybox"})
 _SHELL_OPT_WITH_ARG = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
@@ -119,3 +119,35 @@ def find_exec_commands(words: Sequence[Word]) -> list[Sequence[Word]]:
         else:
             i += 1
     return out
+
+
+DASH_C_RUNNERS = frozenset({"su", "runuser", "flock", "script"})
+_WATCH_WITH_ARG = "nq"
+
+
+def dash_c_script(name: str, words: Sequence[Word]) -> Word | None:
+    """The command string of `su -c CMD`, `runuser -c`, `flock FILE -c CMD`, `script -c CMD`."""
+    if name not in DASH_C_RUNNERS:
+        return None
+    for k, w in enumerate(words[1:], start=1):
+        v = w.value
+        if v in ("-c", "--command") and k + 1 < len(words):
+            return words[k + 1]
+        if v.startswith("--command="):
+            _, _, raw = w.raw.partition("=")
+            return make_word(raw, w.end - len(raw))
+    return None
+
+
+def watch_command(words: Sequence[Word]) -> str | None:
+    """The command `watch [options] CMD ...` runs through `sh -c` (its words joined by spaces)."""
+    i, n = 1, len(words)
+    while i < n:
+        v = words[i].value
+        if v == "--":
+            i += 1
+            break
+        if not v.startswith("-") or v == "-":
+            break
+        i += 2 if (len(v) == 2 and v[1] in _WATCH_WITH_ARG) or v == "--interval" else 1
+    return " ".join(w.value for w in words[i:]) or None

@@ -152,6 +152,14 @@ class CommandsMixin:
                 )
                 if text is not None:
                     self._walk_text(text, inner._replace(origin="shell_c"))
+        elif name in nested.DASH_C_RUNNERS:
+            script = nested.dash_c_script(name, cmd)
+            if script is not None:
+                self._script(script, inner, "shell_c", d)
+        elif name == "watch":
+            text = nested.watch_command(cmd)
+            if text is not None:
+                self._walk_text(text, inner._replace(origin="shell_c"))
         elif name == "eval":
             text, dynamic = nested.eval_script(cmd[1:])
             d.dynamic = d.dynamic or dynamic

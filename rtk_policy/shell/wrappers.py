@@ -326,6 +326,19 @@ def _h_caffeinate(words: Sequence[Word], i: int, p: Peel) -> int | None:
     return _options(words, i + 1, "tw")
 
 
+def _h_busybox(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    return None if i + 1 < len(words) and words[i + 1].value.startswith("-") else i + 1
+
+
+def _h_chroot(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    j = _options(words, i + 1, "", ("--userspec", "--groups"))
+    return None if j is None else j + 1  # NEWROOT
+
+
+def _h_fakeroot(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    return _options(words, i + 1, "lsi", ("--lib", "--faked"))
+
+
 def _h_uv_run(words: Sequence[Word], i: int, p: Peel) -> int | None:
     long_arg = (
         "--with",
@@ -371,4 +384,7 @@ _HANDLERS: dict[str, Handler] = {
     "rtk": _h_plain,
     "uv run": _h_uv_run,
     "coproc": _h_plain,
+    "busybox": _h_busybox,
+    "chroot": _h_chroot,
+    "fakeroot": _h_fakeroot,
 }
