@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
+from rtk_policy.shell.draft import Ctx
 from rtk_policy.shell.model import Redirect
 from rtk_policy.shell.redirects import is_file_target
-from rtk_policy.shell.words import Word, make_word
+from rtk_policy.shell.source import Source
+from rtk_policy.shell.words import Word, basename, make_word
+from rtk_policy.shell.wrappers import peel
 
 _TOKEN = re.compile(
     r"""
@@ -94,3 +98,22 @@ def commands(text: str) -> Iterator[tuple[list[Word], list[LexRedirect], int, in
 def has_lone_cr(text: str) -> bool:
     """True when `text` holds a carriage return not followed by a newline."""
     return "\r" in text and re.search(r"\r(?!\n)", text) is not None
+
+
+def recover(walker: Any, src: Source, ctx: Ctx, first: int, limit: int) -> None:
+    """Emit, through `walker`, every command of `src` the tree walk (drafts from `first`) missed."""
+    seen = {
+        (d.program_word.start, d.program)
+        for d in walker.drafts[first:]
+        if d.src is src and d.program_word is not None
+    }
+    safe = ctx._replace(no_rewrite=ctx.no_rewrite or "recovered from a syntax error")
+    for words, redirs, start, end in commands(src.text):
+        if len(walker.drafts) >= limit:
+            walker.error("too many commands")
+            return
+        p = peel(words, walker.transparent)
+        prog = words[p.program_index] if p.program_index < len(words) else None
+        if prog is None or (prog.start, basename(prog.value)) in seen:
+            continue
+        walker.emit(src, words, redirs, start, end, safe)

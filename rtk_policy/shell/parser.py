@@ -17,8 +17,8 @@ from rtk_policy.shell.model import CommandLine
 from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode
 from rtk_policy.shell.simple import SKIP_TYPES, CommandsMixin, nest
 from rtk_policy.shell.source import Source
-from rtk_policy.shell.words import basename, make_word
-from rtk_policy.shell.wrappers import peel
+from rtk_policy.shell.treeshape import error_parts, flatten, pipe_parts, statement_body
+from rtk_policy.shell.words import make_word
 
 MAX_DEPTH = 50
 MAX_LEVEL = 120
@@ -37,24 +37,6 @@ _CONTAINERS = frozenset(
         "for_statement",
         "c_style_for_statement",
         "case_statement",
-    }
-)
-_WORDISH = frozenset(
-    {
-        "word",
-        "string",
-        "raw_string",
-        "concatenation",
-        "number",
-        "simple_expansion",
-        "expansion",
-        "command_substitution",
-        "ansi_c_string",
-        "translated_string",
-        "process_substitution",
-        "arithmetic_expansion",
-        "string_content",
-        "variable_name",
     }
 )
 
@@ -98,21 +80,7 @@ class Walker(CommandsMixin):
 
     def recover(self, src: Source, ctx: Ctx, first: int) -> None:
         """Add the commands RTK's splitter finds that the walk missed (syntax errors, lone CR)."""
-        seen = {
-            (d.program_word.start, d.program)
-            for d in self.drafts[first:]
-            if d.src is src and d.program_word is not None
-        }
-        safe = ctx._replace(no_rewrite=ctx.no_rewrite or "recovered from a syntax error")
-        for words, redirs, start, end in fallback.commands(src.text):
-            if len(self.drafts) >= MAX_SEGMENTS:
-                self.error("too many commands")
-                return
-            p = peel(words, self.transparent)
-            prog = words[p.program_index] if p.program_index < len(words) else None
-            if prog is None or (prog.start, basename(prog.value)) in seen:
-                continue
-            self.emit(src, words, redirs, start, end, safe)
+        fallback.recover(self, src, ctx, first, MAX_SEGMENTS)
 
     def sequence(self, src: Source, children: Sequence[Any], ctx: Ctx) -> None:
         """Walk statements separated by list operators and newlines, in source order."""
@@ -181,7 +149,7 @@ class Walker(CommandsMixin):
         elif t == "redirected_statement":
             self.redirected(src, node, ctx)
         elif t == "list":
-            self.sequence(src, _flatten(node, "list"), ctx)
+            self.sequence(src, flatten(node, "list"), ctx)
         elif t == "pipeline":
             self.pipeline(src, node, ctx)
         elif t == "negated_command":
@@ -228,7 +196,7 @@ class Walker(CommandsMixin):
 
     def pipeline(self, src: Source, node: Any, ctx: Ctx) -> None:
         """Walk the stages of a pipeline with their index, size and neighbouring operators."""
-        stages, ops, rest = _pipe_parts(node)
+        stages, ops, rest = pipe_parts(node)
         outer_after = ctx.op_after
         if rest:  # tree-sitter reads `a | b && c` as `a | (b && c)`: walk `(a | b) && c`
             ctx = ctx._replace(op_after=rest[0].type)
@@ -236,7 +204,7 @@ class Walker(CommandsMixin):
         pid, size, stderr = self._pipe_ids, len(stages), "|&" in ops
         refused = ""
         for c in stages:
-            body = _body(c)
+            body = statement_body(c)
             if body.type in ("subshell", "compound_statement") and src.base >= 0:
                 refused = "group in a pipeline"
         if refused:
@@ -250,7 +218,7 @@ class Walker(CommandsMixin):
                 op_before=ops[k - 1] if 0 < k <= len(ops) else ("|" if k else ctx.op_before),
                 op_after=ops[k] if k < len(ops) else ("|" if k < size - 1 else ctx.op_after),
             )
-            if _body(c).type not in ("command", "negated_command"):
+            if statement_body(c).type not in ("command", "negated_command"):
                 sub = sub._replace(no_rewrite=sub.no_rewrite or "compound joined to a pipe")
             self.statement(src, c, sub)
         if rest:
@@ -292,17 +260,7 @@ class Walker(CommandsMixin):
     def error_node(self, src: Source, node: Any, ctx: Ctx) -> None:
         """Best effort in an ERROR node: statements, loose words as commands, quoted remainders."""
         self.error("syntax error")
-        statements, loose = [], []
-        for c in node.children:
-            if c.is_named and c.type in _WORDISH:
-                loose.append(c)
-                continue
-            if loose:
-                statements.append(("words", loose))
-                loose = []
-            statements.append(("node", c))
-        if loose:
-            statements.append(("words", loose))
+        statements = error_parts(node)
         text = src.slice(node)
         quoted_rest = text[:1] in ("'", '"') and self._reparses < MAX_REPARSES
         if quoted_rest and not any(k == "node" and n.is_named for k, n in statements):
@@ -315,55 +273,6 @@ class Walker(CommandsMixin):
                 self.simple(src, val, None, ctx)
             elif val.is_named and val.type not in SKIP_TYPES:
                 self.statement(src, val, ctx)
-
-
-def _flatten(node: Any, kind: str) -> list[Any]:
-    """Children of a left-deep chain of `kind` nodes, flattened without recursion."""
-    rights: list[list[Any]] = []
-    cur = node
-    while cur.type == kind and cur.child_count:
-        kids = cur.children
-        rights.append(kids[1:])
-        cur = kids[0]
-    out = [cur] if cur.type != kind else []
-    for r in reversed(rights):
-        out.extend(r)
-    return out
-
-
-def _pipe_parts(node: Any) -> tuple[list[Any], list[str], list[Any]]:
-    """Stages and operators of a pipeline, and what follows a list tree-sitter nested in its end.
-
-    tree-sitter-bash parses `a | b | c && d` as `a | (b | c && d)`; bash binds the pipe tighter, so
-    the list's first item joins the pipeline and the rest (from the operator on) follows it.
-    """
-    stages: list[Any] = []
-    ops: list[str] = []
-    for c in node.children:
-        if c.is_named and c.type not in SKIP_TYPES:
-            stages.append(c)
-        elif c.type in ("|", "|&"):
-            ops.append(c.type)
-    rest: list[Any] = []
-    if stages and stages[-1].type == "list":
-        items = _flatten(stages.pop(), "list")
-        first, rest = items[0], items[1:]
-        if first.type == "pipeline":
-            inner, inner_ops, inner_rest = _pipe_parts(first)
-            stages.extend(inner)
-            ops.extend(inner_ops)
-            rest = inner_rest + rest
-        else:
-            stages.append(first)
-    return stages, ops, rest
-
-
-def _body(node: Any) -> Any:
-    """The statement a redirected statement wraps (the node itself otherwise)."""
-    if node.type == "redirected_statement":
-        body = node.child_by_field_name("body")
-        return body if body is not None else node
-    return node
 
 
 def _prefix_words(prefixes: Sequence[str]) -> tuple[tuple[str, ...], ...]:

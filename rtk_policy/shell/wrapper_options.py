@@ -1,0 +1,281 @@
+"""Option grammars of the wrapper programs: how many words `sudo -u root`, `timeout -k 5 10`, ...
+
+Each handler gets the command's words and the wrapper's index and returns the index of the wrapped
+command (None when the form does not wrap a command, e.g. `command -v`, `sudo -l`). Handlers record
+in `Peel.refused` the forms RTK's walker would not rewrite (unknown `timeout`/`nice` options, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from rtk_policy.shell.words import Word, assignment_name, split_assignment
+
+
+@attrs.define
+class Peel:
+    """The result of peeling: where the program word is and what was peeled before it."""
+
+    program_index: int = 0  #: index of the program word in the word list (len(words) when none)
+    env: list[tuple[str, str]] = attrs.Factory(list)
+    wrappers: list[str] = attrs.Factory(list)
+    refused: str = ""  #: why RTK's walker would not rewrite this command ("" when it would)
+    inner_refused: str = ""  #: why RTK would not rewrite inside a `uv run` (it still may route it)
+    split_string: Word | None = None  #: the script of `env -S '...'`, parsed like bash -c
+
+
+Handler = Callable[[Sequence[Word], int, Peel], "int | None"]
+
+
+def refuse(p: Peel, reason: str) -> None:
+    """Record the first reason RTK would not rewrite."""
+    if not p.refused:
+        p.refused = reason
+
+
+def assignments(words: Sequence[Word], i: int, p: Peel, *, shell: bool) -> int:
+    """Consume NAME=value words into `p.env`; flag RTK_DISABLED (shell: also +=)."""
+    while i < len(words):
+        name = assignment_name(words[i].raw)
+        if name is None:
+            break
+        if name == "RTK_DISABLED" or (shell and name == "RTK_DISABLED+"):
+            refuse(p, "RTK_DISABLED assignment")
+        p.env.append(split_assignment(words[i].value))
+        i += 1
+    return i
+
+
+def _options(
+    words: Sequence[Word],
+    i: int,
+    with_arg: str = "",
+    long_with_arg: tuple[str, ...] = (),
+    stop: str = "",
+) -> int | None:
+    """Skip options from words[i]: short letters in `with_arg` take a value; `stop` letters abort.
+
+    Returns the index after the options (and after a "--"), or None when a `stop` option is seen.
+    """
+    n = len(words)
+    while i < n:
+        v = words[i].value
+        if v == "--":
+            return i + 1
+        if not v.startswith("-") or v == "-":
+            return i
+        if v.startswith("--"):
+            key = v.split("=", 1)[0]
+            i += 2 if ("=" not in v and key in long_with_arg) else 1
+            continue
+        for k, ch in enumerate(v[1:], start=1):
+            if ch in stop:
+                return None
+            if ch in with_arg:
+                i += 1 if k + 1 < len(v) else 2
+                break
+        else:
+            i += 1
+    return i
+
+
+def _h_sudo(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    long_arg = (
+        "--user",
+        "--group",
+        "--host",
+        "--prompt",
+        "--close-from",
+        "--chdir",
+        "--role",
+        "--type",
+        "--command-timeout",
+        "--other-user",
+        "--chroot",
+    )
+    j = _options(words, i + 1, "ughpCDrtTUR", long_arg, stop="lveKV")
+    if j is None:
+        return None
+    return assignments(words, j, p, shell=False)
+
+
+def _h_doas(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    return _options(words, i + 1, "u", stop="C")
+
+
+def _h_env(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    j, n = i + 1, len(words)
+    while j < n:
+        v = words[j].value
+        if v == "--":
+            j += 1
+            break
+        if v == "-":
+            j += 1
+            continue
+        if v in ("-S", "--split-string") or v.startswith(("--split-string=", "-S")):
+            script = words[j + 1] if v in ("-S", "--split-string") and j + 1 < n else words[j]
+            p.split_string = script
+            return None
+        if not v.startswith("-"):
+            break
+        takes = v in ("-u", "-C", "-P", "--unset", "--chdir")
+        j += 2 if takes else 1
+    return assignments(words, j, p, shell=False)
+
+
+def _h_timeout(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    j, n = i + 1, len(words)
+    while j < n:
+        v = words[j].value
+        if v == "--":
+            j += 1
+            break
+        if not v.startswith("-") or v == "-":
+            break
+        if v.startswith("--"):
+            key = v.split("=", 1)[0]
+            if key not in (
+                "--signal",
+                "--kill-after",
+                "--preserve-status",
+                "--foreground",
+                "--verbose",
+            ):
+                refuse(p, "unknown timeout option")
+            j += 2 if ("=" not in v and key in ("--signal", "--kill-after")) else 1
+            continue
+        body = v[1:]
+        k = next((m for m, ch in enumerate(body) if ch in "sk"), -1)
+        if any(ch not in "pfvsk" for ch in body[: k if k >= 0 else len(body)]):
+            refuse(p, "unknown timeout option")
+        j += 2 if k == len(body) - 1 else 1
+    return j + 1  # the DURATION
+
+
+def _h_nice(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    j, n = i + 1, len(words)
+    while j < n:
+        v = words[j].value
+        if v == "--":
+            return j + 1
+        if v == "-n" or v == "--adjustment":
+            j += 2
+        elif v.startswith(("-n", "--adjustment=")) or (
+            v[:1] == "-" and v[1:].lstrip("-").isdigit()
+        ):
+            j += 1
+        elif v.startswith("-"):
+            refuse(p, "unknown nice option")
+            j += 1
+        else:
+            break
+    return j
+
+
+def _h_plain(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    return _options(words, i + 1)
+
+
+def _h_command(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    return _options(words, i + 1, stop="vV")
+
+
+def _h_exec(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    return _options(words, i + 1, "a")
+
+
+def _h_time(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    return _options(words, i + 1, "fo", ("--format", "--output"))
+
+
+def _h_stdbuf(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    return _options(words, i + 1, "ioe", ("--input", "--output", "--error"))
+
+
+def _h_ionice(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    return _options(words, i + 1, "cn", ("--class", "--classdata"), stop="pP")
+
+
+def _h_chrt(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    j = _options(
+        words, i + 1, "TPD", ("--sched-runtime", "--sched-period", "--sched-deadline"), "p"
+    )
+    if j is not None and j < len(words) and words[j].value.isdigit():
+        j += 1
+    return j
+
+
+def _h_taskset(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    j = _options(words, i + 1, stop="p")
+    return None if j is None else j + 1  # the mask or cpu list
+
+
+def _h_caffeinate(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    return _options(words, i + 1, "tw")
+
+
+def _h_busybox(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    return None if i + 1 < len(words) and words[i + 1].value.startswith("-") else i + 1
+
+
+def _h_chroot(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    j = _options(words, i + 1, "", ("--userspec", "--groups"))
+    return None if j is None else j + 1  # NEWROOT
+
+
+def _h_fakeroot(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    return _options(words, i + 1, "lsi", ("--lib", "--faked"))
+
+
+def _h_uv_run(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    long_arg = (
+        "--with",
+        "--with-requirements",
+        "--with-editable",
+        "--python",
+        "--directory",
+        "--project",
+        "--package",
+        "--extra",
+        "--group",
+        "--env-file",
+        "--index",
+        "--index-url",
+        "--extra-index-url",
+        "--only-group",
+        "--no-group",
+        "--config-file",
+    )
+    return _options(words, i + 2, "pw", long_arg)
+
+
+HANDLERS: dict[str, Handler] = {
+    "sudo": _h_sudo,
+    "doas": _h_doas,
+    "env": _h_env,
+    "timeout": _h_timeout,
+    "nice": _h_nice,
+    "nohup": _h_plain,
+    "command": _h_command,
+    "builtin": _h_plain,
+    "exec": _h_exec,
+    "time": _h_time,
+    "stdbuf": _h_stdbuf,
+    "noglob": _h_plain,
+    "nocorrect": _h_plain,
+    "ionice": _h_ionice,
+    "chrt": _h_chrt,
+    "taskset": _h_taskset,
+    "setsid": _h_plain,
+    "unbuffer": _h_plain,
+    "caffeinate": _h_caffeinate,
+    "rtk": _h_plain,
+    "uv run": _h_uv_run,
+    "coproc": _h_plain,
+    "busybox": _h_busybox,
+    "chroot": _h_chroot,
+    "fakeroot": _h_fakeroot,
+}
