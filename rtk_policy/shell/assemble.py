@@ -70,9 +70,7 @@ def _assemble(
         segments=segments,
         parse_error=bool(walker.errors),
         has_substitution=sc.command_sub or sc.process_sub,
-        has_heredoc=any(r.op in ("<<", "<<-") for r in redirects)
-        or sc.heredoc
-        and not _only_herestrings(redirects),
+        has_heredoc=_has_heredoc(sc, redirects),
         has_here_string=any(r.op == "<<<" for r in redirects),
         has_file_redirect=any(r.is_file for r in redirects),
         unattestable=_unattestable(sc, redirects),
@@ -109,9 +107,11 @@ def _verbatim_redirects(
     return out
 
 
-def _only_herestrings(redirects: Sequence[Redirect]) -> bool:
-    """True when the unquoted "<<" the scan saw is explained by here-strings alone."""
-    return any(r.op == "<<<" for r in redirects)
+def _has_heredoc(sc: Scan, redirects: Sequence[Redirect]) -> bool:
+    """A parsed << / <<- redirect, or an unquoted "<<" the parse lost that no here-string explains."""
+    if any(r.op in ("<<", "<<-") for r in redirects):
+        return True
+    return sc.heredoc and not any(r.op == "<<<" for r in redirects)
 
 
 def _unattestable(sc: Scan, redirects: Sequence[Redirect]) -> bool:
