@@ -108,7 +108,7 @@ def _verbatim_redirects(
 
 
 def _has_heredoc(sc: Scan, redirects: Sequence[Redirect]) -> bool:
-    """A parsed << / <<- redirect, or an unquoted "<<" the parse lost that no here-string explains."""
+    """A parsed << or <<- redirect, or an unquoted "<<" that no here-string explains."""
     if any(r.op in ("<<", "<<-") for r in redirects):
         return True
     return sc.heredoc and not any(r.op == "<<<" for r in redirects)
