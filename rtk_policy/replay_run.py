@@ -19,7 +19,7 @@ CHUNK = 1000  #: commands per task sent to a worker process
 AUTO_PARALLEL_BYTES = 8 * 1024 * 1024  #: inputs larger than this use every core when --jobs is 0
 #: chunks a worker evaluates before it is replaced: cel-expr-python keeps ~170 bytes per call of a
 #: Python-implemented CEL function, so a long-lived evaluator grows by a few KB per command
-CHUNKS_PER_WORKER = 40
+CHUNKS_PER_WORKER = 10
 
 
 @attrs.frozen
