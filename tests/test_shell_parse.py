@@ -453,5 +453,5 @@ def test_deep_nesting_is_a_parse_error() -> None:
 
 def test_too_many_commands_is_a_parse_error() -> None:
     """Too many commands is a parse error."""
-    cl = parse("a;" * 20_000)
+    cl = parse("a;" * 5_000)
     assert cl.parse_error and "too many" in cl.error

@@ -23,7 +23,7 @@ from rtk_policy.shell.words import make_word
 MAX_DEPTH = 50
 MAX_LEVEL = 120
 MAX_REPARSES = 8
-MAX_SEGMENTS = 10_000
+MAX_SEGMENTS = 2_000
 _OPS = frozenset({"&&", "||", ";", "&", ";;", ";&", ";;&", "|", "|&"})
 _CONTAINERS = frozenset(
     {
@@ -103,6 +103,9 @@ class Walker(CommandsMixin):
             if not pending and items and b"\n" in src.data[prev_end : c.start_byte]:
                 pending = "\n"
                 items[-1][2] = items[-1][2] or "\n"
+            if len(items) > MAX_SEGMENTS:
+                self.error("too many commands")
+                break
             items.append([c, pending, "", False])
             pending = ""
             prev_end = c.end_byte
@@ -149,7 +152,7 @@ class Walker(CommandsMixin):
         elif t == "redirected_statement":
             self.redirected(src, node, ctx)
         elif t == "list":
-            self.sequence(src, flatten(node, "list"), ctx)
+            self.sequence(src, flatten(node, "list", 2 * MAX_SEGMENTS + 2), ctx)
         elif t == "pipeline":
             self.pipeline(src, node, ctx)
         elif t == "negated_command":
@@ -210,6 +213,9 @@ class Walker(CommandsMixin):
         if refused:
             self.line_refusals.append((src.absolute(src.char(node.start_byte)), refused))
         for k, c in enumerate(stages):
+            if len(self.drafts) >= MAX_SEGMENTS:
+                self.error("too many commands")
+                break
             sub = ctx._replace(
                 pipe_id=pid,
                 pipe_index=k,

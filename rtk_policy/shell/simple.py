@@ -77,7 +77,7 @@ class CommandsMixin:
         if not words and not redirs:
             return
         _glued_fds(words, redirs)
-        if "\r" in src.text and words:
+        if src.has_cr and words:
             words[:] = _absorb_cr(src.text, words)
         if span is not None:
             start, end = src.span(span)
@@ -85,7 +85,9 @@ class CommandsMixin:
             start, end = words[0].start, words[-1].end
         if words and words[-1].end > end:
             end = words[-1].end
-        chunks = _newline_chunks(src.text, words, redirs) if "\n" in src.text else [words]
+        chunks = [words]
+        if src.has_newline and len(words) > 1 and "\n" in src.text[words[0].end : words[-1].start]:
+            chunks = _newline_chunks(src.text, words, redirs)
         emitted: list[tuple[int, int]] = []  # (start offset, draft index) per chunk
         for k, chunk in enumerate(chunks):
             sub_ctx, c_start, c_end, c_redirs = ctx, start, end, list(redirs)

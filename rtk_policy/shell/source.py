@@ -57,11 +57,13 @@ def _bash_language() -> Any:
 class Source:
     """Bash text plus where it sits in the whole input (`base`, -1 when not verbatim)."""
 
-    __slots__ = ("text", "data", "base", "_marks", "_extra")
+    __slots__ = ("text", "data", "base", "has_cr", "has_newline", "_marks", "_extra")
 
     def __init__(self, text: str, base: int) -> None:
         self.text = text
         self.base = base
+        self.has_cr = "\r" in text
+        self.has_newline = "\n" in text
         self.data = text.encode("utf-8", "surrogatepass")
         self._marks: list[int] = []  # byte offsets just after each non-ASCII char
         self._extra: list[int] = []  # cumulative extra bytes up to and including that char

@@ -30,17 +30,21 @@ WORDISH = frozenset(
 )
 
 
-def flatten(node: Any, kind: str) -> list[Any]:
-    """Children of a left-deep chain of `kind` nodes, flattened without recursion."""
-    rights: list[list[Any]] = []
+def flatten(node: Any, kind: str, limit: int = 1 << 30) -> list[Any]:
+    """Children of a left-deep chain of `kind` nodes, flattened without recursion.
+
+    Stops once about `limit` children are collected (the walker caps commands anyway).
+    """
+    spine: list[Any] = []
     cur = node
     while cur.type == kind and cur.child_count:
-        kids = cur.children
-        rights.append(kids[1:])
-        cur = kids[0]
+        spine.append(cur)
+        cur = cur.child(0)
     out = [cur] if cur.type != kind else []
-    for r in reversed(rights):
-        out.extend(r)
+    for n in reversed(spine):
+        out.extend(n.child(k) for k in range(1, n.child_count))
+        if len(out) > limit:
+            break
     return out
 
 
