@@ -118,13 +118,17 @@ def _fired_rule_ids(evaluation: object) -> tuple[str, ...]:
 
 
 def _gate(command_line: object, rewrite: str | None, verdict: str) -> tuple[str | None, str]:
-    """The rewrite the host should run, and why a selected rewrite is withheld."""
-    if rewrite is None:
-        return None, ""
+    """The rewrite the host should run, and why a rewrite is (or would be) withheld.
+
+    An unattestable command is marked so even when no rewrite was selected: `rewrite` then defers it
+    (exit 1) whatever the rules asked, as RTK does (reference §2.1).
+    """
     if verdict == VERDICT_DENY:
-        return None, "deny"
+        return None, "deny" if rewrite is not None else ""
     if command_line.unattestable:  # type: ignore[attr-defined]
         return None, "unattestable"
+    if rewrite is None:
+        return None, ""
     if rewrite == command_line.text:  # type: ignore[attr-defined]
         return None, "identity"
     return rewrite, ""

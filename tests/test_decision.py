@@ -102,6 +102,8 @@ GATE_TABLE = [
     ("rtk git status", (), {"unattestable": True}, None, "unattestable"),
     ("cmd", (), {}, None, "identity"),
     (None, (), {}, None, ""),
+    (None, (ASK,), {"unattestable": True}, None, "unattestable"),
+    (None, (DENY,), {"unattestable": True}, None, ""),
 ]
 
 
@@ -125,6 +127,7 @@ EXIT_TABLE = [
     (None, (ALLOW,), {}, False, 1, ""),
     (None, (ASK,), {}, False, 3, "cmd"),
     (None, (DENY,), {"unattestable": True}, False, 2, ""),
+    (None, (ASK,), {"unattestable": True}, False, 1, ""),  # unattestable defers, as in RTK
     ("cmd", (), {}, False, 3, "cmd"),  # identity is reported by `rewrite`
 ]
 
