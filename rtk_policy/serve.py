@@ -3,8 +3,8 @@ optionally, Claude Code `type: "http"` hooks on loopback, see `rtk_policy.serve_
 
 Wire protocol on the socket: the client sends a header line `AGENT NUL NAME=VALUE NUL ... \\n` (the
 environment variables of `client.FORWARDED_ENV` it has), then the payload bytes, and shuts down its
-write side; the server answers `stdout NUL stderr NUL \\n`. An answer without that trailer means the
-server died: the client decides in-process. Engines are kept per (environment, project folder) and
+write side; the server answers `stdout NUL stderr NUL \\n`. An answer without that trailer means
+the server died: the client decides in-process. Engines are kept per (environment, project folder) and
 reloaded when a policy or config file changes (one stat per file per request). The server exits after
 `idle` seconds without a request, removing its socket.
 """
@@ -63,18 +63,19 @@ class Resident:
 
         project = project_dir(cwd)
         key = (tuple(os.environ.get(name, "") for name in FORWARDED_ENV), str(project or ""))
-        stamp = files_stamp(cwd)
         cached = self._engines.get(key)
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
+        if cached is not None and stamp_of(cached[0]) == cached[1]:
+            return cached[2]
         from rtk_policy.engine import load_engine
 
+        watched = watched_paths(cwd)
+        stamp = stamp_of(watched)
         try:
             engine = load_engine(cwd=cwd)
         except Exception:  # noqa: BLE001 - the hook reloads and answers with its fail mode
             return None
         self._engines.pop(key, None)
-        self._engines[key] = (stamp, engine)
+        self._engines[key] = (watched, stamp, engine)
         while len(self._engines) > _KEEP_ENGINES:
             self._engines.pop(next(iter(self._engines)))
         return engine
@@ -102,23 +103,38 @@ def _apply_env(env: dict[str, str]) -> dict[str, str]:
     return saved
 
 
-def files_stamp(cwd: str | None = None) -> tuple:
-    """(path, mtime, size) of every policy and config file the engine for `cwd` reads."""
-    from rtk_policy.config import config_files
+def watched_paths(cwd: str | None = None) -> tuple[str, ...]:
+    """Every file and folder whose change means the engine for `cwd` must be reloaded.
+
+    Folders are watched too (their mtime changes when a file is added, removed or renamed), and the
+    config locations that do not exist yet, so that creating one is noticed.
+    """
+    from rtk_policy.config import project_dir, user_config_dir
     from rtk_policy.policy import policy_search_path
 
-    paths = [str(p) for p in config_files(cwd)]
+    user = user_config_dir()
+    paths = [str(user), str(user / "config.toml"), str(user / "policies")]
+    project = project_dir(cwd)
+    if project is not None:
+        local = project / ".rtk-policy"
+        paths += [str(local), str(local / "config.toml"), str(local / "policies")]
     for entry in policy_search_path(cwd=cwd):
         paths.append(entry)
         if os.path.isdir(entry):
             paths.extend(os.path.join(entry, n) for n in sorted(os.listdir(entry)))
+    return tuple(dict.fromkeys(paths))
+
+
+def stamp_of(paths: tuple[str, ...]) -> tuple:
+    """(mtime, size) of each path, None for a missing one: one stat per path."""
     stamp = []
     for path in paths:
         try:
             info = os.stat(path)
         except OSError:
+            stamp.append(None)
             continue
-        stamp.append((path, info.st_mtime_ns, info.st_size))
+        stamp.append((info.st_mtime_ns, info.st_size, info.st_ino))
     return tuple(stamp)
 
 
