@@ -8,9 +8,11 @@ import attrs
 
 from rtk_policy.policy.backend import Backend, CompileError
 from rtk_policy.policy.errors import Problem
+from rtk_policy.policy.fast_source import fast_source
 from rtk_policy.policy.loader import ExprSpec, FileSpec, read_policy_file
 from rtk_policy.policy.policyset import NO_PROGRAM, CompiledFile, CompiledRule
 from rtk_policy.policy.positions import locate, offset_in_value
+from rtk_policy.policy.program_index import derived_programs
 
 
 @attrs.define
@@ -30,7 +32,7 @@ class Compilation:
         if expr is None:
             return NO_PROGRAM
         try:
-            program, uses = self.backend.compile(expr.source, expr.expected)
+            program, uses = self._compile(expr)
         except CompileError as error:
             for item in error.errors:
                 self.problems.append(
@@ -41,6 +43,16 @@ class Compilation:
         self.programs.append(program)
         self.expected.append(expr.expected)
         return len(self.programs) - 1
+
+    def _compile(self, expr: ExprSpec) -> tuple[Any, frozenset[str]]:
+        """Compile the faster equivalent of the source (`fast_source`); errors are those of the source."""
+        fast = fast_source(expr.source)
+        if fast == expr.source:
+            return self.backend.compile(expr.source, expr.expected)  # type: ignore[no-any-return]
+        try:
+            return self.backend.compile(fast, expr.expected)  # type: ignore[no-any-return]
+        except CompileError:
+            return self.backend.compile(expr.source, expr.expected)  # type: ignore[no-any-return]
 
 
 def _expression_problem(
@@ -111,4 +123,5 @@ def _compile_file(state: Compilation, spec: FileSpec) -> None:
         rewrite = state.expr(spec, item.rewrite)
         if match == NO_PROGRAM or (spec.kind == "rewrite" and rewrite == NO_PROGRAM):
             continue
-        state.rules.append(CompiledRule(item.rule, file_index, match, message, rewrite))
+        derived = () if item.rule.programs else derived_programs(item.match.source)
+        state.rules.append(CompiledRule(item.rule, file_index, match, message, rewrite, derived))

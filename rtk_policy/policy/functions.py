@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 
 from rtk_policy.policy.bash_pattern import bash_rule_matches
+from rtk_policy.policy.regex import re_matches
 
 #: Modules holding further `FUNCTIONS` tables, imported when present.
 EXTENSION_MODULES: tuple[str, ...] = ("rtk_policy.policy.functions_rtk",)
@@ -110,6 +111,8 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("path_under", (_S, _S), _B, path_under),
     Function("expand_home", (_S,), _S, expand_home),
     Function("re_find", (_S, _S), _S, re_find),
+    # `x.matches(p)` with a cached compiled pattern; the compiler rewrites literal-pattern calls to it
+    Function("re_matches", (_S, _S), _B, re_matches),
     # string helpers of cel-go's strings extension that both backends lack
     Function("join", (_LS, _S), _S, lambda items, sep: sep.join(items), member=True),
     Function("split", (_S, _S), _LS, lambda text, sep: text.split(sep), member=True),

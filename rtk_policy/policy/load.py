@@ -10,7 +10,7 @@ from rtk_policy.policy.cache import cache_key, policy_digest, read_cache, write_
 from rtk_policy.policy.errors import PolicyLoadError, Problem
 from rtk_policy.policy.facts import schema_signature
 from rtk_policy.policy.functions import functions_signature
-from rtk_policy.policy.policyset import PolicySet
+from rtk_policy.policy.policyset import COMPILED_FORMAT, PolicySet
 
 _SUFFIXES = (".yaml", ".yml")
 
@@ -74,14 +74,15 @@ def load_policy_set(
     chosen = get_backend(backend or os.environ.get("RTK_POLICY_BACKEND") or None)
     sources = _read_sources(expand_paths(paths))
     digest = policy_digest(sources)
-    key = cache_key(digest, chosen.name, chosen.version, functions_signature() + schema_signature())
+    extra = functions_signature() + schema_signature() + COMPILED_FORMAT
+    key = cache_key(digest, chosen.name, chosen.version, extra)
     if use_cache:
         payload = read_cache(key)
         if payload is not None:
             try:
                 return PolicySet(payload["files"], payload["rules"], list(payload["programs"]),
                                  payload["expected"], chosen, digest, payload["uses"])  # fmt: skip
-            except (KeyError, TypeError, ValueError):
+            except (KeyError, TypeError, ValueError, AttributeError):
                 pass  # a payload of the wrong shape is rebuilt
     from rtk_policy.policy.compiler import compile_files
 

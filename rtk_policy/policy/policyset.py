@@ -13,6 +13,8 @@ from rtk_policy.policy.model import Context, Evaluation, Rule, RuleResult, Segme
 from rtk_policy.shell.model import CommandLine
 
 NO_PROGRAM = -1
+#: version of the compiled payload (CompiledRule fields, load-time source rewrites): part of the cache key
+COMPILED_FORMAT = "2"
 
 
 @attrs.frozen
@@ -35,6 +37,13 @@ class CompiledRule:
     match: int
     message: int = NO_PROGRAM
     rewrite: int = NO_PROGRAM
+    #: programs derived from the match (`program_index.py`) when the rule has no `programs:` list
+    derived: tuple[str, ...] = ()
+
+    @property
+    def index(self) -> tuple[str, ...]:
+        """The programs this rule is tried on (empty: every segment)."""
+        return self.rule.programs or self.derived
 
 
 class PolicySet:
@@ -64,10 +73,10 @@ class PolicySet:
         self._programs = programs
         self._expected = expected
         self._restored = [not isinstance(p, (bytes, bytearray)) for p in programs]
-        self._unindexed = tuple(i for i, c in enumerate(compiled) if not c.rule.programs)
+        self._unindexed = tuple(i for i, c in enumerate(compiled) if not c.index)
         self._by_program: dict[str, list[int]] = {}
         for index, item in enumerate(compiled):
-            for program in item.rule.programs:
+            for program in item.index:
                 self._by_program.setdefault(program, []).append(index)
         self._candidates: dict[str, tuple[int, ...]] = {}
         self._consumers = tuple(
