@@ -1,16 +1,5 @@
 #!/bin/sh
-# rtk-hook-version: 1
-# rtk-policy delegate for Claude Code: hands the hook payload on stdin to `rtk-policy hook claude`.
-#   RTK_POLICY_BIN   absolute path of the rtk-policy executable (default: rtk-policy on PATH)
-#   RTK_POLICY_FAIL  what to answer when the executable is missing: open (default), closed (ask), deny
-bin="${RTK_POLICY_BIN:-rtk-policy}"
-if command -v "$bin" >/dev/null 2>&1; then
-  exec "$bin" hook claude
-fi
-echo "rtk-policy hook: '$bin' not found; install rtk-policy or set RTK_POLICY_BIN" >&2
-case "${RTK_POLICY_FAIL:-open}" in
-  closed) printf '%s\n' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecisionReason":"rtk-policy is not installed (executable not found); asking for approval","permissionDecision":"ask"}}' ;;
-  deny) printf '%s\n' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecisionReason":"rtk-policy is not installed (executable not found); blocking the command","permissionDecision":"deny"}}' ;;
-  *) : ;;
-esac
-exit 0
+# rtk-policy delegate for Claude Code: runs ../rtk-policy-hook.sh claude (RTK_POLICY_BIN, RTK_POLICY_FAIL as there).
+self=$(readlink -f -- "$0" 2>/dev/null) || self=$0
+case "$self" in */*) ;; *) self=./$self ;; esac
+exec sh "${self%/*}/../rtk-policy-hook.sh" claude
