@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from rtk_policy.client import FORWARDED_ENV, socket_path
+from rtk_policy.serve_memo import MemoEngine
 
 MAX_REQUEST = 1024 * 1024 + 4096  #: bytes read from one connection at most
 _KEEP_ENGINES = 16  #: engines kept (one per environment and project folder); the oldest is dropped
@@ -71,7 +72,7 @@ class Resident:
         watched = watched_paths(cwd)
         stamp = stamp_of(watched)
         try:
-            engine = load_engine(cwd=cwd)
+            engine = MemoEngine(load_engine(cwd=cwd))
         except Exception:  # noqa: BLE001 - the hook reloads and answers with its fail mode
             return None
         self._engines.pop(key, None)

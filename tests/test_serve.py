@@ -262,3 +262,49 @@ def test_http_hook_refuses_a_non_loopback_peer():
     assert not serve_http.local_request("10.0.0.2", Headers(Host="localhost:9"))
     with pytest.raises(ValueError):
         serve_http.http_server(serve.Resident(), 0, host="0.0.0.0")
+
+
+def test_remembered_outcomes_are_the_same_and_audited_each_time(server, env):
+    for _ in range(3):
+        out, _ = client.ask_server("claude", payload("git status"), server.path)
+        assert json.loads(out)["hookSpecificOutput"]["updatedInput"]["command"] == "rtk git status"
+    engine = next(iter(server.resident._engines.values()))[2]
+    assert engine.hits >= 2
+    log = env / "state" / "rtk-policy" / "audit.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["command"] for r in records] == ["git status"] * 3
+    assert records[-1]["eval_us"] == 0 and records[-1]["verdict"] == records[0]["verdict"]
+
+
+def test_memo_engine_skips_unhashable_contexts_and_stays_bounded():
+    from rtk_policy.serve_memo import MemoEngine
+
+    class Counting:
+        config = None
+        calls = 0
+
+        def evaluate(self, text, context):
+            import attrs
+
+            from rtk_policy.policy.model import Evaluation
+
+            Counting.calls += 1
+
+            @attrs.frozen
+            class Outcome:
+                evaluation: Evaluation
+                decision: str
+
+            return Outcome(Evaluation((), "d", "b", 7), text)
+
+    memo = MemoEngine(Counting(), size=2)
+    assert memo.evaluate("a", ("ctx",)).evaluation.eval_us == 7
+    assert memo.evaluate("a", ("ctx",)).evaluation.eval_us == 0
+    assert Counting.calls == 1
+    memo.evaluate("a", ("ctx", ["list"]))
+    memo.evaluate("a", ("ctx", ["list"]))
+    assert Counting.calls == 3
+    memo.evaluate("b", ("ctx",))
+    memo.evaluate("c", ("ctx",))
+    memo.evaluate("a", ("ctx",))
+    assert Counting.calls == 6 and len(memo._memo) == 2
