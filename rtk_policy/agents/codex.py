@@ -9,19 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
-from rtk_policy.agents import claude
-from rtk_policy.agents.common import (
-    HookRequest,
-    allow_reason,
-    ask_reason,
-    deny_reason,
-    rewritten_of,
-    text_field,
-    warning_text,
-    with_command,
-)
+from rtk_policy.agents import claude, common
+from rtk_policy.agents.common import HookRequest
 
 NAME = "codex"
 SHELL_TOOLS = ("Bash", "bash")
@@ -31,28 +20,24 @@ PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissi
 def parse_request(payload: dict[str, Any]) -> HookRequest | None:
     """The request of a Codex PreToolUse payload on Bash, or None otherwise."""
     event = payload.get("hook_event_name", "PreToolUse")
-    if event != "PreToolUse" or text_field(payload, "tool_name") not in SHELL_TOOLS:
+    if event != "PreToolUse" or common.text_field(payload, "tool_name") not in SHELL_TOOLS:
         return None
-    request = claude.parse_request({**payload, "tool_name": "Bash"}, agent=NAME)
-    if request is None:
-        return None
-    return attrs.evolve(request, tool_name=text_field(payload, "tool_name"))
+    return claude.parse_compatible(payload, NAME)
 
 
 def render(decision: Any, request: HookRequest) -> str | None:
     """The Codex answer for `decision`."""
-    verdict = getattr(decision, "verdict", "none")
-    warning = warning_text(decision)
+    verdict, warning = common.verdict_and_warning(decision)
     if verdict == "deny":
-        return claude.output("deny", deny_reason(decision), None, warning)
+        return claude.output("deny", common.deny_reason(decision), None, warning)
     if request.permission_mode not in PERMISSION_MODES:
         return None  # a mode we do not know: stay out of the way (RTK: skip)
-    rewritten = rewritten_of(decision, request)
-    updated = with_command(request.tool_input, rewritten) if rewritten is not None else None
+    rewritten = common.rewritten_of(decision, request)
+    updated = common.updated_input(request, rewritten)
     if verdict == "ask":
-        return claude.output("ask", ask_reason(decision), updated, warning)
+        return claude.output("ask", common.ask_reason(decision), updated, warning)
     if verdict == "allow" or updated is not None:
-        return claude.output("allow", allow_reason(decision, rewritten), updated, warning)
+        return claude.output("allow", common.allow_reason(decision, rewritten), updated, warning)
     return claude.output(None, None, None, warning)
 
 

@@ -63,6 +63,20 @@ def text_field(payload: dict[str, Any], key: str) -> str:
     return value if isinstance(value, str) else ""
 
 
+def text_fields(payload: dict[str, Any], *keys: str) -> dict[str, str]:
+    """`{key: text_field(payload, key)}` for each of `keys` (HookRequest fields, same names)."""
+    return {key: text_field(payload, key) for key in keys}
+
+
+def first_text(payload: dict[str, Any], *keys: str) -> str:
+    """The first non-empty string among `payload[key]` for `keys` ("" when there is none)."""
+    for key in keys:
+        value = text_field(payload, key)
+        if value:
+            return value
+    return ""
+
+
 def command_of(tool_input: Any, key: str = "command") -> str:
     """The command string of a tool input; raise `BadRequest` when it is missing or not a string."""
     if not isinstance(tool_input, dict):
@@ -73,6 +87,33 @@ def command_of(tool_input: Any, key: str = "command") -> str:
     if not isinstance(value, str):
         raise BadRequest(f"tool_input.{key} is not a string ({type(value).__name__})")
     return value
+
+
+def new_request(
+    agent: str, payload: dict[str, Any], tool_name: str, tool_input: Any, **fields: str
+) -> HookRequest | None:
+    """The request of a shell call whose input is `tool_input`, or None when its command is blank.
+
+    Raises `BadRequest` when `tool_input` holds no string `command`. `cwd` and `raw` come from
+    `payload`; `fields` sets the other `HookRequest` fields (session_id, variant, ...).
+    """
+    command = command_of(tool_input)
+    if not command.strip():
+        return None
+    return HookRequest(
+        agent=agent,
+        command=command,
+        tool_name=tool_name,
+        tool_input=tool_input,
+        cwd=text_field(payload, "cwd"),
+        raw=payload,
+        **fields,
+    )
+
+
+def verdict_of(decision: Any) -> str:
+    """The decision's verdict ("none" when it carries none)."""
+    return getattr(decision, "verdict", "none")
 
 
 def rewritten_of(decision: Any, request: HookRequest) -> str | None:
@@ -88,6 +129,31 @@ def with_command(tool_input: dict[str, Any], command: str, key: str = "command")
     updated = dict(tool_input)
     updated[key] = command
     return updated
+
+
+def verdict_and_warning(decision: Any) -> tuple[str, str]:
+    """The decision's verdict and its warn-mode line (see `verdict_of` and `warning_text`)."""
+    return verdict_of(decision), warning_text(decision)
+
+
+def updated_input(request: HookRequest, rewritten: str | None) -> dict[str, Any] | None:
+    """`request.tool_input` with its command replaced by `rewritten` (None: no rewrite)."""
+    return with_command(request.tool_input, rewritten) if rewritten is not None else None
+
+
+def permission_fields(
+    decision: str | None, reason: str | None, updated: dict[str, Any] | None, updated_key: str
+) -> dict[str, Any]:
+    """The Claude-style members, each only when set and in this order: `permissionDecisionReason`,
+    `updated_key` (e.g. `updatedInput`) and `permissionDecision`."""
+    result: dict[str, Any] = {}
+    if reason:
+        result["permissionDecisionReason"] = reason
+    if updated is not None:
+        result[updated_key] = updated
+    if decision:
+        result["permissionDecision"] = decision
+    return result
 
 
 def joined(messages: Any) -> str:
@@ -126,3 +192,8 @@ def fail_reason(message: str, mode: str) -> str:
     """The reason given when the fail mode (`closed` or `deny`) answers instead of the policies."""
     action = "blocking the command" if mode == "deny" else "asking for approval"
     return f"rtk-policy could not decide ({message}); {action}"
+
+
+def fail_verdict(mode: str) -> str | None:
+    """The verdict of a fail mode: `closed` asks, `deny` denies, anything else (open) is None."""
+    return {"closed": "ask", "deny": "deny"}.get(mode)

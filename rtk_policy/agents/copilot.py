@@ -13,23 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import attrs
-
-from rtk_policy.agents import claude
-from rtk_policy.agents.common import (
-    REWRITE_REASON,
-    BadRequest,
-    HookRequest,
-    allow_reason,
-    ask_reason,
-    command_of,
-    deny_reason,
-    dump,
-    fail_reason,
-    rewritten_of,
-    text_field,
-    with_command,
-)
+from rtk_policy.agents import claude, common
+from rtk_policy.agents.common import BadRequest, HookRequest
 
 NAME = "copilot"
 CLAUDE_SHAPE_TOOLS = ("Bash", "bash", "runTerminalCommand", "run_in_terminal")
@@ -52,62 +37,47 @@ def _tool_args(payload: dict[str, Any]) -> dict[str, Any]:
 def parse_request(payload: dict[str, Any]) -> HookRequest | None:
     """The request of either Copilot payload shape, or None for a non-shell tool."""
     if "toolName" not in payload and "toolArgs" not in payload:
-        if text_field(payload, "tool_name") not in CLAUDE_SHAPE_TOOLS:
+        if common.text_field(payload, "tool_name") not in CLAUDE_SHAPE_TOOLS:
             return None
-        request = claude.parse_request({**payload, "tool_name": "Bash"}, agent=NAME)
-        if request is None:
-            return None
-        return attrs.evolve(request, tool_name=text_field(payload, "tool_name"), variant="claude")
-    tool_name = text_field(payload, "toolName")
+        return claude.parse_compatible(payload, NAME, variant="claude")
+    tool_name = common.text_field(payload, "toolName")
     if tool_name not in CLI_TOOLS + IDE_TOOLS:
         return None
-    args = _tool_args(payload)
-    command = command_of(args)
-    if not command.strip():
-        return None
-    return HookRequest(
-        agent=NAME,
-        command=command,
-        tool_name=tool_name,
-        tool_input=args,
-        cwd=text_field(payload, "cwd"),
-        session_id=text_field(payload, "sessionId") or text_field(payload, "session_id"),
+    return common.new_request(
+        NAME,
+        payload,
+        tool_name,
+        _tool_args(payload),
+        session_id=common.first_text(payload, "sessionId", "session_id"),
         variant="ide" if tool_name in IDE_TOOLS else "cli",
-        raw=payload,
     )
 
 
 def flat(decision: str | None, reason: str | None, modified: dict[str, Any] | None) -> str | None:
     """The camelCase answer: `permissionDecisionReason`, `modifiedArgs`, `permissionDecision`."""
-    result: dict[str, Any] = {}
-    if reason:
-        result["permissionDecisionReason"] = reason
-    if modified is not None:
-        result["modifiedArgs"] = modified
-    if decision:
-        result["permissionDecision"] = decision
-    return dump(result) if result else None
+    result = common.permission_fields(decision, reason, modified, "modifiedArgs")
+    return common.dump(result) if result else None
 
 
 def render(decision: Any, request: HookRequest) -> str | None:
     """The Copilot answer for `decision`, in the dialect the request came in."""
     if request.variant == "claude":
         return claude.render(decision, request)
-    verdict = getattr(decision, "verdict", "none")
+    verdict = common.verdict_of(decision)
     if verdict == "deny":
-        return flat("deny", deny_reason(decision), None)
-    rewritten = rewritten_of(decision, request)
+        return flat("deny", common.deny_reason(decision), None)
+    rewritten = common.rewritten_of(decision, request)
     if request.variant == "ide":
         if verdict == "ask" or rewritten is None:
             return None
         message = f"RTK token optimization: re-run this command as `{rewritten}` instead."
         return flat("deny", message, None)
-    modified = with_command(request.tool_input, rewritten) if rewritten is not None else None
+    modified = common.updated_input(request, rewritten)
     if verdict == "allow":
-        return flat("allow", allow_reason(decision, rewritten), modified)
+        return flat("allow", common.allow_reason(decision, rewritten), modified)
     if verdict == "ask":
-        return flat("ask", ask_reason(decision), modified)
-    return flat(None, REWRITE_REASON if modified is not None else None, modified)
+        return flat("ask", common.ask_reason(decision), modified)
+    return flat(None, common.REWRITE_REASON if modified is not None else None, modified)
 
 
 def pass_through(payload: dict[str, Any]) -> str | None:
@@ -119,8 +89,7 @@ def fail_answer(mode: str, message: str, request: HookRequest | None = None) -> 
     """`open`: nothing; `closed`: ask; `deny`: deny. The flat shape unless the request was Claude-shaped."""
     if request is not None and request.variant == "claude":
         return claude.fail_answer(mode, message, request)
-    if mode not in ("closed", "deny"):
-        return None
-    if mode == "closed" and request is not None and request.variant == "ide":
-        return None  # the IDE honours only deny
-    return flat("ask" if mode == "closed" else "deny", fail_reason(message, mode), None)
+    verdict = common.fail_verdict(mode)
+    if verdict is None or (verdict == "ask" and request is not None and request.variant == "ide"):
+        return None  # open, or an ask the IDE would ignore (it honours deny only)
+    return flat(verdict, common.fail_reason(message, mode), None)

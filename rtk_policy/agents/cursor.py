@@ -10,16 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rtk_policy.agents.common import (
-    HookRequest,
-    ask_reason,
-    command_of,
-    deny_reason,
-    dump,
-    fail_reason,
-    rewritten_of,
-    text_field,
-)
+from rtk_policy.agents import common
+from rtk_policy.agents.common import HookRequest
 
 NAME = "cursor"
 NO_OPINION = "{}"
@@ -29,28 +21,21 @@ SHELL_TOOLS = ("Bash", "Shell", "bash", "shell", "run_terminal_cmd")
 def parse_request(payload: dict[str, Any]) -> HookRequest | None:
     """The request of a Cursor payload, or None for a non-shell tool or an empty command."""
     if "tool_input" in payload or "tool_name" in payload:
-        tool_name = text_field(payload, "tool_name")
+        tool_name = common.text_field(payload, "tool_name")
         if tool_name and tool_name not in SHELL_TOOLS:
             return None
-        tool_input = payload.get("tool_input")
-        command = command_of(tool_input)
-        variant = "preToolUse"
+        tool_input, variant = payload.get("tool_input"), "preToolUse"
     else:
         tool_input = {"command": payload.get("command")}
-        command = command_of(tool_input)
         tool_name, variant = "Shell", "beforeShellExecution"
-    if not command.strip():
-        return None
-    return HookRequest(
-        agent=NAME,
-        command=command,
-        tool_name=tool_name or "Shell",
-        tool_input=tool_input,  # type: ignore[arg-type]
-        cwd=text_field(payload, "cwd"),
-        session_id=text_field(payload, "conversation_id") or text_field(payload, "session_id"),
-        tool_use_id=text_field(payload, "generation_id"),
+    return common.new_request(
+        NAME,
+        payload,
+        tool_name or "Shell",
+        tool_input,
+        session_id=common.first_text(payload, "conversation_id", "session_id"),
+        tool_use_id=common.text_field(payload, "generation_id"),
         variant=variant,
-        raw=payload,
     )
 
 
@@ -63,20 +48,20 @@ def output(permission: str, user: str = "", agent: str = "", rewritten: str | No
         result["agent_message"] = agent
     if rewritten is not None:
         result["updated_input"] = {"command": rewritten}
-    return dump(result)
+    return common.dump(result)
 
 
 def render(decision: Any, request: HookRequest) -> str | None:
     """The Cursor answer for `decision`."""
-    verdict = getattr(decision, "verdict", "none")
+    verdict = common.verdict_of(decision)
     if verdict == "deny":
-        reason = deny_reason(decision)
+        reason = common.deny_reason(decision)
         return output("deny", reason, reason)
-    rewritten = rewritten_of(decision, request) if request.variant == "preToolUse" else None
+    rewritten = common.rewritten_of(decision, request) if request.variant == "preToolUse" else None
     if verdict == "allow":
         return output("allow", "", "", rewritten)
     if verdict == "ask":
-        return output("ask", ask_reason(decision), "", rewritten)
+        return output("ask", common.ask_reason(decision), "", rewritten)
     if rewritten is not None:  # Cursor needs a permission with updated_input: ask, as RTK does
         return output("ask", "", "", rewritten)
     return NO_OPINION
@@ -89,7 +74,8 @@ def pass_through(payload: dict[str, Any]) -> str | None:
 
 def fail_answer(mode: str, message: str, request: HookRequest | None = None) -> str | None:
     """`open`: `{}`; `closed`: ask; `deny`: deny — with the error as the message."""
-    if mode in ("closed", "deny"):
-        reason = fail_reason(message, mode)
-        return output("ask" if mode == "closed" else "deny", reason, reason)
-    return NO_OPINION
+    verdict = common.fail_verdict(mode)
+    if verdict is None:
+        return NO_OPINION
+    reason = common.fail_reason(message, mode)
+    return output(verdict, reason, reason)

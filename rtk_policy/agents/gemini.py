@@ -10,17 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rtk_policy.agents.common import (
-    HookRequest,
-    ask_reason,
-    command_of,
-    deny_reason,
-    dump,
-    fail_reason,
-    rewritten_of,
-    text_field,
-    warning_text,
-)
+from rtk_policy.agents import common
+from rtk_policy.agents.common import HookRequest
 
 NAME = "gemini"
 SHELL_TOOLS = ("run_shell_command",)
@@ -28,23 +19,11 @@ SHELL_TOOLS = ("run_shell_command",)
 
 def parse_request(payload: dict[str, Any]) -> HookRequest | None:
     """The request of a BeforeTool payload, or None for a non-shell tool or an empty command."""
-    tool_name = text_field(payload, "tool_name")
+    tool_name = common.text_field(payload, "tool_name")
     if tool_name not in SHELL_TOOLS:
         return None
-    tool_input = payload.get("tool_input")
-    command = command_of(tool_input)
-    if not command.strip():
-        return None
-    return HookRequest(
-        agent=NAME,
-        command=command,
-        tool_name=tool_name,
-        tool_input=tool_input,  # type: ignore[arg-type]
-        cwd=text_field(payload, "cwd"),
-        session_id=text_field(payload, "session_id"),
-        transcript_path=text_field(payload, "transcript_path"),
-        raw=payload,
-    )
+    fields = common.text_fields(payload, "session_id", "transcript_path")
+    return common.new_request(NAME, payload, tool_name, payload.get("tool_input"), **fields)
 
 
 def output(decision: str, reason: str = "", rewritten: str | None = None, warning: str = "") -> str:
@@ -56,20 +35,19 @@ def output(decision: str, reason: str = "", rewritten: str | None = None, warnin
         result["hookSpecificOutput"] = {"tool_input": {"command": rewritten}}
     if warning:
         result["systemMessage"] = warning
-    return dump(result)
+    return common.dump(result)
 
 
 def render(decision: Any, request: HookRequest) -> str | None:
     """The Gemini answer for `decision`."""
-    verdict = getattr(decision, "verdict", "none")
-    warning = warning_text(decision)
+    verdict, warning = common.verdict_and_warning(decision)
     if verdict == "deny":
-        return output("deny", deny_reason(decision), None, warning)
-    rewritten = rewritten_of(decision, request)
+        return output("deny", common.deny_reason(decision), None, warning)
+    rewritten = common.rewritten_of(decision, request)
     if verdict == "allow":
         return output("allow", "", rewritten, warning)
     if verdict == "ask":
-        return output("ask_user", ask_reason(decision), rewritten, warning)
+        return output("ask_user", common.ask_reason(decision), rewritten, warning)
     return output("ask_user", "", rewritten, warning)
 
 
@@ -80,8 +58,7 @@ def pass_through(payload: dict[str, Any]) -> str | None:
 
 def fail_answer(mode: str, message: str, request: HookRequest | None = None) -> str | None:
     """`open`: nothing; `closed`: ask_user; `deny`: deny — with the error as the reason."""
-    if mode == "closed":
-        return output("ask_user", fail_reason(message, mode))
-    if mode == "deny":
-        return output("deny", fail_reason(message, mode))
-    return None
+    verdict = common.fail_verdict(mode)
+    if verdict is None:
+        return None
+    return output("ask_user" if verdict == "ask" else "deny", common.fail_reason(message, mode))
