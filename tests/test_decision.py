@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import attrs
 import pytest
+from fakes import FakeLine, FakeSegment, make_rule
 
 from rtk_policy.commands.rewrite import exit_code
 from rtk_policy.decision import decide
 from rtk_policy.policy.model import Evaluation, Rule, RuleResult, SegmentResult
 
 
-@attrs.frozen
-class FakeSegment:
-    dynamic_program: bool = False
-
-
-@attrs.frozen
-class FakeLine:
-    text: str
-    segments: tuple
-    parse_error: bool = False
-    unattestable: bool = False
-
-
 def rule(decision: str, mode: str = "enforce", rule_id: str = "") -> Rule:
-    return Rule(
-        id=rule_id or f"{decision}-{mode}", policy="p", file="p.yaml", line=1, kind="permission",
-        decision=decision, mode=mode, programs=(), pipeline="never",
-    )
+    return make_rule(rule_id or f"{decision}-{mode}", decision, mode=mode)
 
 
 def evaluation(*segment_hits: tuple[Rule, ...]) -> Evaluation:

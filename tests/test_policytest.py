@@ -9,8 +9,11 @@ from pathlib import Path
 
 import attrs
 import pytest
+from fakes import FakeLine, FakeSegment
+from fakes import make_rule as fake_rule
 
 from rtk_policy.decision import decide
+from rtk_policy.engine import Outcome
 from rtk_policy.policy.model import Context, Evaluation, Example, Rule, RuleResult, SegmentResult
 from rtk_policy.policytest import UNSET, TestFileError, is_test_file, load_test_file
 from rtk_policy.policytest_report import coverage_lines, render_json, render_junit, render_text
@@ -27,28 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def make_rule(rule_id: str, decision: str = "deny", policy: str = "pack", kind: str = "permission",
               examples: tuple[Example, ...] = ()) -> Rule:
-    return Rule(id=rule_id, policy=policy, file=f"{policy}.yaml", line=3, kind=kind, decision=decision,
-                mode="enforce", programs=(), pipeline="never", examples=examples)
-
-
-@attrs.frozen
-class FakeSegment:
-    dynamic_program: bool = False
-
-
-@attrs.frozen
-class FakeLine:
-    text: str
-    segments: tuple
-    parse_error: bool = False
-    unattestable: bool = False
-
-
-@attrs.frozen
-class FakeOutcome:
-    command_line: FakeLine
-    evaluation: Evaluation
-    decision: object
+    return fake_rule(rule_id, decision, policy=policy, line=3, kind=kind, examples=examples)
 
 
 @attrs.define
@@ -66,7 +48,7 @@ class FakeEngine:
     def context(self, **fields: object) -> Context:
         return Context(**fields)  # type: ignore[arg-type]
 
-    def evaluate(self, text: str, context: Context) -> FakeOutcome:
+    def evaluate(self, text: str, context: Context) -> Outcome:
         self.contexts.append(context)
         if "boom" in text:
             raise RuntimeError("engine exploded")
@@ -78,7 +60,7 @@ class FakeEngine:
         result = SegmentResult(0, (), hits, rewrite, False)
         evaluation = Evaluation((result,), "digest", "fake", 0)
         line = FakeLine(text, (FakeSegment(),))
-        return FakeOutcome(line, evaluation, decide(line, evaluation, rewrite and rewrite.rewrite))
+        return Outcome(line, evaluation, decide(line, evaluation, rewrite and rewrite.rewrite))
 
 
 def write(tmp_path: Path, text: str, name: str = "pack_test.yaml") -> Path:
