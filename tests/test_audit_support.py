@@ -1,25 +1,18 @@
-"""Builders shared by the audit tests: synthetic segments, outcomes and decisions (no engine)."""
+"""Builders shared by the audit tests: synthetic segments, outcomes and decisions (no parser, no
+policies), built on the real model classes and the shared test factories."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import attrs
+from fakes import make_rule as fake_rule
+from policy_helpers import line, seg
 
 from rtk_policy.config import Config
 from rtk_policy.decision import Decision
+from rtk_policy.engine import Outcome
 from rtk_policy.policy.model import Evaluation, Rule, RuleResult, SegmentResult
-from rtk_policy.shell.model import CommandLine, Segment
-
-
-@attrs.frozen
-class Outcome:
-    """The shape of `rtk_policy.engine.Outcome` (the engine module is built concurrently; the audit
-    log only reads these three attributes)."""
-
-    command_line: CommandLine
-    evaluation: Evaluation
-    decision: Decision
+from rtk_policy.shell.model import Segment
 
 
 def make_config(tmp_path: Path, **fields: object) -> Config:
@@ -48,57 +41,22 @@ def make_decision(
 
 
 def make_segment(index: int, text: str, program: str, depth: int = 0) -> Segment:
-    """A Segment with plain defaults for the fields the audit log does not read."""
-    words = tuple(text.split())
-    return Segment(
+    """A Segment for `text` (split on spaces) at `depth`; the audit log reads text, program, depth."""
+    return seg(
+        text,
         index=index,
-        text=text,
-        start=-1,
-        end=-1,
         program=program,
         program_path=program,
-        argv=words,
-        args=words[1:],
-        raw_words=words,
-        subcommand=words[1] if len(words) > 1 else "",
-        flags=(),
-        env=(),
-        wrappers=(),
-        prefix="",
-        command=text,
-        suffix="",
-        redirects=(),
-        match_text=text,
-        pipeline_index=0,
-        pipeline_size=1,
-        pipeline_before=(),
-        pipeline_after=(),
-        pipe_stderr=False,
-        operator_before="",
-        operator_after="",
-        background=False,
-        negated=False,
         depth=depth,
         origin="top" if depth == 0 else "substitution",
         parent=-1 if depth == 0 else 0,
-        dynamic_program=False,
         rewritable=depth == 0,
     )
 
 
 def make_rule(rule_id: str, kind: str = "permission", decision: str = "allow") -> Rule:
     """A Rule value (never compiled)."""
-    return Rule(
-        id=rule_id,
-        policy="p",
-        file="p.yaml",
-        line=1,
-        kind=kind,
-        decision=decision if kind == "permission" else "",
-        mode="enforce",
-        programs=(),
-        pipeline="never",
-    )
+    return fake_rule(rule_id, decision if kind == "permission" else "", kind=kind)
 
 
 def make_outcome(texts: list[tuple[str, str, int]], decision: Decision) -> Outcome:
@@ -114,20 +72,8 @@ def make_outcome(texts: list[tuple[str, str, int]], decision: Decision) -> Outco
             RuleResult(make_rule("rtk-ls", "rewrite"), True, rewrite="rtk ls") if i == 1 else None
         )
         results.append(SegmentResult(i, (), hits, rewrite, False))
-    line = CommandLine(
-        text=decision.command,
-        segments=segments,
-        parse_error=False,
-        has_substitution=False,
-        has_heredoc=False,
-        has_here_string=False,
-        has_file_redirect=False,
-        unattestable=False,
-        multiline=False,
-        rewrite_refused=False,
-        error="",
-    )
+    command_line = line(*segments, text=decision.command)
     evaluation = Evaluation(
         results=tuple(results), policy_digest="sha256:abc", backend="cel-expr", eval_us=42
     )
-    return Outcome(line, evaluation, decision)
+    return Outcome(command_line, evaluation, decision)
