@@ -41,7 +41,7 @@ def make_decision(
 
 
 def make_segment(index: int, text: str, program: str, depth: int = 0) -> Segment:
-    """A Segment for `text` (split on spaces) at `depth`; the audit log reads text, program, depth."""
+    """A Segment for `text` (split on spaces) at `depth`, as the audit log reads it."""
     return seg(
         text,
         index=index,
