@@ -90,11 +90,8 @@ def dequote(raw: str) -> tuple[str, bool, bool, bool]:
             i, dyn = _double_quoted(raw, i + 2, out)
             dynamic = dynamic or dyn
         elif c == "$" or c == "`":
-            j = expansion_end(raw, i)
-            if j > i + 1 or c == "`":
-                dynamic = True
-            out.append(raw[i:j])
-            i = j
+            i, dyn = _expansion(raw, i, out)
+            dynamic = dynamic or dyn
         else:
             m = _PLAIN_RUN.match(raw, i)
             j = m.end() if m and m.end() > i else i + 1
@@ -122,15 +119,20 @@ def _double_quoted(raw: str, i: int, out: list[str]) -> tuple[int, bool]:
             out.append(nxt if nxt in '"\\$`' else "\\" + nxt)
             i += 2
         elif c == "$" or c == "`":
-            j = expansion_end(raw, i)
-            if j > i + 1 or c == "`":
-                dynamic = True
-            out.append(raw[i:j])
-            i = j
+            i, dyn = _expansion(raw, i, out)
+            dynamic = dynamic or dyn
         else:
             out.append(c)
             i += 1
     return n, dynamic
+
+
+def _expansion(raw: str, i: int, out: list[str]) -> tuple[int, bool]:
+    """Copy the `$...` or backtick expansion at `i` to `out` as written; return the index after it
+    and whether it is dynamic (anything but a lone `$`)."""
+    j = expansion_end(raw, i)
+    out.append(raw[i:j])
+    return j, j > i + 1 or raw[i] == "`"
 
 
 def _ansi_c(raw: str, i: int, out: list[str]) -> int:

@@ -105,74 +105,83 @@ def _h_doas(words: Sequence[Word], i: int, p: Peel) -> int | None:
     return _options(words, i + 1, "u", stop="C")
 
 
+def _walk_options(words: Sequence[Word], i: int, p: Peel, step: Handler) -> int | None:
+    """Walk the option words from `i` with `step` until a "--" (skipped) or the end of the words.
+
+    `step(words, j, p)` returns the index of the next word, `j` itself where the options end, or
+    None when the form does not wrap a command; the walk returns the same.
+    """
+    n = len(words)
+    while i < n:
+        if words[i].value == "--":
+            return i + 1
+        j = step(words, i, p)
+        if j is None or j == i:
+            return j
+        i = j
+    return i
+
+
+def _env_option(words: Sequence[Word], j: int, p: Peel) -> int | None:
+    """One `env` option: `-` and flags are skipped, `-u`/`-C`/`-P` take a value, `-S` ends the walk
+    (its script is parsed like bash -c)."""
+    v = words[j].value
+    if v == "-":
+        return j + 1
+    if v in ("-S", "--split-string") or v.startswith(("--split-string=", "-S")):
+        takes = v in ("-S", "--split-string") and j + 1 < len(words)
+        p.split_string = words[j + 1] if takes else words[j]
+        return None
+    if not v.startswith("-"):
+        return j
+    return j + (2 if v in ("-u", "-C", "-P", "--unset", "--chdir") else 1)
+
+
 def _h_env(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    j, n = i + 1, len(words)
-    while j < n:
-        v = words[j].value
-        if v == "--":
-            j += 1
-            break
-        if v == "-":
-            j += 1
-            continue
-        if v in ("-S", "--split-string") or v.startswith(("--split-string=", "-S")):
-            script = words[j + 1] if v in ("-S", "--split-string") and j + 1 < n else words[j]
-            p.split_string = script
-            return None
-        if not v.startswith("-"):
-            break
-        takes = v in ("-u", "-C", "-P", "--unset", "--chdir")
-        j += 2 if takes else 1
-    return assignments(words, j, p, shell=False)
+    j = _walk_options(words, i + 1, p, _env_option)
+    return None if j is None else assignments(words, j, p, shell=False)
+
+
+_TIMEOUT_LONG = ("--signal", "--kill-after", "--preserve-status", "--foreground", "--verbose")
+
+
+def _timeout_option(words: Sequence[Word], j: int, p: Peel) -> int | None:
+    """One `timeout` option (`-s`/`-k`, `--signal`/`--kill-after` take a value); others refuse."""
+    v = words[j].value
+    if not v.startswith("-") or v == "-":
+        return j
+    if v.startswith("--"):
+        key = v.split("=", 1)[0]
+        if key not in _TIMEOUT_LONG:
+            refuse(p, "unknown timeout option")
+        return j + (2 if ("=" not in v and key in ("--signal", "--kill-after")) else 1)
+    body = v[1:]
+    k = next((m for m, ch in enumerate(body) if ch in "sk"), -1)
+    if any(ch not in "pfvsk" for ch in body[: k if k >= 0 else len(body)]):
+        refuse(p, "unknown timeout option")
+    return j + (2 if k == len(body) - 1 else 1)
 
 
 def _h_timeout(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    j, n = i + 1, len(words)
-    while j < n:
-        v = words[j].value
-        if v == "--":
-            j += 1
-            break
-        if not v.startswith("-") or v == "-":
-            break
-        if v.startswith("--"):
-            key = v.split("=", 1)[0]
-            if key not in (
-                "--signal",
-                "--kill-after",
-                "--preserve-status",
-                "--foreground",
-                "--verbose",
-            ):
-                refuse(p, "unknown timeout option")
-            j += 2 if ("=" not in v and key in ("--signal", "--kill-after")) else 1
-            continue
-        body = v[1:]
-        k = next((m for m, ch in enumerate(body) if ch in "sk"), -1)
-        if any(ch not in "pfvsk" for ch in body[: k if k >= 0 else len(body)]):
-            refuse(p, "unknown timeout option")
-        j += 2 if k == len(body) - 1 else 1
-    return j + 1  # the DURATION
+    j = _walk_options(words, i + 1, p, _timeout_option)
+    return None if j is None else j + 1  # the DURATION
+
+
+def _nice_option(words: Sequence[Word], j: int, p: Peel) -> int | None:
+    """One `nice` option: `-n N`, `-nN`, `--adjustment[=N]`, `-N`; any other refuses."""
+    v = words[j].value
+    if v == "-n" or v == "--adjustment":
+        return j + 2
+    if v.startswith(("-n", "--adjustment=")) or (v[:1] == "-" and v[1:].lstrip("-").isdigit()):
+        return j + 1
+    if v.startswith("-"):
+        refuse(p, "unknown nice option")
+        return j + 1
+    return j
 
 
 def _h_nice(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    j, n = i + 1, len(words)
-    while j < n:
-        v = words[j].value
-        if v == "--":
-            return j + 1
-        if v == "-n" or v == "--adjustment":
-            j += 2
-        elif v.startswith(("-n", "--adjustment=")) or (
-            v[:1] == "-" and v[1:].lstrip("-").isdigit()
-        ):
-            j += 1
-        elif v.startswith("-"):
-            refuse(p, "unknown nice option")
-            j += 1
-        else:
-            break
-    return j
+    return _walk_options(words, i + 1, p, _nice_option)
 
 
 def _h_plain(words: Sequence[Word], i: int, p: Peel) -> int | None:
