@@ -140,56 +140,48 @@ def _rewrite_lines(path: Path, change) -> None:
     path.write_text("\n".join(content) + "\n")
 
 
-def test_edited_record_fails_on_its_line(tmp_path):
-    config = make_config(tmp_path)
-    write_records(config, 10)
+def tampered_log(tmp_path: Path, count: int, change) -> Path:
+    """The log of `count` fresh records in `tmp_path`, its lines then changed by `change`."""
+    write_records(make_config(tmp_path), count)
     log = tmp_path / "audit.jsonl"
-    _rewrite_lines(log, lambda c: c.__setitem__(4, c[4].replace('"allow"', '"deny"')))
+    _rewrite_lines(log, change)
+    return log
+
+
+def test_edited_record_fails_on_its_line(tmp_path):
+    log = tampered_log(tmp_path, 10, lambda c: c.__setitem__(4, c[4].replace('"allow"', '"deny"')))
     result = verify(str(log))
     assert not result.ok and result.records == 4
     assert result.problem.startswith(f"{log}:5: hash mismatch")
 
 
 def test_edited_and_rehashed_record_fails_on_the_next_line(tmp_path):
-    config = make_config(tmp_path)
-    write_records(config, 10)
-    log = tmp_path / "audit.jsonl"
-
     def forge(content: list[str]) -> None:
         record = json.loads(content[4])
         record["verdict"] = "deny"
         record["hash"] = audit_store.canonical_hash(record)
         content[4] = json.dumps(record)
 
-    _rewrite_lines(log, forge)
+    log = tampered_log(tmp_path, 10, forge)
     assert verify(str(log)).problem.startswith(f"{log}:6: prev does not match the hash of line 5")
 
 
 def test_deleted_middle_line_is_named(tmp_path):
-    config = make_config(tmp_path)
-    write_records(config, 20)
-    log = tmp_path / "audit.jsonl"
-    _rewrite_lines(log, lambda c: c.pop(9))
+    log = tampered_log(tmp_path, 20, lambda c: c.pop(9))
     result = verify(str(log))
     assert not result.ok and result.records == 9
     assert result.problem.startswith(f"{log}:10: prev does not match")
 
 
 def test_deleted_first_line_is_named(tmp_path):
-    config = make_config(tmp_path)
-    write_records(config, 5)
-    log = tmp_path / "audit.jsonl"
-    _rewrite_lines(log, lambda c: c.pop(0))
+    log = tampered_log(tmp_path, 5, lambda c: c.pop(0))
     assert verify(str(log)).problem.startswith(
         f"{log}:1: first record links to a record that is not there"
     )
 
 
 def test_inserted_line_is_named(tmp_path):
-    config = make_config(tmp_path)
-    write_records(config, 10)
-    log = tmp_path / "audit.jsonl"
-    _rewrite_lines(log, lambda c: c.insert(7, c[2]))
+    log = tampered_log(tmp_path, 10, lambda c: c.insert(7, c[2]))
     assert verify(str(log)).problem.startswith(f"{log}:8: prev does not match")
 
 
@@ -286,8 +278,5 @@ def test_default_config_writes_to_the_default_path(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("bad", ["{not json", "[1, 2]", ""])
 def test_iter_records_skips_lines_that_are_not_records(tmp_path, bad):
-    config = make_config(tmp_path)
-    write_records(config, 2)
-    log = tmp_path / "audit.jsonl"
-    _rewrite_lines(log, lambda c: c.insert(1, bad))
+    log = tampered_log(tmp_path, 2, lambda c: c.insert(1, bad))
     assert [r["command"] for r in audit.iter_records(str(log))] == ["git status 0", "git status 1"]
