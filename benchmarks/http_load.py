@@ -35,14 +35,20 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def worker(port: int, count: int, deadline: float, out: list[float], payload: bytes) -> None:
+def worker(
+    port: int, count: int, deadline: float, out: list[float], payload: bytes, unique: bool = False
+) -> None:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    for _ in range(count):
+    for n in range(count):
+        body = payload.replace(b'"command": "', f'"command": "true {id(out)}-{n}; '.encode(), 1)
         if time.monotonic() > deadline:
             break
         start = time.perf_counter()
         connection.request(
-            "POST", "/hook/claude", body=payload, headers={"Content-Type": "application/json"}
+            "POST",
+            "/hook/claude",
+            body=body if unique else payload,
+            headers={"Content-Type": "application/json"},
         )
         response = connection.getresponse()
         response.read()
@@ -63,6 +69,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--port", type=int)
     parser.add_argument("--command", default="git status")
+    parser.add_argument(
+        "--unique", action="store_true", help="a different command on every request (no memo hit)"
+    )
     args = parser.parse_args()
     payload = PAYLOAD.replace(b"git status", args.command.encode())
     server = None
@@ -88,7 +97,8 @@ def main() -> int:
         end = time.monotonic() + args.seconds
         threads = [
             threading.Thread(
-                target=worker, args=(port, args.requests // args.clients, end, r, payload)
+                target=worker,
+                args=(port, args.requests // args.clients, end, r, payload, args.unique),
             )
             for r in results
         ]
@@ -103,6 +113,7 @@ def main() -> int:
             json.dumps(
                 {
                     "clients": args.clients,
+                    "unique": args.unique,
                     "requests": len(latencies),
                     "per_second": round(len(latencies) / wall),
                     **{

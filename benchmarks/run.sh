@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whole-process benchmarks of the hook paths against bare `python -c pass`, measured in the same hyperfine
 # run, for both CEL backends; then the http hook under load, serve memory and engine throughput.
-# Usage: benchmarks/run.sh [PYTHON] [--quick]   (default PYTHON: .venv/bin/python, else /work/venv/bin/python,
+# Usage: [PARTS="processes http throughput memory"] [BACKENDS="cel-expr cel-python"] benchmarks/run.sh [PYTHON] [--quick]   (default PYTHON: .venv/bin/python, else /work/venv/bin/python,
 # else python3). Every process runs under `env -i` with a private HOME/XDG tree; compiled .pyc files are
 # written first (compileall) so that PYTHONDONTWRITEBYTECODE cannot make every run recompile.
 # Writes benchmarks/results-<backend>.json (hyperfine) and benchmarks/results-extra.jsonl.
@@ -16,6 +16,9 @@ if [ -z "$PY" ]; then
   PY=${PY:-$(command -v python3)}
 fi
 QUICK=${2:-}
+PARTS=${PARTS:-processes http throughput memory}
+BACKENDS=${BACKENDS:-cel-expr cel-python}
+want() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 RUNS=30; [ "$QUICK" = "--quick" ] && RUNS=10
 command -v hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install hyperfine)" >&2; exit 1; }
 
@@ -39,13 +42,14 @@ payload() {  # payload FILE COMMAND
     "tool_input": {"command": sys.argv[1], "description": "bench"}}))' "$2" >"$1"
 }
 ONE="git status"
-TEN="git status && git diff --stat | head -20 && cargo test 2>&1 | tail -5 && ls -la src | wc -l && grep -rn TODO src | sort | uniq -c"
+TEN="git status && git log -5 && ls -la && cargo build && cargo test && npm test && git diff && grep -rn foo src && pytest -q && tsc --noEmit"
 payload "$state/one.json" "$ONE"
 payload "$state/ten.json" "$TEN"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "python: $("$PY" -VV | head -1); date: $(date -u +%Y-%m-%dT%H:%MZ)"
 
-for backend in cel-expr cel-python; do
+for backend in $BACKENDS; do
+  want processes || continue
   home="$state/$backend"; mkdir -p "$home/config/rtk-policy" "$home/run"
   printf 'backend = "%s"\n' "$backend" >"$home/config/rtk-policy/config.toml"
   envs="env -i HOME=$home XDG_CONFIG_HOME=$home/config XDG_STATE_HOME=$home/state XDG_CACHE_HOME=$home/cache XDG_RUNTIME_DIR=$home/run PATH=/usr/bin:/bin"
@@ -54,7 +58,7 @@ for backend in cel-expr cel-python; do
   $envs "$PY" -S -I "$CLIENT" claude <"$state/one.json" >/dev/null     # starts the server
   for _ in $(seq 1 200); do [ -S "$home/run/rtk-policy/engine.sock" ] && break; sleep 0.1; done
   sleep 1
-  $envs "$PY" -S -I "$CLIENT" claude <"$state/ten.json" | grep -q rtk || echo "warning: no rewrite from the server" >&2
+  $envs "$PY" -S -I "$CLIENT" claude <"$state/ten.json" | grep -q "rtk git log" || echo "warning: no rewrite from the server" >&2
   hyperfine --warmup 5 --min-runs "$RUNS" --export-json "benchmarks/results-$backend.json" \
     -n "python -c pass" "$envs $PY -c pass <$state/one.json" \
     -n "client, server up, 1 segment ($backend)" "$envs $PY -S -I $CLIENT claude <$state/one.json" \
@@ -73,15 +77,26 @@ PYEOF
 done
 
 extra=benchmarks/results-extra.jsonl
-: >"$extra"
-REQ=4000; MEM=100000; SECS=20; [ "$QUICK" = "--quick" ] && { REQ=800; MEM=5000; SECS=5; }
-for backend in cel-expr cel-python; do
-  echo "http hook, 8 clients ($backend):"
-  RTK_POLICY_BACKEND=$backend XDG_STATE_HOME="$state/http-$backend" "$PY" benchmarks/http_load.py \
-    --clients 8 --requests "$REQ" --seconds 120 | tee -a "$extra"
-  echo "engine throughput ($backend):"
-  XDG_CACHE_HOME="$state/cache" "$PY" benchmarks/batch_throughput.py --backend "$backend" --seconds "$SECS" \
-    | tee -a "$extra"
+echo "{\"run\": \"$(date -u +%FT%TZ)\", \"parts\": \"$PARTS\", \"backends\": \"$BACKENDS\"}" >>"$extra"
+REQ=4000; MEM=${RTK_BENCH_MEM_REQUESTS:-100000}; SECS=20; [ "$QUICK" = "--quick" ] && { REQ=800; MEM=5000; SECS=5; }
+for backend in $BACKENDS; do
+  if want http; then
+    for mode in "" --unique; do
+      echo "http hook, 8 clients ($backend) $mode:"
+      RTK_POLICY_BACKEND=$backend XDG_STATE_HOME="$state/http-$backend" "$PY" benchmarks/http_load.py \
+        --clients 8 --requests "$REQ" --seconds 120 $mode | tee -a "$extra"
+    done
+  fi
+  if want throughput; then
+    echo "engine throughput ($backend):"
+    XDG_CACHE_HOME="$state/cache" timeout 600 "$PY" benchmarks/batch_throughput.py --backend "$backend" \
+      --seconds "$SECS" | tee -a "$extra" || echo "(stopped after 600 s)"
+  fi
 done
-echo "serve memory (cel-expr):"
-XDG_CACHE_HOME="$state/cache" "$PY" benchmarks/serve_memory.py --requests "$MEM" --seconds 1800 | tee -a "$extra"
+if want memory; then
+  for mode in "" --unique; do
+    echo "serve memory (cel-expr) $mode:"
+    XDG_CACHE_HOME="$state/cache" "$PY" benchmarks/serve_memory.py --requests "$MEM" \
+      --seconds "${RTK_BENCH_MEM_SECONDS:-600}" $mode | tee -a "$extra"
+  done
+fi

@@ -38,6 +38,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=100_000)
     parser.add_argument("--seconds", type=float, default=900.0)
+    parser.add_argument("--unique", action="store_true", help="a different command per request")
     args = parser.parse_args()
     runtime = tempfile.mkdtemp(prefix="rtk-mem-")
     state = tempfile.mkdtemp(prefix="rtk-mem-state-")
@@ -71,13 +72,21 @@ def main() -> int:
         for i in range(args.requests):
             if time.monotonic() > end:
                 break
-            assert ask_server("claude", payloads[i % len(payloads)], path) is not None
+            body = payloads[i % len(payloads)]
+            if args.unique:
+                body = body.replace(b'"command": "', f'"command": "echo {i}; '.encode(), 1)
+            assert ask_server("claude", body, path) is not None
             done = i + 1
             if done % step == 0:
                 samples.append((warm + done, rss_kib(server.pid)))
         print(
             json.dumps(
-                {"requests": done, "rss_kib": samples, "growth_kib": samples[-1][1] - samples[0][1]}
+                {
+                    "requests": done,
+                    "unique": args.unique,
+                    "rss_kib": samples,
+                    "growth_kib": samples[-1][1] - samples[0][1],
+                }
             )
         )
     finally:
