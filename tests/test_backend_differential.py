@@ -1,0 +1,96 @@
+"""DESIGN §7: the shipped policies give identical decisions on both CEL backends.
+
+Every command of the golden corpus (`tests/corpus/commands.txt` and `tests/corpus/multiline.jsonl`, all of
+them, no sampling) is decided under the shipped packs on cel-expr and on cel-python, once without Claude
+Code rules and once with a fixed set; the whole `Decision` must be equal (verdict, rewrite, rewritten,
+reasons, rule ids, warnings, gate). `rtk-policy check --backend both` must pass on the shipped packs,
+which runs every rule's examples on both backends.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from rtk_policy.config import Config
+from rtk_policy.engine import Engine
+from rtk_policy.policy import load_policy_set
+from rtk_policy.policy.backend import available_backends
+from rtk_policy.pytest_plugin import read_corpus
+
+ROOT = Path(__file__).resolve().parent.parent
+POLICIES = ROOT / "policies"
+CORPUS = ROOT / "tests" / "corpus"
+COMMANDS = read_corpus(CORPUS / "commands.txt") + read_corpus(CORPUS / "multiline.jsonl")
+#: the Claude Code rule sets (patterns inside `Bash(...)`), as in the golden tests
+RULE_SETS = {
+    "no_rules": {},
+    "rules": {
+        "claude_allow": ("git *", "cargo *", "npm run *", "ls *"),
+        "claude_deny": ("rm -rf /",),
+        "claude_ask": ("git push *",),
+    },
+}
+#: the Decision fields compared, in the order a mismatch is reported
+FIELDS = ("verdict", "rewrite", "rewritten", "reasons", "rule_ids", "warnings", "audit_rule_ids", "gate")
+
+pytestmark = pytest.mark.skipif(
+    available_backends() != ["cel-expr", "cel-python"], reason="needs both CEL backends"
+)
+
+
+@pytest.fixture(scope="module")
+def engines() -> dict[str, Engine]:
+    """The shipped packs loaded on each backend (no compiled cache, no user config or audit)."""
+    return {
+        name: Engine(
+            policies=load_policy_set([str(POLICIES)], backend=name, use_cache=False),
+            config=Config(audit_enabled=False),
+        )
+        for name in ("cel-expr", "cel-python")
+    }
+
+
+def _mismatches(engines: dict[str, Engine], rules: dict[str, Any]) -> list[str]:
+    found = []
+    contexts = {
+        name: engine.context(agent="claude", cwd="/work/app", tool_name="Bash", **rules)
+        for name, engine in engines.items()
+    }
+    for command in COMMANDS:
+        primary, second = (engines[n].decide(command, contexts[n]) for n in ("cel-expr", "cel-python"))
+        if primary != second:
+            diff = {
+                field: (getattr(primary, field), getattr(second, field))
+                for field in FIELDS
+                if getattr(primary, field) != getattr(second, field)
+            }
+            found.append(f"{command!r}: cel-expr vs cel-python {diff or attrs.asdict(second)}")
+    return found
+
+
+def test_corpus_has_both_files() -> None:
+    """The corpus read here is the full golden corpus, multi-line cases included."""
+    assert len(COMMANDS) > 1000
+    assert any("\n" in command for command in COMMANDS)
+
+
+@pytest.mark.parametrize("rule_set", sorted(RULE_SETS))
+def test_backends_decide_the_corpus_identically(engines: dict[str, Engine], rule_set: str) -> None:
+    """Every corpus command gets the same Decision on cel-expr and cel-python."""
+    assert {e.policies.backend for e in engines.values()} == {"cel-expr", "cel-python"}  # type: ignore[attr-defined]
+    mismatches = _mismatches(engines, RULE_SETS[rule_set])
+    assert not mismatches, f"{len(mismatches)} mismatch(es):\n" + "\n".join(mismatches[:25])
+
+
+def test_check_both_backends_on_the_shipped_packs(capsys: pytest.CaptureFixture[str]) -> None:
+    """`rtk-policy check --backend both` compiles the packs and passes every example on both backends."""
+    from rtk_policy.main import main
+
+    code = main(["check", "--backend", "both", str(POLICIES)])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    assert "compiled on cel-expr" in out and "compiled on cel-python" in out, out
