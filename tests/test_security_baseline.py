@@ -50,7 +50,8 @@ def test_pack_has_the_issue_rules_and_each_is_documented(engine):
         assert rule.kind == "permission" and rule.mode == "enforce", rule.id
         assert rule.decision in ("deny", "ask"), rule.id
         assert rule.description.strip(), rule.id
-        assert _first(rule, positive=True) is not None, f"{rule.id}: no example that fires"
+        if rule.id != "unattestable-too-large":  # its example would be 257 commands: see the test below
+            assert _first(rule, positive=True) is not None, f"{rule.id}: no example that fires"
         assert _first(rule, positive=False) is not None, f"{rule.id}: no example that must not fire"
 
 
@@ -61,9 +62,19 @@ def test_every_example_holds(engine):
     assert failures == []
 
 
+def test_oversized_input_asks_and_keeps_single_command_denies(engine):
+    big = "; ".join(["true"] * 300)
+    decision = engine.decide(big, engine.context())
+    assert decision.verdict == "ask" and "unattestable-too-large" in decision.rule_ids
+    assert engine.decide(big + "; rm -rf /", engine.context()).verdict == "deny"
+    assert engine.decide("; ".join(["true"] * 256), engine.context()).verdict == "none"
+
+
 def test_messages_are_rendered_and_say_what_to_do(engine):
     for rule in engine.policies.rules:
         example = _first(rule, positive=True)
+        if example is None:
+            continue
         outcome = engine.evaluate(example.command, engine.context())
         assert outcome.evaluation.errors == (), rule.id
         hits = [h for r in outcome.evaluation.results for h in r.permission_hits if h.rule.id == rule.id]
