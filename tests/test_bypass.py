@@ -43,7 +43,9 @@ KNOWN_GAPS = {
 
 
 def _corpus() -> list[dict]:
-    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 ROWS = _corpus()
@@ -70,7 +72,8 @@ def _marks(row: dict) -> list:
 
 
 @pytest.mark.parametrize(
-    "row", [pytest.param(row, id=f"{i}-{row['expect']}", marks=_marks(row)) for i, row in enumerate(ROWS)]
+    "row",
+    [pytest.param(row, id=f"{i}-{row['expect']}", marks=_marks(row)) for i, row in enumerate(ROWS)],
 )
 def test_corpus_case(engine, row):
     outcome = engine.evaluate(row["command"], engine.context())
@@ -83,8 +86,13 @@ def test_whole_shipped_set_keeps_every_deny():
     """With every shipped pack (rewrites included), no expected deny is lost and no benign case denied."""
     from rtk_policy.policy import policy_search_path
 
-    shipped = [p for p in policy_search_path() if Path(p).resolve() == (ROOT / "policies").resolve()]
-    full = Engine(policies=load_policy_set(shipped or [str(ROOT / "policies")]), config=Config(audit_enabled=False))
+    shipped = [
+        p for p in policy_search_path() if Path(p).resolve() == (ROOT / "policies").resolve()
+    ]
+    full = Engine(
+        policies=load_policy_set(shipped or [str(ROOT / "policies")]),
+        config=Config(audit_enabled=False),
+    )
     assert any(rule.id == "rm-recursive-root" for rule in full.policies.rules)
     wrong = []
     for row in ROWS:
@@ -117,7 +125,9 @@ def test_rewrite_batch_cli_agrees(tmp_path):
         if row["command"] in KNOWN_GAPS:
             continue
         verdict = answer.get("verdict")
-        if verdict not in ACCEPTED[row["expect"]] or (verdict == "deny") != (answer.get("exit") == 2):
+        if verdict not in ACCEPTED[row["expect"]] or (verdict == "deny") != (
+            answer.get("exit") == 2
+        ):
             wrong.append((row["command"], row["expect"], answer))
     assert wrong == []
 
@@ -132,7 +142,9 @@ def test_hook_claude_answers_agree(engine):
         payload = {"session_id": "s", "cwd": "/tmp", "hook_event_name": "PreToolUse", "tool_name": "Bash",
                    "tool_input": {"command": row["command"]}, "tool_use_id": "t"}  # fmt: skip
         out, err = io.StringIO(), io.StringIO()
-        assert hook.run(args, io.BytesIO(json.dumps(payload).encode()), out, err, engine=engine) == 0
+        assert (
+            hook.run(args, io.BytesIO(json.dumps(payload).encode()), out, err, engine=engine) == 0
+        )
         answer = json.loads(out.getvalue()) if out.getvalue().strip() else {}
         decision = answer.get("hookSpecificOutput", {}).get("permissionDecision", "none")
         if decision not in ACCEPTED[row["expect"]]:

@@ -40,7 +40,16 @@ DENIED_ATOMS = (
 #: A trailing redirect after &&, || or | is lost by the shell stage (a KNOWN_GAPS entry of test_bypass.py),
 #: so a redirect atom is only tried alone.
 REDIRECT_ATOM = "echo x > /dev/sda"
-BENIGN = ("ls -la", "git status", "echo hi", "cargo test", "grep -rn foo .", "true", "cat README.md", "git log -3")
+BENIGN = (
+    "ls -la",
+    "git status",
+    "echo hi",
+    "cargo test",
+    "grep -rn foo .",
+    "true",
+    "cat README.md",
+    "git log -3",
+)
 
 
 def _engine(paths: list[str]) -> Engine:
@@ -73,7 +82,13 @@ WRAPS = (
 )  # fmt: skip
 BACKTICK = lambda x: f"echo `{x}`"  # noqa: E731 - only around text without backticks
 #: `time` and `!` before a compound command are known shell-stage gaps (tests/test_bypass.py KNOWN_GAPS)
-SIMPLE_ONLY = (lambda x: f"time {x}", lambda x: f"! {x}", lambda x: f"sudo {x}", lambda x: f"env -i {x}", lambda x: f"nohup {x}")
+SIMPLE_ONLY = (
+    lambda x: f"time {x}",
+    lambda x: f"! {x}",
+    lambda x: f"sudo {x}",
+    lambda x: f"env -i {x}",
+    lambda x: f"nohup {x}",
+)
 
 
 @st.composite
@@ -81,7 +96,11 @@ def nested_denied(draw: st.DrawFn) -> str:
     """A denied atom inside up to four random layers of compound commands and nesting."""
     text = draw(st.sampled_from(DENIED_ATOMS))
     for _ in range(draw(st.integers(0, 4))):
-        wraps = WRAPS + ((BACKTICK,) if "`" not in text else ()) + (SIMPLE_ONLY if text in DENIED_ATOMS else ())
+        wraps = (
+            WRAPS
+            + ((BACKTICK,) if "`" not in text else ())
+            + (SIMPLE_ONLY if text in DENIED_ATOMS else ())
+        )
         text = draw(st.sampled_from(wraps))(text)
     return text
 
@@ -193,7 +212,11 @@ def test_hook_answers_binary_stdin(baseline, stdin):
 
 
 def _regressions() -> list[dict]:
-    return [json.loads(line) for line in REGRESSIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line)
+        for line in REGRESSIONS.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
 
 
 def _regression_param(case: dict):

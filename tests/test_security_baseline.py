@@ -50,7 +50,9 @@ def test_pack_has_the_issue_rules_and_each_is_documented(engine):
         assert rule.kind == "permission" and rule.mode == "enforce", rule.id
         assert rule.decision in ("deny", "ask"), rule.id
         assert rule.description.strip(), rule.id
-        if rule.id != "unattestable-too-large":  # its example would be 257 commands: see the test below
+        if (
+            rule.id != "unattestable-too-large"
+        ):  # its example would be 257 commands: see the test below
             assert _first(rule, positive=True) is not None, f"{rule.id}: no example that fires"
         assert _first(rule, positive=False) is not None, f"{rule.id}: no example that must not fire"
 
@@ -77,7 +79,9 @@ def test_messages_are_rendered_and_say_what_to_do(engine):
             continue
         outcome = engine.evaluate(example.command, engine.context())
         assert outcome.evaluation.errors == (), rule.id
-        hits = [h for r in outcome.evaluation.results for h in r.permission_hits if h.rule.id == rule.id]
+        hits = [
+            h for r in outcome.evaluation.results for h in r.permission_hits if h.rule.id == rule.id
+        ]
         assert hits, f"{rule.id} does not fire on its own example {example.command!r}"
         message = hits[0].message
         assert f"(rule {rule.id})" not in message and len(message) > 40, (rule.id, message)
@@ -85,7 +89,9 @@ def test_messages_are_rendered_and_say_what_to_do(engine):
             assert message.startswith("Refused:"), (rule.id, message)
 
 
-@pytest.mark.parametrize("rule_id", sorted(ISSUE_RULES | {"rm-recursive-after-cd", "find-delete-root", "mv-root"}))
+@pytest.mark.parametrize(
+    "rule_id", sorted(ISSUE_RULES | {"rm-recursive-after-cd", "find-delete-root", "mv-root"})
+)
 def test_each_rule_can_be_switched_off_by_id(engine, rule_id):
     rule = next(r for r in engine.policies.rules if r.id == rule_id)
     command = _first(rule, positive=True).command
@@ -93,7 +99,11 @@ def test_each_rule_can_be_switched_off_by_id(engine, rule_id):
     off = _engine(disabled_rules=(rule_id,))
     decision = off.decide(command, off.context())
     assert rule_id not in decision.rule_ids
-    assert all(rule_id != r.rule.id for s in off.evaluate(command, off.context()).evaluation.results for r in s.tried)
+    assert all(
+        rule_id != r.rule.id
+        for s in off.evaluate(command, off.context()).evaluation.results
+        for r in s.tried
+    )
 
 
 def test_switching_off_through_config_toml(tmp_path):
@@ -118,7 +128,9 @@ def test_a_project_pack_can_tighten_an_ask_into_a_deny(tmp_path):
         "    message: '\"Refused: use git stash instead of git reset --hard\"'\n",
         encoding="utf-8",
     )
-    engine = Engine(policies=load_policy_set([str(PACK), str(local)]), config=Config(audit_enabled=False))
+    engine = Engine(
+        policies=load_policy_set([str(PACK), str(local)]), config=Config(audit_enabled=False)
+    )
     assert engine.decide("git reset --hard", engine.context()).verdict == "deny"
     assert engine.decide("git clean -fdx", engine.context()).verdict == "ask"
 
@@ -129,7 +141,10 @@ def test_on_by_default(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     paths = policy_search_path(cwd=str(tmp_path))
     policies = load_policy_set(paths)
-    assert any(rule.id == "rm-recursive-root" and rule.file.endswith("security-baseline.yaml") for rule in policies.rules)
+    assert any(
+        rule.id == "rm-recursive-root" and rule.file.endswith("security-baseline.yaml")
+        for rule in policies.rules
+    )
 
 
 def test_backends_agree_on_the_examples(engine):
@@ -141,5 +156,7 @@ def test_backends_agree_on_the_examples(engine):
                 continue
             fast_decision = engine.decide(example.command, engine.context())
             slow_decision = slow.decide(example.command, slow.context())
-            assert attrs.astuple(fast_decision)[:2] == attrs.astuple(slow_decision)[:2], example.command
+            assert attrs.astuple(fast_decision)[:2] == attrs.astuple(slow_decision)[:2], (
+                example.command
+            )
             assert fast_decision.rule_ids == slow_decision.rule_ids, example.command
