@@ -35,6 +35,15 @@ class Resident:
         self._engines: dict[tuple, tuple[tuple, Any]] = {}
         self.last_request = time.monotonic()
         self.requests = 0
+        self.rss_kib = 0  #: resident memory, sampled every 1000 requests
+        self.rss_limit_kib = int(os.environ.get("RTK_POLICY_SERVE_MAX_RSS_MB") or 256) * 1024
+
+    def worn_out(self) -> bool:
+        """True when memory grew past the limit: the server exits and the next call starts a fresh one.
+
+        (cel-expr-python leaks ~0.2 KiB per custom-function call; a long-lived server recycles.)
+        """
+        return self.rss_kib > self.rss_limit_kib
 
     def answer(
         self, agent: str, payload: bytes, env: dict[str, str] | None = None
@@ -52,6 +61,8 @@ class Resident:
                 if saved is not None:
                     _apply_env(saved)
             self.requests += 1
+            if self.requests % 1000 == 0:
+                self.rss_kib = rss_kib()
             self.last_request = time.monotonic()
         return answer.stdout, answer.stderr
 
@@ -80,6 +91,15 @@ class Resident:
         while len(self._engines) > _KEEP_ENGINES:
             self._engines.pop(next(iter(self._engines)))
         return engine
+
+
+def rss_kib() -> int:
+    """This process's resident memory in KiB (0 when /proc is not available)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _payload_cwd(payload: bytes) -> str | None:
@@ -186,17 +206,22 @@ def serve_socket(resident: Resident, path: str, idle: float) -> int:
     server.settimeout(min(1.0, max(idle / 4, 0.05)))
     resident.last_request = time.monotonic()
     try:
-        while time.monotonic() - resident.last_request < idle:
+        handlers: list[threading.Thread] = []
+        while time.monotonic() - resident.last_request < idle and not resident.worn_out():
             try:
                 conn, _ = server.accept()
             except TimeoutError:
                 continue
-            threading.Thread(target=_handle, args=(resident, conn), daemon=True).start()
+            handler = threading.Thread(target=_handle, args=(resident, conn), daemon=True)
+            handler.start()
+            handlers = [h for h in handlers if h.is_alive()] + [handler]
     finally:
         server.close()
         if os.path.lexists(path):
             os.unlink(path)
         lock.close()
+    for handler in handlers:  # let the calls in flight finish (new ones decide in-process)
+        handler.join(15)
     return 0
 
 

@@ -308,3 +308,13 @@ def test_memo_engine_skips_unhashable_contexts_and_stays_bounded():
     memo.evaluate("c", ("ctx",))
     memo.evaluate("a", ("ctx",))
     assert Counting.calls == 6 and len(memo._memo) == 2
+
+
+def test_worn_out_server_finishes_and_exits(env):
+    running = Running()
+    assert client.ask_server("claude", payload("ls"), running.path) is not None
+    running.resident.rss_kib = running.resident.rss_limit_kib + 1
+    running.thread.join(10)
+    assert not running.thread.is_alive() and running.code == [0]
+    assert not os.path.exists(running.path)
+    assert serve.rss_kib() > 0
