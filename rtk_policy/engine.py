@@ -41,10 +41,15 @@ class Engine:
         )
 
     def evaluate(self, text: str, context: Context) -> Outcome:
-        """Parse `text`, evaluate the policies on it and combine the results."""
-        command_line = parse(text, context.transparent_prefixes)
+        """Parse `text`, evaluate the policies on it and combine the results.
+
+        Text that is not valid Unicode (lone surrogates from undecodable bytes) is judged with those
+        characters replaced, since a CEL engine cannot hold them, and is never rewritten.
+        """
+        clean = _valid_unicode(text)
+        command_line = parse(clean, context.transparent_prefixes)
         evaluation = self.policies.evaluate(command_line, context)  # type: ignore[attr-defined]
-        rewrite = assemble_rewrite(command_line, evaluation)
+        rewrite = assemble_rewrite(command_line, evaluation) if clean == text else None
         recheck = None
         if rewrite is not None and rewrite != text:
             rewritten_line = parse(rewrite, context.transparent_prefixes)
@@ -58,6 +63,17 @@ class Engine:
         `rtk` is a transparent wrapper in the shell stage, so `rtk rm -rf /` is still seen as `rm`.
         """
         return self.evaluate(text, context).decision
+
+
+def _valid_unicode(text: str) -> str:
+    """`text` with lone surrogates replaced by U+FFFD (unchanged when it is valid Unicode)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        import re
+
+        return re.sub("[\ud800-\udfff]", "\ufffd", text)
+    return text
 
 
 def load_engine(

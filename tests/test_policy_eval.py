@@ -176,3 +176,18 @@ def test_backends_agree_on_a_batch_of_commands(tmp_path):
             for s in sets
         ]  # fmt: skip
         assert summaries[0] == summaries[1]
+
+
+def test_an_engine_failure_fails_closed_for_deny_and_ask_rules():
+    from rtk_policy.policy.model import Rule
+    from rtk_policy.policy.policyset import unevaluable
+
+    def rule(kind: str, decision: str) -> Rule:
+        return Rule(id="r", policy="p", file="f", line=1, kind=kind, decision=decision,
+                    mode="enforce", programs=(), pipeline="never")
+
+    asked = unevaluable(rule("permission", "deny"), "budget")
+    assert asked.matched and asked.rule.decision == "ask" and "could not be evaluated" in asked.message
+    assert unevaluable(rule("permission", "ask"), "x").matched
+    assert not unevaluable(rule("permission", "allow"), "x").matched
+    assert not unevaluable(rule("rewrite", ""), "x").matched

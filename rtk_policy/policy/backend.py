@@ -40,6 +40,11 @@ class EvalError(Exception):
     """A CEL evaluation error (e.g. a missing map key); the rule does not match."""
 
 
+class EngineError(EvalError):
+    """The CEL engine could not finish (a resource limit or an internal failure): unlike an error of the
+    expression itself, this says nothing about the rule, so a deny or ask rule fails closed."""
+
+
 class BackendUnavailable(Exception):
     """The backend's CEL library cannot be imported."""
 

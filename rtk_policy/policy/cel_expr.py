@@ -8,7 +8,13 @@ from typing import Any
 from cel_expr_python import cel
 
 from rtk_policy.policy import facts
-from rtk_policy.policy.backend import CheckError, CompileError, EvalError, file_version
+from rtk_policy.policy.backend import (
+    CheckError,
+    CompileError,
+    EngineError,
+    EvalError,
+    file_version,
+)
 from rtk_policy.policy.functions import Function, all_functions
 
 _ERROR_LINE = re.compile(r"ERROR: <input>:(\d+):(\d+): (.*)")
@@ -113,18 +119,25 @@ class CelExprBackend:
         if value is True or value is False:
             return value
         if result.type() == _T.ERROR:
-            raise EvalError(str(value))
+            raise _error(str(value))
         raise EvalError(f"expected a bool, got {result.type().name().lower()}")
 
     def run_string(self, program: Any, activation: Any) -> str:
         """Evaluate a string expression."""
         result = program.eval(activation)
         if result.type() == _T.ERROR:
-            raise EvalError(str(result.value()))
+            raise _error(str(result.value()))
         value = result.value()
         if not isinstance(value, str):
             raise EvalError(f"expected a string, got {result.type().name().lower()}")
         return value
+
+
+def _error(message: str) -> EvalError:
+    """An expression error, or an `EngineError` when the engine itself gave up (budget, internal)."""
+    if message.startswith(("INTERNAL", "RESOURCE_EXHAUSTED")) or "budget" in message:
+        return EngineError(message)
+    return EvalError(message)
 
 
 def create() -> CelExprBackend:

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from rtk_policy.policy.backend import Backend, EvalError
+from rtk_policy.policy.backend import Backend, EngineError, EvalError
 from rtk_policy.policy.facts import VARIABLES, command_value, context_values, segment_value
 from rtk_policy.policy.model import Context, Evaluation, Rule, RuleResult, SegmentResult
 from rtk_policy.shell.model import CommandLine
@@ -183,9 +183,9 @@ class PolicySet:
             if compiled.when != NO_PROGRAM:
                 try:
                     found = self._backend.run_bool(self._program(compiled.when), activation)
-                except EvalError as error:
+                except Exception as error:  # noqa: BLE001 - fail towards trying the rules
                     errors.append(f"{compiled.name}: when: {error}")
-                    found = False
+                    found = True  # a `when` that cannot be evaluated never hides a deny
             cache[file_index] = found
         return found
 
@@ -199,9 +199,15 @@ class PolicySet:
                 return RuleResult(
                     rule, True, rewrite=backend.run_string(self._program(item.rewrite), activation)
                 )
-        except EvalError as error:
+        except EngineError as error:
+            errors.append(f"{rule.id}: {error}")
+            return unevaluable(rule, str(error))
+        except EvalError as error:  # an error of the expression (e.g. a missing key): no match
             errors.append(f"{rule.id}: {error}")
             return RuleResult(rule, False, error=str(error))
+        except Exception as error:  # noqa: BLE001 - the engine crashed: fail closed
+            errors.append(f"{rule.id}: {type(error).__name__}: {error}")
+            return unevaluable(rule, f"{type(error).__name__}: {error}")
         return RuleResult(rule, True, message=self._message(item, activation, errors))
 
     def _message(self, item: CompiledRule, activation: Any, errors: list[str]) -> str:
@@ -220,6 +226,20 @@ class PolicySet:
             except EvalError as error:
                 errors.append(f"pipeline_consumer: {error}")
         return False
+
+
+def unevaluable(rule: Rule, error: str) -> RuleResult:
+    """The result of a rule whose expression could not be evaluated.
+
+    When the engine gives up or crashes (e.g. an input too large for its iteration budget), a deny or
+    ask rule fails closed as an ask, since its deny may be hiding behind the error; other rules do not
+    match.
+    """
+    if rule.kind == "permission" and rule.decision in ("deny", "ask"):
+        asking = attrs.evolve(rule, decision="ask")
+        message = f"rule {rule.id} could not be evaluated on this command ({error}); confirm it"
+        return RuleResult(asking, True, message=message, error=error)
+    return RuleResult(rule, False, error=error)
 
 
 def default_message(rule: Rule) -> str:
