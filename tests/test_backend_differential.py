@@ -1,10 +1,11 @@
 """DESIGN §7: the shipped policies give identical decisions on both CEL backends.
 
-Every command of the golden corpus (`tests/corpus/commands.txt` and `tests/corpus/multiline.jsonl`, all of
-them, no sampling) is decided under the shipped packs on cel-expr and on cel-python, once without Claude
-Code rules and once with a fixed set; the whole `Decision` must be equal (verdict, rewrite, rewritten,
-reasons, rule ids, warnings, gate). `rtk-policy check --backend both` must pass on the shipped packs,
-which runs every rule's examples on both backends.
+Every command of the golden corpus (`tests/corpus/commands.txt` and `multiline.jsonl`, all of
+them, no sampling) is decided under the shipped packs on cel-expr and on cel-python, once without
+Claude Code rules and once with a fixed set; the whole `Decision` must be equal (verdict, rewrite,
+rewritten, reasons, rule ids, warnings, gate). `rtk-policy check --backend both` must pass on the
+shipped packs, which runs every rule's examples on both backends. About 40 s on 2 cores (cel-python
+takes ~15 ms a command).
 """
 
 from __future__ import annotations
@@ -35,7 +36,16 @@ RULE_SETS = {
     },
 }
 #: the Decision fields compared, in the order a mismatch is reported
-FIELDS = ("verdict", "rewrite", "rewritten", "reasons", "rule_ids", "warnings", "audit_rule_ids", "gate")
+FIELDS = (
+    "verdict",
+    "rewrite",
+    "rewritten",
+    "reasons",
+    "rule_ids",
+    "warnings",
+    "audit_rule_ids",
+    "gate",
+)
 
 pytestmark = pytest.mark.skipif(
     available_backends() != ["cel-expr", "cel-python"], reason="needs both CEL backends"
@@ -61,7 +71,9 @@ def _mismatches(engines: dict[str, Engine], rules: dict[str, Any]) -> list[str]:
         for name, engine in engines.items()
     }
     for command in COMMANDS:
-        primary, second = (engines[n].decide(command, contexts[n]) for n in ("cel-expr", "cel-python"))
+        primary, second = (
+            engines[n].decide(command, contexts[n]) for n in ("cel-expr", "cel-python")
+        )
         if primary != second:
             diff = {
                 field: (getattr(primary, field), getattr(second, field))
@@ -81,13 +93,14 @@ def test_corpus_has_both_files() -> None:
 @pytest.mark.parametrize("rule_set", sorted(RULE_SETS))
 def test_backends_decide_the_corpus_identically(engines: dict[str, Engine], rule_set: str) -> None:
     """Every corpus command gets the same Decision on cel-expr and cel-python."""
-    assert {e.policies.backend for e in engines.values()} == {"cel-expr", "cel-python"}  # type: ignore[attr-defined]
+    backends = {e.policies.backend for e in engines.values()}  # type: ignore[attr-defined]
+    assert backends == {"cel-expr", "cel-python"}
     mismatches = _mismatches(engines, RULE_SETS[rule_set])
     assert not mismatches, f"{len(mismatches)} mismatch(es):\n" + "\n".join(mismatches[:25])
 
 
 def test_check_both_backends_on_the_shipped_packs(capsys: pytest.CaptureFixture[str]) -> None:
-    """`rtk-policy check --backend both` compiles the packs and passes every example on both backends."""
+    """`rtk-policy check --backend both` compiles the packs and passes every example on both."""
     from rtk_policy.main import main
 
     code = main(["check", "--backend", "both", str(POLICIES)])
