@@ -107,3 +107,48 @@ def test_check_both_backends_on_the_shipped_packs(capsys: pytest.CaptureFixture[
     out, err = capsys.readouterr()
     assert code == 0, out + err
     assert "compiled on cel-expr" in out and "compiled on cel-python" in out, out
+
+
+#: expressions where celpy's transpiled code and CEL differ unless the backend corrects it (errors
+#: absorbed by `||`/`&&`, `exists`/`all` over elements that fail, dyn field access, `has()`)
+EDGE_EXPRESSIONS = (
+    "[0, 0, 1].exists(x, 1 / x == 1)",
+    "[0, 2].exists(x, 1 / x == 1)",
+    "[0, 0, 2].all(x, 1 / x == 1)",
+    "[1, 0].all(x, 1 / x == 1)",
+    "[].exists(x, x == 1) || [].all(x, x == 1)",
+    "ctx.tool_input.command.nope == 1 || true",
+    "ctx.tool_input.command.nope == 1",
+    "segment.args[5] == 'x' || segment.args.size() == 2",
+    "has(segment.env.X) && !has(segment.env.Y) && 'X' in segment.env",
+    "segment.args.exists(a, segment.args.exists(b, a + b == '-ab'))",
+    "segment.args.exists(a, re_find(a, '(') == '') || true",
+    "claude.allow.exists(p, bash_rule_matches(p, 'git -a b'))",
+)
+_VALUES = {
+    "segment": {"program": "git", "args": ["-a", "b"], "env": {"X": "1"}},
+    "ctx": {"tool_input": {"command": "git -a b"}},
+    "claude": {"allow": ["git *"], "deny": [], "ask": []},
+}
+
+
+def _outcome(backend: Any, source: str, through_cache: bool) -> object:
+    from rtk_policy.policy.backend import EvalError
+
+    program, _ = backend.compile(source, "bool")
+    if through_cache:
+        program = backend.restore(backend.dump(program), "bool")
+    try:
+        return backend.run_bool(program, backend.activation(_VALUES))
+    except EvalError:
+        return "error"
+
+
+@pytest.mark.parametrize("source", EDGE_EXPRESSIONS)
+def test_backends_agree_on_error_handling(source: str) -> None:
+    """True, false or an evaluation error alike on both backends, also after a cache round trip."""
+    from rtk_policy.policy.backend import get_backend
+
+    primary = _outcome(get_backend("cel-expr"), source, through_cache=False)
+    for through_cache in (False, True):
+        assert _outcome(get_backend("cel-python"), source, through_cache) == primary, source

@@ -12,6 +12,7 @@ Python (for a fallback, the pickled lark tree).
 from __future__ import annotations
 
 import pickle
+import re
 import types
 from collections.abc import Callable
 from typing import Any
@@ -37,8 +38,13 @@ _REPLACED = {
     "celpy.evaluation.macro_exists(": "_rtk_cel_exists(",
     "celpy.evaluation.macro_all(": "_rtk_cel_all(",
 }
+#: celpy's `has()` gives a Python bool, not a CEL one: made a call of ours (below)
+_HAS = re.compile(
+    r"not isinstance\(celpy\.evaluation\.result\(activation, (ex_\d+_h)\), CELEvalError\)"
+)
+_HAS_CALL = r"_rtk_cel_has(activation, \1)"
 #: format of `dump` (part of the backend version, hence of the cache key)
-DUMP_FORMAT = "transpiled-4"
+DUMP_FORMAT = "transpiled-5"
 #: exceptions a custom function may raise for odd input; they become CEL errors as in `result()`
 _CEL_ERRORS = (ValueError, KeyError, TypeError, ZeroDivisionError, OverflowError, IndexError)
 
@@ -97,6 +103,11 @@ def _result(activation: Any, expression: Callable[[Any], Any]) -> Any:
         return celpy.evaluation.result(activation, expression)
     except AttributeError as error:
         return CELEvalError("no such overload", AttributeError, error.args)
+
+
+def _has(activation: Any, expression: Callable[[Any], Any]) -> Any:
+    """The `has()` macro: true when the field selection gives no error."""
+    return celtypes.BoolType(not isinstance(_result(activation, expression), CELEvalError))
 
 
 def _quantifier(stop: bool) -> Callable[..., Any]:
@@ -205,6 +216,7 @@ class CelPythonBackend:
         self._globals[NAMESPACE] = types.SimpleNamespace(**self.functions)
         ours = (_result, _quantifier(True), _quantifier(False))
         self._globals.update(zip((name[:-1] for name in _REPLACED.values()), ours, strict=True))
+        self._globals["_rtk_cel_has"] = _has
         #: the values of the previous `activation` call and their conversions, by variable name
         self._last: dict[str, tuple[Any, Any]] = {}
 
@@ -242,6 +254,7 @@ class CelPythonBackend:
                     return None
             entry = f"def {_ENTRY}(base_activation):\n    return {_FINAL[6:]}{tail.strip()}\n"
             python = f"{head}\n{entry}"
+            python = _HAS.sub(_HAS_CALL, python)
             for theirs, ours in _REPLACED.items():
                 python = python.replace(theirs, ours)
             compile(python, "<cel-python>", "exec")
