@@ -49,7 +49,7 @@ def main() -> int:
         outcome = engine.evaluate(big, context)
         took = round((time.perf_counter() - t0) * 1000, 1)
         sizes[len(outcome.command_line.segments)] = took
-        if took > 3000:
+        if took > 500:  # the next size would take minutes: report what was measured
             break
     print(
         json.dumps(
