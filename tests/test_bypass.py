@@ -1,7 +1,8 @@
 """The bypass corpus (tests/corpus/bypass.jsonl) through the real pipeline with the security baseline.
 
-Each line is {"command", "expect", "why"}: `deny` must be denied, `ask` must be asked or denied, and
-`not-deny` (benign look-alikes) must not be denied. The corpus runs in-process through the engine, through
+Each line is {"command", "expect", "why"}: `deny` must be denied, `ask` must be asked or denied,
+`not-deny` (benign look-alikes) must not be denied, and `none` (look-alikes that were false positives)
+must be neither asked nor denied. The corpus runs in-process through the engine, through
 `rtk-policy rewrite --batch` (one subprocess) and through `hook claude` (in-process, real engine).
 """
 
@@ -24,7 +25,12 @@ from rtk_policy.policy import load_policy_set
 ROOT = Path(__file__).resolve().parents[1]
 PACK = ROOT / "policies" / "security-baseline.yaml"
 CORPUS = ROOT / "tests" / "corpus" / "bypass.jsonl"
-ACCEPTED = {"deny": {"deny"}, "ask": {"ask", "deny"}, "not-deny": {"allow", "ask", "none"}}
+ACCEPTED = {
+    "deny": {"deny"},
+    "ask": {"ask", "deny"},
+    "not-deny": {"allow", "ask", "none"},
+    "none": {"allow", "none"},
+}
 
 #: Cases the shell stage cannot see through yet, with the reason. `xfail(strict=True)`: when the shell
 #: stage learns the construct, the case passes and the entry must be removed.
@@ -63,7 +69,8 @@ def test_corpus_is_well_formed_and_large():
     assert all(row["expect"] in ACCEPTED and row["why"] for row in ROWS)
     assert len({row["command"] for row in ROWS}) == len(ROWS)
     counts = {kind: sum(row["expect"] == kind for row in ROWS) for kind in ACCEPTED}
-    assert min(counts.values()) >= 50, counts
+    assert min(counts[kind] for kind in ("deny", "ask", "not-deny")) >= 50, counts
+    assert counts["none"] >= 20, counts
 
 
 def _marks(row: dict) -> list:
