@@ -23,6 +23,13 @@ ISSUE_RULES = {  # the rules issue #6 item 1 asks for, by id
     "credential-send", "credential-pipe-send", "unattestable-parse-error", "unattestable-dynamic-program",
     "unattestable-eval", "protect-guard-files",
 }  # fmt: skip
+REVIEW_RULES = {  # the rules the golden-corpus review asked for (destructive gaps, exfiltration, shells)
+    "rm-recursive-project", "rm-recursive-from-list", "find-mass-delete", "git-history-destroy",
+    "kill-all-processes", "system-power", "system-log-truncate", "crontab-remove", "shell-history-wipe",
+    "firewall-flush", "kubernetes-delete", "terraform-destroy", "docker-data-remove", "cloud-resource-delete",
+    "database-drop", "interpreter-delete", "chmod-open-credentials", "system-file-send",
+    "sensitive-file-upload", "reverse-shell",
+}  # fmt: skip
 
 
 def _engine(backend: str | None = None, **config: object) -> Engine:
@@ -45,7 +52,7 @@ def test_pack_has_the_issue_rules_and_each_is_documented(engine):
     rules = engine.policies.rules
     ids = [rule.id for rule in rules]
     assert len(ids) == len(set(ids))
-    assert ISSUE_RULES <= set(ids)
+    assert ISSUE_RULES | REVIEW_RULES <= set(ids)
     for rule in rules:
         assert rule.kind == "permission" and rule.mode == "enforce", rule.id
         assert rule.decision in ("deny", "ask"), rule.id
@@ -90,7 +97,8 @@ def test_messages_are_rendered_and_say_what_to_do(engine):
 
 
 @pytest.mark.parametrize(
-    "rule_id", sorted(ISSUE_RULES | {"rm-recursive-after-cd", "find-delete-root", "mv-root"})
+    "rule_id",
+    sorted(ISSUE_RULES | REVIEW_RULES | {"rm-recursive-after-cd", "find-delete-root", "mv-root"}),
 )
 def test_each_rule_can_be_switched_off_by_id(engine, rule_id):
     rule = next(r for r in engine.policies.rules if r.id == rule_id)
@@ -160,3 +168,13 @@ def test_backends_agree_on_the_examples(engine):
                 example.command
             )
             assert fast_decision.rule_ids == slow_decision.rule_ids, example.command
+
+
+def test_env_look_alikes_get_no_verdict_and_real_reads_still_ask(engine):
+    """Naming .env as a pattern, a path to untrack or text to append is no read; printing or copying it is."""
+    for command in ("git rm --cached .env", 'ls -la | grep ".env"', 'echo ".env" >> .gitignore'):
+        assert engine.decide(command, engine.context()).verdict == "none", command
+    for command in ("cat .env", "less .env", "grep KEY .env", "cp .env x"):
+        decision = engine.decide(command, engine.context())
+        assert decision.verdict == "ask", command
+        assert {"credential-read", "credential-copy"} & set(decision.rule_ids), command
