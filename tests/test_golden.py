@@ -336,41 +336,8 @@ def test_hook_agrees_with_rewrite(which: str, sandbox: Sandbox) -> None:
 #: Destructive corpus commands the shipped packs let through (no opinion, or a bare rewrite) when
 #: the snapshots were generated; reported to the security-baseline owner (issue #6). Delete an entry
 #: once the packs deny or ask it. The rest of the `destructive` section must be denied or asked.
-KNOWN_GAPS = frozenset(
-    {
-        "rm -rf .",
-        "rm -rf .git",
-        "rm -rf ~/Documents",
-        "git filter-branch --tree-filter 'rm -f secrets.txt' HEAD",
-        "git reflog expire --expire=now --all",
-        "kill -9 -1",
-        "sudo shutdown -h now",
-        "sudo reboot",
-        "find . -type f -delete",
-        "truncate -s 0 /var/log/syslog",
-        "crontab -r",
-        "history -c",
-        "iptables -F",
-        "kubectl delete namespace production",
-        "kubectl delete pods --all -A",
-        "kubectl delete -f k8s/",
-        "helm uninstall api -n prod",
-        "terraform destroy",
-        "terraform destroy -auto-approve",
-        "docker system prune -af --volumes",
-        "docker rm -f $(docker ps -aq)",
-        "docker volume rm $(docker volume ls -q)",
-        "aws s3 rm s3://prod-bucket --recursive",
-        "aws ec2 terminate-instances --instance-ids i-0abcd1234",
-        "gcloud projects delete my-prod-project",
-        'psql -c "DROP DATABASE production"',
-        'mysql -e "DROP TABLE users"',
-        "redis-cli FLUSHALL",
-        "python -c 'import shutil; shutil.rmtree(\"/\")'",
-        "python3 -c \"import os; os.system('rm -rf /')\"",
-        "xargs rm -rf < dirs.txt",
-    }
-)
+#: Empty since the baseline's review rules (rm-recursive-project, git-history-destroy, database-drop, ...).
+KNOWN_GAPS: frozenset[str] = frozenset()
 
 
 def test_destructive_commands_are_denied_or_asked(sandbox: Sandbox) -> None:
