@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rtk_policy.shell import fallback
+from rtk_policy.shell import fallback, reserved
+from rtk_policy.shell.compound import RedirectedMixin
 from rtk_policy.shell.draft import Ctx, Draft
 from rtk_policy.shell.model import CommandLine
-from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode
 from rtk_policy.shell.simple import SKIP_TYPES, CommandsMixin, nest
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.treeshape import error_parts, flatten, pipe_parts, statement_body
@@ -41,13 +41,14 @@ _CONTAINERS = frozenset(
 )
 
 
-class Walker(CommandsMixin):
+class Walker(CommandsMixin, RedirectedMixin):
     """Collects `Draft`s and whole-input facts while walking one input and its nested code."""
 
     def __init__(self, transparent: Sequence[str]) -> None:
         self.drafts: list[Draft] = []
         self.errors: list[str] = []
         self.compound_redirects: list[tuple[Any, int]] = []  # (Redirect, absolute start)
+        self.trailing: dict[tuple[int, int, int, str], tuple[list[Any], int]] = {}
         self.line_refusals: list[tuple[int, str]] = []  # (absolute offset, reason)
         self.coproc_at: list[int] = []
         self.transparent = _prefix_words(transparent)
@@ -69,7 +70,7 @@ class Walker(CommandsMixin):
         if ctx.depth > MAX_DEPTH:
             self.error("nesting too deep")
             return
-        root = src.parse()
+        root = reserved.parse(src)
         first = len(self.drafts)
         if root.has_error:
             self.error("syntax error")
@@ -139,9 +140,12 @@ class Walker(CommandsMixin):
             self._after_close = False
             if not ctx.op_before:
                 ctx = ctx._replace(no_rewrite=ctx.no_rewrite or "word after subshell close")
+        if src.negated_at and node.start_byte in src.negated_at:
+            ctx = ctx._replace(negated=True)
         self._level += 1
         try:
-            self._dispatch(src, node, ctx)
+            if not (self.trailing and self.take_trailing(src, node, ctx)):
+                self._dispatch(src, node, ctx)
         finally:
             self._level -= 1
 
@@ -229,27 +233,6 @@ class Walker(CommandsMixin):
             self.statement(src, c, sub)
         if rest:
             self.sequence(src, rest, ctx._replace(op_before=rest[0].type, op_after=outer_after))
-
-    def redirected(self, src: Source, node: Any, ctx: Ctx) -> None:
-        """A statement with trailing redirects: attach them to a simple command, else note them."""
-        body = node.child_by_field_name("body")
-        redirs = [c for c in node.children if c.type in REDIRECT_TYPES]
-        if body is None or body.type in ("command", "variable_assignment"):
-            kids = (
-                list(body.children)
-                if body is not None and body.type == "command"
-                else ([body] if body is not None else [])
-            )
-            self.simple(src, kids + redirs, node, ctx)
-            return
-        self.statement(src, body, ctx)
-        for r in redirs:
-            rn = RedirectNode(src, r)
-            self.compound_redirects.append((rn.redirect, src.absolute(rn.start)))
-            if rn.extra_words:  # tree-sitter's reading of `} >f cmd ...`: the words are a command
-                words = rn.extra_words
-                self.emit(src, list(words), [rn], rn.start, words[-1].end, ctx)
-            self.substitutions(src, r, ctx)
 
     def test_command(self, src: Source, node: Any, ctx: Ctx) -> None:
         """`[[ ... ]]` / `[ ... ]`: one segment, its words the bracketed text split on blanks."""

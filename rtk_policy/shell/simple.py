@@ -37,6 +37,10 @@ _KEYWORD_TOKENS = frozenset(
 )
 SKIP_TYPES = frozenset({"comment", "heredoc_body", "heredoc_start", "heredoc_end"})
 SUBST = {"command_substitution": "substitution", "process_substitution": "process_substitution"}
+_BODIES = {
+    "subshell": "subshell",
+    "compound_statement": "group",
+}  #: code tree-sitter puts in a word
 
 
 class CommandsMixin:
@@ -72,7 +76,7 @@ class CommandsMixin:
             elif c.is_named or t in _KEYWORD_TOKENS:
                 raw = src.slice(c)
                 words.append(make_word(raw, src.char(c.start_byte)))
-                if _SUB_RE.search(raw):
+                if _SUB_RE.search(raw) or t in _BODIES:
                     sub_nodes.append(c)
         if not words and not redirs:
             return
@@ -101,7 +105,11 @@ class CommandsMixin:
         for c in sub_nodes:
             at = src.char(c.start_byte)
             idx = next((i for s0, i in reversed(emitted) if s0 <= at), emitted[0][1])
-            self.substitutions(src, c, ctx._replace(parent=idx))
+            if c.type in _BODIES:  # tree-sitter's misreading of `! ! ( … )`: the body still runs
+                inner = nest(ctx._replace(parent=idx), _BODIES[c.type], "body read as a word")
+                self.sequence(src, c.children, inner)
+            else:
+                self.substitutions(src, c, ctx._replace(parent=idx))
 
     def emit(
         self,

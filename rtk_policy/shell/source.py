@@ -12,6 +12,12 @@ import re
 from typing import Any
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+#: A character above U+00FF where tree-sitter-bash 0.25's brace-range scanner (`{1..2}`) passes the
+#: lookahead to `isdigit`, a table lookup meant for bytes: it can crash (a segfault, at random, more
+#: often the higher the code point). It is parsed as Latin-1 letters of the same UTF-8 length, so
+#: byte offsets are unchanged.
+_AFTER_BRACE = re.compile("(\\{[0-9]*(?:\\.\\.[0-9]*)?)([^\x00-\xff])")
+_SAFE = {2: "\u00e9", 3: "\u00e9x", 4: "\u00e9\u00e9"}
 _PARSER: Any = None
 
 
@@ -57,7 +63,17 @@ def _bash_language() -> Any:
 class Source:
     """Bash text plus where it sits in the whole input (`base`, -1 when not verbatim)."""
 
-    __slots__ = ("text", "data", "base", "has_cr", "has_newline", "_marks", "_extra")
+    __slots__ = (
+        "text",
+        "data",
+        "parse_data",
+        "negated_at",
+        "base",
+        "has_cr",
+        "has_newline",
+        "_marks",
+        "_extra",
+    )
 
     def __init__(self, text: str, base: int) -> None:
         self.text = text
@@ -65,13 +81,21 @@ class Source:
         self.has_cr = "\r" in text
         self.has_newline = "\n" in text
         self.data = text.encode("utf-8", "surrogatepass")
+        #: what tree-sitter reads, byte for byte as long as `data` (see _HIGH and shell/reserved.py)
+        self.parse_data = self.data
+        self.negated_at: frozenset[int] = (
+            frozenset()
+        )  #: byte starts of statements after a blanked !
         self._marks: list[int] = []  # byte offsets just after each non-ASCII char
         self._extra: list[int] = []  # cumulative extra bytes up to and including that char
         if len(self.data) != len(text):
+            if "{" in text and _AFTER_BRACE.search(text):
+                safe = _AFTER_BRACE.sub(lambda m: m[1] + _SAFE[_width(ord(m[2]))], text)
+                self.parse_data = safe.encode("utf-8", "surrogatepass")
             extra = 0
             for m in _NON_ASCII.finditer(text):
                 cp = ord(m.group(0))
-                width = 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+                width = _width(cp)
                 pos = m.start() + extra
                 extra += width - 1
                 self._marks.append(pos + width)
@@ -79,7 +103,7 @@ class Source:
 
     def parse(self) -> Any:
         """Parse with tree-sitter and return the root node."""
-        return ts_parser().parse(self.data).root_node
+        return ts_parser().parse(self.parse_data).root_node
 
     def char(self, byte_offset: int) -> int:
         """Convert a byte offset (at a character boundary) into a str offset."""
@@ -100,3 +124,8 @@ class Source:
     def absolute(self, offset: int) -> int:
         """Map an offset in this source to the whole input, -1 when this source is not verbatim."""
         return -1 if self.base < 0 else self.base + offset
+
+
+def _width(cp: int) -> int:
+    """UTF-8 length of a non-ASCII code point (surrogates take 3 bytes with surrogatepass)."""
+    return 2 if cp < 0x800 else 3 if cp < 0x10000 else 4

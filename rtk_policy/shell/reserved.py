@@ -1,0 +1,107 @@
+"""Reserved words tree-sitter-bash misreads before a compound command: `! if …`, `time ( … )`.
+
+tree-sitter-bash reads `! if true; then rm -rf /; fi` as the negated command `if true` followed by
+the commands `then rm -rf /` and `fi`, and `time { rm -rf /; }` as the program `time` with the words
+`{ rm -rf /`. Bash reads a compound command. `parse` finds these shapes in the syntax tree, blanks
+the reserved words (`!`, `time`, `-p`, `--`) with spaces of the same byte length and parses again,
+so that offsets stay valid and the compound's commands become segments. The statements that followed
+a blanked `!` are remembered in `Source.negated_at` so that their segments stay `negated`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rtk_policy.shell.source import Source
+
+#: Words that open a compound command (after `!` or the reserved `time`).
+_COMPOUND_OPENERS = frozenset(
+    {"if", "while", "until", "for", "case", "select", "function", "{", "[[", "(("}
+)
+_HINT = re.compile(rb"(?:^|[\s;&|(){}`])(?:!|time)[\s(]")
+MAX_PASSES = 4
+
+
+def parse(src: Source) -> Any:
+    """Parse `src`, re-parsing with misread reserved words blanked; returns the root node."""
+    root = src.parse()
+    if not _HINT.search(src.data):
+        return root
+    for _ in range(MAX_PASSES):
+        spans, negated = _misread(src, root)
+        if not spans:
+            break
+        data = bytearray(src.parse_data)
+        for s, e in spans:
+            data[s:e] = b" " * (e - s)
+        src.parse_data = bytes(data)
+        src.negated_at = src.negated_at | negated
+        root = src.parse()
+    return root
+
+
+def _misread(src: Source, root: Any) -> tuple[list[tuple[int, int]], frozenset[int]]:
+    """Byte spans of misread reserved words, and the starts of statements a `!` negates."""
+    spans: list[tuple[int, int]] = []
+    negated: set[int] = set()
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.type == "negated_command":
+            kids = n.children
+            inner = next((c for c in kids if c.is_named), None)
+            if inner is not None and kids[0].type == "!" and _opens_compound(src, inner):
+                spans.append((kids[0].start_byte, kids[0].end_byte))
+                negated.add(inner.start_byte)
+        elif n.type == "command":
+            spans.extend(_reserved_time(src, n))
+        stack.extend(c for c in n.children if c.child_count)
+    return spans, frozenset(negated)
+
+
+def _word(src: Source, node: Any) -> bytes:
+    """The bytes of a node as parsed (blanked words read as blanks)."""
+    return src.parse_data[node.start_byte : node.end_byte]
+
+
+def _opens_compound(src: Source, node: Any) -> bool:
+    """A `command` node whose program word is a compound opener (tree-sitter's misreading)."""
+    if node.type != "command" or not node.child_count:
+        return False
+    head = node.children[0]
+    return head.type == "command_name" and _word(src, head).decode("latin-1") in _COMPOUND_OPENERS
+
+
+def _reserved_time(src: Source, node: Any) -> list[tuple[int, int]]:
+    """Spans of `time [-p] [--]` (repeated) read as a program before a compound command or `!`, or
+    of a second `!` read as a program.
+
+    `time time -v git status` is left alone: before a simple command `time` stays a wrapper.
+    """
+    kids = node.children
+    if len(kids) < 2 or kids[0].type != "command_name":
+        return []
+    if _word(src, kids[0]) == b"!":  # `! ! x`: the second `!` read as a program; bash negates twice
+        return [(kids[0].start_byte, kids[0].end_byte)]
+    if _word(src, kids[0]) != b"time":
+        return []
+    spans: list[tuple[int, int]] = []
+    k = 0
+    while k < len(kids) and (k == 0 or (kids[k].type == "word" and _word(src, kids[k]) == b"time")):
+        start, end = kids[k].start_byte, kids[k].end_byte
+        k += 1
+        for option in (b"-p", b"--"):
+            if k < len(kids) and kids[k].type == "word" and _word(src, kids[k]) == option:
+                end = kids[k].end_byte
+                k += 1
+        spans.append((start, end))
+    if k >= len(kids):
+        return []
+    nxt = kids[k]
+    text = _word(src, nxt).decode("latin-1")
+    if nxt.type == "subshell" or (
+        nxt.type == "word" and (text in _COMPOUND_OPENERS or text == "!")
+    ):
+        return spans
+    return []
