@@ -40,20 +40,22 @@ class Engine:
             **fields,  # type: ignore[arg-type]
         )
 
-    def evaluate(self, text: str, context: Context) -> Outcome:
+    def evaluate(self, text: str, context: Context, trace: bool = False) -> Outcome:
         """Parse `text`, evaluate the policies on it and combine the results.
+
+        `trace` (explain) lists every rule tried in the evaluation, not only those that matched.
 
         Text that is not valid Unicode (lone surrogates from undecodable bytes) is judged with those
         characters replaced, since a CEL engine cannot hold them, and is never rewritten.
         """
         clean = _valid_unicode(text)
         command_line = parse(clean, context.transparent_prefixes)
-        evaluation = self.policies.evaluate(command_line, context)  # type: ignore[attr-defined]
+        evaluation = self.policies.evaluate(command_line, context, trace)  # type: ignore[attr-defined]
         rewrite = assemble_rewrite(command_line, evaluation) if clean == text else None
         recheck = None
         if rewrite is not None and rewrite != text:
             rewritten_line = parse(rewrite, context.transparent_prefixes)
-            recheck = self.policies.evaluate(rewritten_line, context)  # type: ignore[attr-defined]
+            recheck = self.policies.evaluate(rewritten_line, context, trace)  # type: ignore[attr-defined]
         decision = decide(command_line, evaluation, rewrite, recheck)
         return Outcome(command_line, evaluation, decision)
 

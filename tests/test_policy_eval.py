@@ -77,7 +77,7 @@ def test_permission_hits_and_messages(policies):
 
 
 def test_programs_index_limits_the_rules_tried(policies):
-    result = policies.evaluate(line(seg("ls -la")), Context()).results[0]
+    result = policies.evaluate(line(seg("ls -la")), Context(), trace=True).results[0]
     tried = [r.rule.id for r in result.tried]
     assert "rm-root" not in tried and "git-any" not in tried
     assert tried == ["claude-ask", "file-write"]
@@ -99,7 +99,7 @@ def test_disabled_rules_are_not_tried(policies):
 
 
 def test_first_matching_rewrite_wins_and_errors_do_not_raise(policies):
-    evaluation = policies.evaluate(line(seg("git status"), seg("git log")), Context())
+    evaluation = policies.evaluate(line(seg("git status"), seg("git log")), Context(), trace=True)
     status, log = evaluation.results
     assert status.rewrite.rule.id == "git-any" and status.rewrite.rewrite == "rtk git status"
     assert "git-status-late" not in [r.rule.id for r in status.tried]

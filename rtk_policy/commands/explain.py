@@ -24,7 +24,8 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
         stderr.write(f"rtk-policy: cannot load policies:\n{error}\n")
         return 1
     command = join_words(args.cmd)  # type: ignore[attr-defined]
-    outcome = engine.evaluate(command, request_context(engine, os.getcwd(), agent=args.agent))  # type: ignore[attr-defined]
+    context = request_context(engine, os.getcwd(), agent=args.agent)
+    outcome = engine.evaluate(command, context, trace=True)  # type: ignore[attr-defined]
     if args.json:  # type: ignore[attr-defined]
         stdout.write(json.dumps(explain_data(outcome), indent=2, ensure_ascii=False) + "\n")
     else:

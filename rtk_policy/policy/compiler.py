@@ -9,6 +9,7 @@ import attrs
 from rtk_policy.policy.backend import Backend, CompileError
 from rtk_policy.policy.errors import Problem
 from rtk_policy.policy.fast_source import fast_source
+from rtk_policy.policy.guard import guard_ir
 from rtk_policy.policy.loader import ExprSpec, FileSpec, read_policy_file
 from rtk_policy.policy.policyset import NO_PROGRAM, CompiledFile, CompiledRule
 from rtk_policy.policy.positions import locate, offset_in_value
@@ -108,13 +109,17 @@ def _check_unique(
 
 def _compile_file(state: Compilation, spec: FileSpec) -> None:
     file_index = len(state.files)
+    when = state.expr(spec, spec.when)
+    consumer = state.expr(spec, spec.pipeline_consumer)
     state.files.append(
         CompiledFile(
             spec.path,
             spec.name,
             spec.kind,
-            state.expr(spec, spec.when),
-            state.expr(spec, spec.pipeline_consumer),
+            when,
+            consumer,
+            _guard(spec.when, when),
+            _guard(spec.pipeline_consumer, consumer),
         )
     )
     for item in spec.rules:
@@ -124,4 +129,13 @@ def _compile_file(state: Compilation, spec: FileSpec) -> None:
         if match == NO_PROGRAM or (spec.kind == "rewrite" and rewrite == NO_PROGRAM):
             continue
         derived = () if item.rule.programs else derived_programs(item.match.source)
-        state.rules.append(CompiledRule(item.rule, file_index, match, message, rewrite, derived))
+        state.rules.append(
+            CompiledRule(
+                item.rule, file_index, match, message, rewrite, derived, guard_ir(item.match.source)
+            )
+        )
+
+
+def _guard(expr: ExprSpec | None, program: int) -> tuple[Any, ...]:
+    """The guard form (`guard.py`) of a compiled expression; () when there is none."""
+    return () if expr is None or program == NO_PROGRAM else guard_ir(expr.source)

@@ -94,6 +94,7 @@ _GOLANGCI_VALUE_OPTS = frozenset(
 )  # fmt: skip
 
 
+@lru_cache(maxsize=1024)  # pure: each segment's text is asked about by many rules
 def rtk_norm(text: str) -> str:
     """RTK's classification form of a command: basename of the program, git and golangci-lint
     global options dropped. Used only for matching rule patterns; never emitted."""
@@ -128,6 +129,7 @@ def _golangci_run_part(words: list[tuple[str, int]]) -> str:
     return ""
 
 
+@lru_cache(maxsize=1024)
 def rtk_php_tool(text: str) -> str:
     """Reduce PHP tool spellings to the tool name: `php vendor/bin/phpunit` → `phpunit`,
     `./vendor/bin/pint` → `pint`, `./bin/phpunit` → `bin/phpunit` (only `./` and `vendor/bin/`
@@ -173,6 +175,7 @@ def rtk_replace_prefix(text: str, prefixes: list[str], rtk_cmd: str) -> str:
     return text
 
 
+@lru_cache(maxsize=1024)
 def rtk_prefixed(text: str) -> str:
     """`rtk <text>` with the text as typed (continuations collapsed): the TOML-filter fallback."""
     return "rtk " + collapse_continuations(text).strip(IFS)
@@ -333,6 +336,7 @@ def _plain_operand(raw: str) -> bool:
     return bool(_OPERAND_RE.match(raw)) and not raw.startswith("-")
 
 
+@lru_cache(maxsize=1024)
 def rtk_read(text: str) -> str:
     """The `rtk read …` form of a head/tail/cat command, "" when RTK keeps it native."""
     words = [w for w, _ in split_words(collapse_continuations(text).strip(IFS))]

@@ -9,12 +9,13 @@ import attrs
 
 from rtk_policy.policy.backend import Backend, EngineError, EvalError
 from rtk_policy.policy.facts import VARIABLES, command_value, context_values, segment_value
+from rtk_policy.policy.guard import build_guard, guard_functions
 from rtk_policy.policy.model import Context, Evaluation, Rule, RuleResult, SegmentResult
 from rtk_policy.shell.model import CommandLine
 
 NO_PROGRAM = -1
 #: version of the compiled payload (CompiledRule fields, load-time source rewrites): part of the cache key
-COMPILED_FORMAT = "2"
+COMPILED_FORMAT = "3"
 
 
 @attrs.frozen
@@ -26,6 +27,9 @@ class CompiledFile:
     kind: str
     when: int = NO_PROGRAM
     pipeline_consumer: int = NO_PROGRAM
+    #: guard forms (`guard.py`) of `when` and `pipeline_consumer`; () when none
+    when_guard: tuple[Any, ...] = ()
+    consumer_guard: tuple[Any, ...] = ()
 
 
 @attrs.frozen
@@ -39,6 +43,8 @@ class CompiledRule:
     rewrite: int = NO_PROGRAM
     #: programs derived from the match (`program_index.py`) when the rule has no `programs:` list
     derived: tuple[str, ...] = ()
+    #: guard form of the match (`guard.py`): a Python pre-check that can prove the rule does not match
+    guard: tuple[Any, ...] = ()
 
     @property
     def index(self) -> tuple[str, ...]:
@@ -79,8 +85,14 @@ class PolicySet:
             for program in item.index:
                 self._by_program.setdefault(program, []).append(index)
         self._candidates: dict[str, tuple[int, ...]] = {}
+        self._fast_candidates: dict[str, tuple[int, ...]] = {}
+        functions = guard_functions()
+        self._guards = tuple(build_guard(c.guard, functions) for c in compiled)
+        self._when_guards = tuple(build_guard(f.when_guard, functions) for f in files)
         self._consumers = tuple(
-            f.pipeline_consumer for f in files if f.pipeline_consumer != NO_PROGRAM
+            (f.pipeline_consumer, build_guard(f.consumer_guard, functions))
+            for f in files
+            if f.pipeline_consumer != NO_PROGRAM
         )
         #: what the expressions read (from the checker): only those variables are converted for CEL
         self.uses = frozenset(uses) if uses is not None else frozenset(VARIABLES)
@@ -109,8 +121,33 @@ class PolicySet:
             self._candidates[program] = found
         return found
 
-    def evaluate(self, command_line: CommandLine, context: Context) -> Evaluation:
-        """Evaluate every applicable rule on every segment; never raises for evaluation errors."""
+    def fast_candidates(self, program: str) -> tuple[int, ...]:
+        """`candidates` without the rules whose guard is false for every segment running `program`.
+
+        The guard runs with nothing known but `segment.program`; anything else it reads is unknown,
+        so a `False` holds for every segment of that program.
+        """
+        found = self._fast_candidates.get(program)
+        if found is None:
+            known = {"segment": {"program": program}}
+            found = tuple(
+                i
+                for i in self.candidates(program)
+                if self._guards[i] is None or self._guards[i](known) is not False
+            )
+            self._fast_candidates[program] = found
+        return found
+
+    def evaluate(
+        self, command_line: CommandLine, context: Context, trace: bool = False
+    ) -> Evaluation:
+        """Evaluate every applicable rule on every segment; never raises for evaluation errors.
+
+        Without `trace`, rules whose guard (`guard.py`) proves they cannot match are skipped and
+        `SegmentResult.tried` holds only the rules that matched or failed; with `trace` (explain),
+        every candidate rule is run by the backend and listed in `tried`. Hits, rewrites and errors
+        are the same either way.
+        """
         started = time.perf_counter_ns()
         variables = self._variables
         want_segments = "segment" in variables or self._command_segments
@@ -131,70 +168,73 @@ class PolicySet:
         for segment, segment_map in zip(command_line.segments, segment_maps, strict=True):
             if segment_map is not None:
                 values["segment"] = segment_map
-            activation = self._backend.activation(values)
             rewritable = segment.rewritable and not command_line.rewrite_refused
-            results.append(
-                self._segment(
-                    segment.index, segment.program, activation, rewritable, disabled, errors
-                )
-            )
+            run = _Run(self._backend, values, disabled, errors, trace)
+            results.append(self._segment(segment.index, segment.program, run, rewritable))
         elapsed = (time.perf_counter_ns() - started) // 1000
         return Evaluation(tuple(results), self.digest, self.backend, int(elapsed), tuple(errors))
 
-    def _segment(
-        self,
-        index: int,
-        program: str,
-        activation: Any,
-        rewritable: bool,
-        disabled: frozenset[str],
-        errors: list[str],
-    ) -> SegmentResult:
+    def _segment(self, index: int, program: str, run: _Run, rewritable: bool) -> SegmentResult:
         tried: list[RuleResult] = []
         hits: list[RuleResult] = []
         rewrite: RuleResult | None = None
         when_cache: dict[int, bool] = {}
-        for rule_index in self.candidates(program):
-            item = self.compiled_rules[rule_index]
+        compiled_rules, guards, disabled = self.compiled_rules, self._guards, run.disabled
+        candidates = self.candidates(program) if run.trace else self.fast_candidates(program)
+        for rule_index in candidates:
+            item = compiled_rules[rule_index]
             rule = item.rule
             if rule.id in disabled or (
                 rule.kind == "rewrite" and (rewrite is not None or not rewritable)
             ):
                 continue
-            if not self._file_applies(item.file_index, activation, when_cache, errors):
+            if not self._file_applies(item.file_index, run, when_cache):
                 continue
-            result = self._try(item, activation, errors)
-            tried.append(result)
+            guard = guards[rule_index]
+            if guard is not None and not run.trace and guard(run.values) is False:
+                continue
+            result = self._try(item, run.activation(), run.errors, run.trace)
+            if result is None:
+                continue
+            if run.trace or result.matched or result.error:
+                tried.append(result)
             if result.matched:
                 if rule.kind == "rewrite":
                     rewrite = result
                 else:
                     hits.append(result)
-        safe = self._safe_consumer(activation, errors)
+        safe = self._safe_consumer(run)
         return SegmentResult(index, tuple(tried), tuple(hits), rewrite, safe)
 
-    def _file_applies(
-        self, file_index: int, activation: Any, cache: dict[int, bool], errors: list[str]
-    ) -> bool:
+    def _file_applies(self, file_index: int, run: _Run, cache: dict[int, bool]) -> bool:
         found = cache.get(file_index)
         if found is None:
             compiled = self.compiled_files[file_index]
             found = True
             if compiled.when != NO_PROGRAM:
-                try:
-                    found = self._backend.run_bool(self._program(compiled.when), activation)
-                except Exception as error:  # noqa: BLE001 - fail towards trying the rules
-                    errors.append(f"{compiled.name}: when: {error}")
-                    found = True  # a `when` that cannot be evaluated never hides a deny
+                guard = self._when_guards[file_index]
+                if guard is not None and not run.trace and guard(run.values) is False:
+                    found = False
+                else:
+                    try:
+                        found = self._backend.run_bool(
+                            self._program(compiled.when), run.activation()
+                        )
+                    except Exception as error:  # noqa: BLE001 - fail towards trying the rules
+                        run.errors.append(f"{compiled.name}: when: {error}")
+                        found = True  # a `when` that cannot be evaluated never hides a deny
             cache[file_index] = found
         return found
 
-    def _try(self, item: CompiledRule, activation: Any, errors: list[str]) -> RuleResult:
+    def _try(
+        self, item: CompiledRule, activation: Any, errors: list[str], trace: bool = True
+    ) -> RuleResult | None:
+        """The result of one rule; None for a plain non-match when not tracing."""
         rule = item.rule
         backend = self._backend
         try:
             if not backend.run_bool(self._program(item.match), activation):
-                return RuleResult(rule, False)
+                return RuleResult(rule, False) if trace else None
             if rule.kind == "rewrite":
                 return RuleResult(
                     rule, True, rewrite=backend.run_string(self._program(item.rewrite), activation)
@@ -218,14 +258,43 @@ class PolicySet:
                 errors.append(f"{item.rule.id}: message: {error}")
         return default_message(item.rule)
 
-    def _safe_consumer(self, activation: Any, errors: list[str]) -> bool:
-        for program in self._consumers:
+    def _safe_consumer(self, run: _Run) -> bool:
+        for program, guard in self._consumers:
+            if guard is not None and not run.trace and guard(run.values) is False:
+                continue
             try:
-                if self._backend.run_bool(self._program(program), activation):
+                if self._backend.run_bool(self._program(program), run.activation()):
                     return True
             except EvalError as error:
-                errors.append(f"pipeline_consumer: {error}")
+                run.errors.append(f"pipeline_consumer: {error}")
         return False
+
+
+class _Run:
+    """The state of evaluating one segment: its values, the backend activation built on first need."""
+
+    __slots__ = ("backend", "values", "disabled", "errors", "trace", "_activation")
+
+    def __init__(
+        self,
+        backend: Backend,
+        values: dict[str, Any],
+        disabled: frozenset[str],
+        errors: list[str],
+        trace: bool,
+    ) -> None:
+        self.backend = backend
+        self.values = values
+        self.disabled = disabled
+        self.errors = errors
+        self.trace = trace
+        self._activation: Any = None
+
+    def activation(self) -> Any:
+        """The backend activation of `values` (built once, when a rule needs the backend)."""
+        if self._activation is None:
+            self._activation = self.backend.activation(self.values)
+        return self._activation
 
 
 def unevaluable(rule: Rule, error: str) -> RuleResult:
