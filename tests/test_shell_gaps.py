@@ -130,3 +130,25 @@ def test_high_code_points_after_a_brace_do_not_crash_the_parser():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-500:]
     assert done.stdout.strip() == "ok"
+
+
+def test_a_depth_limit_that_drops_code_is_a_parse_error_and_the_lexer_looks_again():
+    """100 nested groups: past the walker's limit, yet `rm` is a segment and parse_error is set."""
+    cl = parse("{ " * 100 + "rm -rf /" + "; }" * 100)
+    assert cl.parse_error
+    assert "rm" in [s.program for s in cl.segments]
+
+
+@pytest.mark.parametrize("text", ["((", "(( ", ")", ") )", "}", ";;", "((i++))", "if"])
+def test_a_command_never_gives_zero_segments(text):
+    """Permission rules run per segment: a best-effort one (never rewritable) for these."""
+    cl = parse(text)
+    assert cl.segments
+    assert not any(s.rewritable for s in cl.segments)
+    assert all(cl.text[s.start : s.end] == s.text for s in cl.segments)
+
+
+@pytest.mark.parametrize("text", ["", "  ", "\n\n", "# only a comment", "  # c\n\n# d\n"])
+def test_blank_input_gives_no_segment(text):
+    """Blank lines and comments run nothing."""
+    assert parse(text).segments == ()

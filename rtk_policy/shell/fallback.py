@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from rtk_policy.shell.draft import Ctx
+from rtk_policy.shell.draft import Ctx, Draft
 from rtk_policy.shell.model import Redirect
 from rtk_policy.shell.redirects import is_file_target
 from rtk_policy.shell.source import Source
@@ -117,3 +117,25 @@ def recover(walker: Any, src: Source, ctx: Ctx, first: int, limit: int) -> None:
         if prog is None or (prog.start, basename(prog.value)) in seen:
             continue
         walker.emit(src, words, redirs, start, end, safe)
+
+
+def best_effort(walker: Any, src: Source, ctx: Ctx) -> None:
+    """One segment for a command that gave none (`((`, `)`, `}`): the lexer's words, else the text.
+
+    Permission rules run per segment; without one, a rule such as the baseline's parse-error ask
+    would never see the input.
+    """
+    lines = (line.strip() for line in src.text.splitlines())
+    if not any(line and not line.startswith("#") for line in lines):
+        return  # blank or comments only
+    words = [w for ws, _, _, _ in commands(src.text) for w in ws]
+    if not words:
+        stripped = src.text.strip()
+        if not stripped:
+            return
+        words = [make_word(stripped, src.text.index(stripped))]
+    safe = ctx._replace(no_rewrite=ctx.no_rewrite or "best effort after a parse error")
+    if walker.emit(src, list(words), [], words[0].start, words[-1].end, safe) < 0:
+        d = Draft(src, words[0].start, words[-1].end, words, [], safe, peel(words))  # only `)`…
+        d.no_rewrite, d.index = safe.no_rewrite, len(walker.drafts)
+        walker.drafts.append(d)

@@ -57,6 +57,7 @@ class Walker(CommandsMixin, RedirectedMixin):
         self._group_first = False
         self._after_close = False
         self._reparses = 0
+        self._limited = 0  # how many times a depth limit dropped a statement or source
 
     def error(self, message: str) -> None:
         """Record a parse problem (the first few are kept)."""
@@ -69,15 +70,22 @@ class Walker(CommandsMixin, RedirectedMixin):
         """Parse `src` with tree-sitter and walk every statement in it."""
         if ctx.depth > MAX_DEPTH:
             self.error("nesting too deep")
+            self._limited += 1
             return
         root = reserved.parse(src)
         first = len(self.drafts)
+        limited = self._limited
         if root.has_error:
             self.error("syntax error")
         self.sequence(src, root.children, ctx)
-        if (root.has_error or fallback.has_lone_cr(src.text)) and self._reparses < MAX_REPARSES:
+        dropped = self._limited > limited  # a depth limit dropped code: the lexer looks again
+        if (root.has_error or dropped or fallback.has_lone_cr(src.text)) and (
+            self._reparses < MAX_REPARSES
+        ):
             self._reparses += 1
             self.recover(src, ctx, first)
+        if len(self.drafts) == first and src.base == 0:  # never no segment for a command
+            fallback.best_effort(self, src, ctx)
 
     def recover(self, src: Source, ctx: Ctx, first: int) -> None:
         """Add the commands RTK's splitter finds that the walk missed (syntax errors, lone CR)."""
@@ -135,6 +143,7 @@ class Walker(CommandsMixin, RedirectedMixin):
             return
         if self._level >= MAX_LEVEL or ctx.depth > MAX_DEPTH:
             self.error("nesting too deep")
+            self._limited += 1
             return
         if self._after_close:
             self._after_close = False
