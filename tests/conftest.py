@@ -23,3 +23,21 @@ def _isolated_environment(
     monkeypatch.setenv("XDG_CACHE_HOME", _session_cache)
     monkeypatch.delenv("RTK_REWRITE_HOST", raising=False)
     monkeypatch.delenv("RTK_POLICY_BACKEND", raising=False)
+
+
+SNAPSHOTS = __import__("pathlib").Path(__file__).resolve().parents[1] / "snapshots"
+
+
+@pytest.fixture
+def repo_snapshot(snapshot, request: pytest.FixtureRequest):
+    """A syrupy JSON snapshot stored in the repository's `snapshots/<test module>/` folder."""
+    from syrupy.extensions.json import JSONSnapshotExtension
+
+    folder = str(SNAPSHOTS / request.module.__name__.rpartition(".")[2])
+
+    class RepoSnapshot(JSONSnapshotExtension):
+        @classmethod
+        def dirname(cls, *, test_location: object) -> str:
+            return folder
+
+    return snapshot.use_extension(RepoSnapshot)

@@ -1,0 +1,58 @@
+"""The shipped pytest plugin: used here on our own packs, and in a fresh project outside this repo."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+COMMANDS = "git status\nsudo rm -rf /\n# a comment line is skipped\ncargo test 2>&1 | tail -5\n"
+
+
+def test_fixture_decides_a_corpus_file(rtk_policy_decide, tmp_path, repo_snapshot):
+    corpus = tmp_path / "commands.txt"
+    corpus.write_text(COMMANDS, encoding="utf-8")
+    answers = rtk_policy_decide(corpus, policies=[str(REPO / "policies")])
+    assert [a["command"] for a in answers] == ["git status", "sudo rm -rf /", "cargo test 2>&1 | tail -5"]
+    assert answers[1]["verdict"] == "deny" and answers[1]["exit"] == 2
+    assert answers == repo_snapshot
+
+
+def _run_pytest(project: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=project, env=env, capture_output=True, text=True, timeout=300,
+    )
+
+
+def test_plugin_pins_decisions_in_a_fresh_project(tmp_path):
+    project = tmp_path / "team-repo"
+    (project / "policies").mkdir(parents=True)
+    (project / "tests").mkdir()
+    (project / "policies" / "team.yaml").write_text(textwrap.dedent("""\
+        name: team
+        kind: permission
+        rules:
+          - id: no-prod
+            decision: deny
+            programs: [kubectl]
+            match: segment.args.exists(a, a.contains("prod"))
+            message: '"not against production"'
+        """), encoding="utf-8")
+    (project / "tests" / "commands.txt").write_text(
+        "kubectl --context prod delete pod x\nkubectl get pods\n", encoding="utf-8")
+    (project / "tests" / "test_policy.py").write_text(textwrap.dedent("""\
+        def test_decisions(rtk_policy_decide, snapshot):
+            assert rtk_policy_decide("tests/commands.txt", policies=["policies/"]) == snapshot
+        """), encoding="utf-8")
+    first = _run_pytest(project, "--snapshot-update")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert _run_pytest(project).returncode == 0
+    policy = project / "policies" / "team.yaml"
+    policy.write_text(policy.read_text().replace("decision: deny", "decision: ask"), encoding="utf-8")
+    changed = _run_pytest(project)
+    assert changed.returncode == 1 and "test_decisions" in changed.stdout
