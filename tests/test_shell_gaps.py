@@ -152,3 +152,22 @@ def test_a_command_never_gives_zero_segments(text):
 def test_blank_input_gives_no_segment(text):
     """Blank lines and comments run nothing."""
     assert parse(text).segments == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        " ".join(f"w{k}" for k in range(40)),
+        "A=1 B=2 make " + "  ".join(f"--opt{k}=x/y:z,1+2@h%" for k in range(40)) + " ",
+        "ls && git log\t" + " ".join(f"-{k}" for k in range(40)) + " | head -5",
+        "echo " + " ".join(f"a{k}" for k in range(40)) + " > out # comment",
+    ],
+)
+def test_the_plain_word_fast_path_gives_the_tree_walks_segments(monkeypatch, text):
+    """Long commands of plain words are cut by a regex: the same segments as the node walk."""
+    import rtk_policy.shell.simple as simple
+
+    fast = parse(text)
+    monkeypatch.setattr(simple, "_PLAIN_MIN", 10**9)
+    assert parse(text) == fast
+    assert any(len(s.argv) > 30 for s in fast.segments)

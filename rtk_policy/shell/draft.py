@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import NamedTuple
 
 import attrs
@@ -15,6 +16,8 @@ from rtk_policy.shell.wrappers import Peel
 
 GRAMMAR_WORDS = frozenset({"{", "}", "!", "(", ")"})
 PIPE_NEIGHBOURS = 100
+_RAW = attrgetter("raw")
+_VALUE = attrgetter("value")
 
 
 class Ctx(NamedTuple):
@@ -71,7 +74,7 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
     prog = d.program_word
     i = d.peel.program_index
     cmd_words = d.words[i:]
-    argv = tuple(w.value for w in cmd_words)
+    argv = tuple(map(_VALUE, cmd_words))
     last_end = (
         d.words[-1].end if d.words else (d.lead_grammar[-1].end if d.lead_grammar else d.start)
     )
@@ -89,7 +92,7 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
         program_path=program_path,
         argv=argv,
         args=argv[1:],
-        raw_words=tuple(w.raw for w in cmd_words),
+        raw_words=tuple(map(_RAW, cmd_words)),
         subcommand=subcommand(basename(program_path), argv[1:]) if prog else "",
         flags=flags(argv[1:]),
         env=tuple(d.peel.env),
@@ -119,7 +122,10 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
 
 def match_text(words: Sequence[Word]) -> str:
     """The words as typed, single-spaced, with grammar words dropped (redirects are not words)."""
-    return " ".join(w.raw for w in words if w.raw not in GRAMMAR_WORDS)
+    raws = list(map(_RAW, words))
+    if GRAMMAR_WORDS.isdisjoint(raws):
+        return " ".join(raws)
+    return " ".join(r for r in raws if r not in GRAMMAR_WORDS)
 
 
 def _pipe_neighbours(

@@ -161,7 +161,8 @@ class Walker(CommandsMixin, RedirectedMixin):
     def _dispatch(self, src: Source, node: Any, ctx: Ctx) -> None:
         t = node.type
         if t == "command":
-            self.simple(src, node.children, node, ctx)
+            if not self.plain(src, node, ctx):
+                self.simple(src, node.children, node, ctx)
         elif t == "redirected_statement":
             self.redirected(src, node, ctx)
         elif t == "list":

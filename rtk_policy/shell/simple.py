@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any
 
 from rtk_policy.shell import nested
@@ -37,6 +38,10 @@ _KEYWORD_TOKENS = frozenset(
 )
 SKIP_TYPES = frozenset({"comment", "heredoc_body", "heredoc_start", "heredoc_end"})
 SUBST = {"command_substitution": "substitution", "process_substitution": "process_substitution"}
+_PLAIN_MIN = 32  #: commands with fewer syntax nodes take the ordinary walk
+_PLAIN = re.compile(r"[A-Za-z0-9_./:,+@%=-]+(?:[ \t]+[A-Za-z0-9_./:,+@%=-]+)*")
+_PLAIN_WORD = re.compile(r"[^ \t]+")
+_new_tuple = tuple.__new__
 _BODIES = {
     "subshell": "subshell",
     "compound_statement": "group",
@@ -64,6 +69,8 @@ class CommandsMixin:
         words: list[Word] = []
         redirs: list[RedirectNode] = []
         sub_nodes: list[Any] = []
+        text, char = src.text, src.char
+        ascii_only = src.is_ascii  # byte offsets are str offsets: no mapping per word
         for c in kids:
             t = c.type
             if t in REDIRECT_TYPES:
@@ -71,13 +78,41 @@ class CommandsMixin:
                 redirs.append(rn)
                 words.extend(rn.extra_words)
                 sub_nodes.append(c)
-            elif t in SKIP_TYPES or c.start_byte == c.end_byte:
                 continue
-            elif c.is_named or t in _KEYWORD_TOKENS:
-                raw = src.slice(c)
-                words.append(make_word(raw, src.char(c.start_byte)))
-                if _SUB_RE.search(raw) or t in _BODIES:
+            b0, b1 = c.start_byte, c.end_byte
+            if t in SKIP_TYPES or b0 == b1:
+                continue
+            if c.is_named or t in _KEYWORD_TOKENS:
+                s0, s1 = (b0, b1) if ascii_only else (char(b0), char(b1))
+                raw = text[s0:s1]
+                words.append(make_word(raw, s0))
+                if t in _BODIES or ("$" in raw or "`" in raw or "(" in raw) and _SUB_RE.search(raw):
                     sub_nodes.append(c)
+        self._emit_words(src, words, redirs, sub_nodes, span, ctx)
+
+    def plain(self, src: Source, node: Any, ctx: Ctx) -> bool:
+        """A long command of plain words only: cut its words with a regex; False when it is not.
+
+        Same words as the tree walk, without a Python object per syntax node (a 1 MiB command).
+        """
+        if node.child_count < _PLAIN_MIN or not src.is_ascii:
+            return False
+        text, b0, b1 = src.text, node.start_byte, node.end_byte
+        if _PLAIN.fullmatch(text, b0, b1) is None:
+            return False
+        self._emit_words(src, plain_words(text[b0:b1], b0), [], [], node, ctx)
+        return True
+
+    def _emit_words(
+        self,
+        src: Source,
+        words: list[Word],
+        redirs: list[RedirectNode],
+        sub_nodes: list[Any],
+        span: Any,
+        ctx: Ctx,
+    ) -> None:
+        """Emit the draft(s) of one simple command and walk the code in its words."""
         if not words and not redirs:
             return
         _glued_fds(words, redirs)
@@ -228,6 +263,22 @@ def _exec_ctx(ctx: Ctx, d: Draft) -> Ctx:
     return Ctx(
         depth=ctx.depth + 1, origin=ctx.origin, parent=d.index, no_rewrite="run by xargs/find"
     )
+
+
+def plain_words(text: str, base: int) -> list[Word]:
+    """The words of `text`, made only of `_PLAIN` characters and blanks, at offset `base`.
+
+    Plain characters need no dequoting: the value is the word as typed.
+    """
+    if "\t" in text or "  " in text:
+        found = [(m.group(), m.start()) for m in _PLAIN_WORD.finditer(text)]
+    else:
+        raws = text.split(" ")
+        found = list(zip(raws, accumulate((len(r) + 1 for r in raws), initial=0), strict=False))
+    return [
+        _new_tuple(Word, (raw, raw, base + at, base + at + len(raw), False, False, False))
+        for raw, at in found
+    ]
 
 
 def _absorb_cr(text: str, words: list[Word]) -> list[Word]:

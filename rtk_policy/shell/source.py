@@ -64,6 +64,7 @@ class Source:
     """Bash text plus where it sits in the whole input (`base`, -1 when not verbatim)."""
 
     __slots__ = (
+        "is_ascii",
         "text",
         "data",
         "parse_data",
@@ -88,6 +89,7 @@ class Source:
         )  #: byte starts of statements after a blanked !
         self._marks: list[int] = []  # byte offsets just after each non-ASCII char
         self._extra: list[int] = []  # cumulative extra bytes up to and including that char
+        self.is_ascii = len(self.data) == len(text)  #: byte offsets are str offsets
         if len(self.data) != len(text):
             if "{" in text and _AFTER_BRACE.search(text):
                 safe = _AFTER_BRACE.sub(lambda m: m[1] + _SAFE[_width(ord(m[2]))], text)
