@@ -171,3 +171,21 @@ def test_the_plain_word_fast_path_gives_the_tree_walks_segments(monkeypatch, tex
     monkeypatch.setattr(simple, "_PLAIN_MIN", 10**9)
     assert parse(text) == fast
     assert any(len(s.argv) > 30 for s in fast.segments)
+
+
+@pytest.mark.parametrize(
+    "text, program, argv, targets",
+    [
+        ("rm <<EOF -rf /\nhi\nEOF", "rm", ("rm", "-rf", "/"), ["", ]),
+        ("cat <<EOF x\nhi\nEOF", "cat", ("cat", "x"), [""]),
+        ("cat <<'EOF' > out\nx\nEOF", "cat", ("cat",), ["", "out"]),
+        ("cat <<EOF | rm -rf /\nx\nEOF", "rm", ("rm", "-rf", "/"), []),
+        ("cat <<EOF && rm -rf /\nx\nEOF", "rm", ("rm", "-rf", "/"), []),
+    ],
+)  # fmt: skip
+def test_words_and_commands_after_a_heredoc_start_are_kept(text, program, argv, targets):
+    """tree-sitter nests them in the heredoc redirect: arguments, redirects and commands alike."""
+    seg = _seg(text, program)
+    assert seg.argv == argv
+    assert [r.target for r in seg.redirects] == targets
+    assert parse(text).has_file_redirect == ("out" in targets)

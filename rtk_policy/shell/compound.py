@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from rtk_policy.shell.draft import Ctx, Draft
-from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode
+from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode, read_redirects
 from rtk_policy.shell.simple import SKIP_TYPES
 from rtk_policy.shell.source import Source
 
@@ -103,13 +103,13 @@ class RedirectedMixin:
         """Note redirects of a compound command and add them to the segments it yielded."""
         inner = self.drafts[first:]
         for r in redirs:
-            rn = RedirectNode(src, r)
-            self.compound_redirects.append((rn.redirect, src.absolute(rn.start)))
-            for d in inner:
-                d.redirects.append((rn.redirect, -1, -1))
-            if rn.extra_words:  # tree-sitter's reading of `} >f cmd ...`: the words are a command
-                words = rn.extra_words
-                self.emit(src, list(words), [rn], rn.start, words[-1].end, ctx)
+            for rn in read_redirects(src, r):
+                self.compound_redirects.append((rn.redirect, src.absolute(rn.start)))
+                for d in inner:
+                    d.redirects.append((rn.redirect, -1, -1))
+                if rn.extra_words:  # tree-sitter's reading of `} >f cmd ...`: a command
+                    words = rn.extra_words
+                    self.emit(src, list(words), [rn], rn.start, words[-1].end, ctx)
             self.substitutions(src, r, ctx)
 
 

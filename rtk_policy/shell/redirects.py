@@ -9,6 +9,25 @@ from rtk_policy.shell.source import Source
 from rtk_policy.shell.words import Word, make_word
 
 REDIRECT_TYPES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_LIST_OPS = frozenset({"&&", "||", ";", "&", "|", "|&"})
+_STATEMENTS = frozenset(
+    {
+        "command",
+        "pipeline",
+        "list",
+        "redirected_statement",
+        "subshell",
+        "compound_statement",
+        "negated_command",
+        "if_statement",
+        "while_statement",
+        "for_statement",
+        "case_statement",
+        "function_definition",
+        "declaration_command",
+        "test_command",
+    }
+)
 _DUP_OPS = frozenset({">&", "<&", ">&-", "<&-"})
 _NOT_FILES = frozenset({"/dev/null"})
 _OP_CHARS = frozenset("<>&|-")
@@ -28,11 +47,15 @@ def is_file_target(op: str, target: str) -> bool:
 class RedirectNode:
     """One redirect node read into a `Redirect`, its span, extra argument words and heredoc body."""
 
-    __slots__ = ("redirect", "start", "end", "extra_words", "body", "node")
+    __slots__ = ("redirect", "start", "end", "extra_words", "body", "node", "inner", "statements")
 
     def __init__(self, src: Source, node: Any) -> None:
         self.node = node
         self.extra_words: list[Word] = []
+        self.inner: list[Any] = []  #: redirect nodes tree-sitter nests in a heredoc's (`<<EOF >f`)
+        #: (operator, node) of commands tree-sitter nests in a heredoc's (`cat <<EOF | rm -rf /`)
+        self.statements: list[tuple[str, Any]] = []
+        op_before = ""
         self.body = ""
         op, fd, target = "", -1, ""
         start, end = src.span(node)
@@ -46,9 +69,17 @@ class RedirectNode:
             ):
                 if not dest_seen:
                     op += src.slice(c)
+                elif t in _LIST_OPS:
+                    op_before = t
             elif t == "heredoc_body":
                 self.body = src.slice(c)
-            elif t in ("heredoc_start", "heredoc_end", "comment"):
+            elif t in REDIRECT_TYPES:
+                self.inner.append(c)
+            elif dest_seen and t in _STATEMENTS:
+                self.statements.append((op_before, c))
+            elif t == "heredoc_start":  # its delimiter is the target: later words are arguments
+                dest_seen = True
+            elif t in ("heredoc_end", "comment"):
                 continue
             elif not dest_seen:
                 dest_seen = True
@@ -71,3 +102,14 @@ class RedirectNode:
 def _int(text: str) -> int:
     """Parse a file descriptor number; -1 when it is not one ({var} forms)."""
     return int(text) if text.isdigit() and len(text) < 10 else -1
+
+
+def read_redirects(src: Source, node: Any) -> list[RedirectNode]:
+    """The redirect `node` and the redirects nested in it, in source order."""
+    out: list[RedirectNode] = []
+    stack = [node]
+    while stack:
+        rn = RedirectNode(src, stack.pop())
+        out.append(rn)
+        stack.extend(reversed(rn.inner))
+    return out

@@ -14,7 +14,7 @@ from typing import Any
 
 from rtk_policy.shell import nested
 from rtk_policy.shell.draft import GRAMMAR_WORDS, Ctx, Draft
-from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode
+from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode, read_redirects
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.words import Word, basename, make_word
 from rtk_policy.shell.wrappers import peel
@@ -60,6 +60,10 @@ class CommandsMixin:
         """Parse and walk nested source (implemented by the walker)."""
         raise NotImplementedError
 
+    def statement(self, src: Source, node: Any, ctx: Ctx) -> None:  # pragma: no cover - Walker
+        """Dispatch one statement (implemented by the walker)."""
+        raise NotImplementedError
+
     def sequence(self, src: Source, children: Sequence[Any], ctx: Ctx) -> None:  # pragma: no cover
         """Walk a list of statements (implemented by the walker)."""
         raise NotImplementedError
@@ -74,9 +78,9 @@ class CommandsMixin:
         for c in kids:
             t = c.type
             if t in REDIRECT_TYPES:
-                rn = RedirectNode(src, c)
-                redirs.append(rn)
-                words.extend(rn.extra_words)
+                for rn in read_redirects(src, c):
+                    redirs.append(rn)
+                    words.extend(rn.extra_words)
                 sub_nodes.append(c)
                 continue
             b0, b1 = c.start_byte, c.end_byte
@@ -89,6 +93,15 @@ class CommandsMixin:
                 if t in _BODIES or ("$" in raw or "`" in raw or "(" in raw) and _SUB_RE.search(raw):
                     sub_nodes.append(c)
         self._emit_words(src, words, redirs, sub_nodes, span, ctx)
+        for rn in redirs:  # commands tree-sitter nested in a heredoc redirect still run
+            for op, node in rn.statements:
+                self.statement(
+                    src,
+                    node,
+                    ctx._replace(
+                        op_before=op, pipe_id=-1, pipe_index=0, pipe_size=1, pipe_stderr=False
+                    ),
+                )
 
     def plain(self, src: Source, node: Any, ctx: Ctx) -> bool:
         """A long command of plain words only: cut its words with a regex; False when it is not.
