@@ -401,3 +401,13 @@ def test_every_agent_has_the_interface():
         module = agent_module(name)
         for function in ("parse_request", "render", "pass_through", "fail_answer"):
             assert callable(getattr(module, function)), (name, function)
+
+
+def test_answers_never_contain_raw_unicode_line_breaks():
+    import json
+
+    from rtk_policy.agents.common import dump
+
+    value = {"command": "echo `\x85 a\u2028b\u2029c é"}
+    text = dump(value)
+    assert len(text.splitlines()) == 1 and json.loads(text) == value and "é" in text

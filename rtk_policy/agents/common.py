@@ -47,14 +47,24 @@ class HookRequest:
     raw: dict[str, Any] = attrs.field(factory=dict)  #: the whole payload as received
 
 
+#: Characters that some readers take as line breaks although JSON allows them raw in strings.
+_LINE_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
 def dump(obj: dict[str, Any]) -> str:
-    """One compact JSON line (no trailing newline), UTF-8 text kept as is where possible."""
+    """One compact JSON line (no trailing newline), UTF-8 text kept as is where possible.
+
+    U+0085, U+2028 and U+2029 are escaped so that no reader splits the answer into two lines.
+    """
     try:
         text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
         text.encode("utf-8")
-        return text
     except UnicodeEncodeError:  # lone surrogates from the input: escape them instead
         return json.dumps(obj, ensure_ascii=True, separators=(",", ":"))
+    for char, escaped in _LINE_BREAKS.items():
+        if char in text:
+            text = text.replace(char, escaped)
+    return text
 
 
 def text_field(payload: dict[str, Any], key: str) -> str:
