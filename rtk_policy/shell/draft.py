@@ -16,6 +16,7 @@ from rtk_policy.shell.wrappers import Peel
 
 GRAMMAR_WORDS = frozenset({"{", "}", "!", "(", ")"})
 PIPE_NEIGHBOURS = 100
+MAX_SEGMENTS = 2_000  #: the walker stops collecting commands after this many
 _RAW = attrgetter("raw")
 _VALUE = attrgetter("value")
 

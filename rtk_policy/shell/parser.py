@@ -13,17 +13,17 @@ from typing import Any
 
 from rtk_policy.shell import fallback, reserved
 from rtk_policy.shell.compound import RedirectedMixin
-from rtk_policy.shell.draft import Ctx, Draft
+from rtk_policy.shell.draft import MAX_SEGMENTS, Ctx, Draft
 from rtk_policy.shell.model import CommandLine
+from rtk_policy.shell.pipes import PipelineMixin
 from rtk_policy.shell.simple import SKIP_TYPES, CommandsMixin, nest
 from rtk_policy.shell.source import Source
-from rtk_policy.shell.treeshape import error_parts, flatten, pipe_parts, statement_body
+from rtk_policy.shell.treeshape import error_parts, flatten
 from rtk_policy.shell.words import make_word
 
 MAX_DEPTH = 50
 MAX_LEVEL = 120
 MAX_REPARSES = 8
-MAX_SEGMENTS = 2_000
 _OPS = frozenset({"&&", "||", ";", "&", ";;", ";&", ";;&", "|", "|&"})
 _CONTAINERS = frozenset(
     {
@@ -41,7 +41,7 @@ _CONTAINERS = frozenset(
 )
 
 
-class Walker(CommandsMixin, RedirectedMixin):
+class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
     """Collects `Draft`s and whole-input facts while walking one input and its nested code."""
 
     def __init__(self, transparent: Sequence[str]) -> None:
@@ -210,39 +210,6 @@ class Walker(CommandsMixin, RedirectedMixin):
             ):
                 kids = c.children if c.type in ("compound_statement", "subshell") else [c]
                 self.sequence(src, kids, inner)
-
-    def pipeline(self, src: Source, node: Any, ctx: Ctx) -> None:
-        """Walk the stages of a pipeline with their index, size and neighbouring operators."""
-        stages, ops, rest = pipe_parts(node)
-        outer_after = ctx.op_after
-        if rest:  # tree-sitter reads `a | b && c` as `a | (b && c)`: walk `(a | b) && c`
-            ctx = ctx._replace(op_after=rest[0].type)
-        self._pipe_ids += 1
-        pid, size, stderr = self._pipe_ids, len(stages), "|&" in ops
-        refused = ""
-        for c in stages:
-            body = statement_body(c)
-            if body.type in ("subshell", "compound_statement") and src.base >= 0:
-                refused = "group in a pipeline"
-        if refused:
-            self.line_refusals.append((src.absolute(src.char(node.start_byte)), refused))
-        for k, c in enumerate(stages):
-            if len(self.drafts) >= MAX_SEGMENTS:
-                self.error("too many commands")
-                break
-            sub = ctx._replace(
-                pipe_id=pid,
-                pipe_index=k,
-                pipe_size=size,
-                pipe_stderr=stderr,
-                op_before=ops[k - 1] if 0 < k <= len(ops) else ("|" if k else ctx.op_before),
-                op_after=ops[k] if k < len(ops) else ("|" if k < size - 1 else ctx.op_after),
-            )
-            if statement_body(c).type not in ("command", "negated_command"):
-                sub = sub._replace(no_rewrite=sub.no_rewrite or "compound joined to a pipe")
-            self.statement(src, c, sub)
-        if rest:
-            self.sequence(src, rest, ctx._replace(op_before=rest[0].type, op_after=outer_after))
 
     def test_command(self, src: Source, node: Any, ctx: Ctx) -> None:
         """`[[ ... ]]` / `[ ... ]`: one segment, its words the bracketed text split on blanks."""

@@ -6,8 +6,9 @@ as `a | (b && c)`; these helpers give the walker bash's structure without recurs
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
+from rtk_policy.shell.redirects import REDIRECT_TYPES
 from rtk_policy.shell.simple import SKIP_TYPES
 
 WORDISH = frozenset(
@@ -48,31 +49,87 @@ def flatten(node: Any, kind: str, limit: int = 1 << 30) -> list[Any]:
     return out
 
 
-def pipe_parts(node: Any) -> tuple[list[Any], list[str], list[Any]]:
-    """Stages and operators of a pipeline, and what follows a list tree-sitter nested in its end.
+class Stage(NamedTuple):
+    """One pipeline stage: its statement, and redirects tree-sitter hung on an enclosing node."""
 
-    tree-sitter-bash parses `a | b | c && d` as `a | (b | c && d)`; bash binds the pipe tighter, so
-    the list's first item joins the pipeline and the rest (from the operator on) follows it.
+    node: Any
+    redirs: tuple[Any, ...]  #: redirect nodes typed after `node` (they belong to its last command)
+    end: int  #: end byte of `node` together with `redirs`
+
+
+class PipeGroup(NamedTuple):
+    """One pipeline of an `&&` / `||` chain: the operator before it, its stages and pipe ops."""
+
+    op_before: str
+    stages: list[Stage]
+    ops: list[str]
+
+
+_CHAIN_TYPES = frozenset({"pipeline", "list"})
+_PIPE_OPS = frozenset({"|", "|&"})
+_AND_OR = frozenset({"&&", "||"})
+
+
+def pipe_groups(node: Any, limit: int = 1 << 30) -> list[PipeGroup]:
+    """The pipelines and `&&` / `||` operators tree-sitter folded into the pipeline `node`.
+
+    tree-sitter-bash parses `a | b | c && d` as `a | (b | c && d)`, `a | b 2>&1 | c` as
+    `(a | b) 2>&1 | c` and `a && b 2>x | c` as `(a && b) 2>x | c`; bash binds the pipe tighter than
+    `&&` / `||` and a redirect to the simple command before it. The node is read as the flat
+    sequence of statements and operators it spells (a redirect goes with the statement before it)
+    and cut into pipelines at `&&` / `||`. No recursion; stops after about `limit` items.
     """
-    stages: list[Any] = []
-    ops: list[str] = []
-    for c in node.children:
-        if c.is_named and c.type not in SKIP_TYPES:
-            stages.append(c)
-        elif c.type in ("|", "|&"):
-            ops.append(c.type)
-    rest: list[Any] = []
-    if stages and stages[-1].type == "list":
-        items = flatten(stages.pop(), "list")
-        first, rest = items[0], items[1:]
-        if first.type == "pipeline":
-            inner, inner_ops, inner_rest = pipe_parts(first)
-            stages.extend(inner)
-            ops.extend(inner_ops)
-            rest = inner_rest + rest
+    groups = [PipeGroup("", [], [])]
+    for item in _linear(node, limit):
+        cur = groups[-1]
+        if isinstance(item, Stage):
+            cur.stages.append(item)
+        elif item in _AND_OR:
+            groups.append(PipeGroup(item, [], []))
+        elif cur.stages:
+            cur.ops.append(item)
+    return [g for g in groups if g.stages]
+
+
+def _linear(node: Any, limit: int) -> list[Any]:
+    """`node` as a flat list of `Stage`s and operator strings, in source order."""
+    out: list[Any] = []
+    stack: list[Any] = [node]
+    while stack and len(out) <= limit:
+        cur = stack.pop()
+        if isinstance(cur, str):
+            out.append(cur)
+        elif isinstance(cur, tuple):  # redirects of a chain: to the statement typed before them
+            redirs, end = cur
+            k = len(out) - 1
+            while k >= 0 and not isinstance(out[k], Stage):
+                k -= 1
+            if k >= 0:
+                out[k] = Stage(out[k].node, out[k].redirs + redirs, max(out[k].end, end))
+        elif cur.type in _CHAIN_TYPES:
+            kids: list[Any] = []
+            for c in cur.children:
+                if c.is_named and c.type not in SKIP_TYPES:
+                    kids.append(c)
+                elif c.type in _PIPE_OPS or c.type in _AND_OR:
+                    kids.append(c.type)
+            stack.extend(reversed(kids))
+        elif cur.type == "redirected_statement" and _chain_body(cur) is not None:
+            redirs = tuple(c for c in cur.children if c.type in REDIRECT_TYPES)
+            stack.append((redirs, cur.end_byte))
+            stack.append(cur.child_by_field_name("body"))
         else:
-            stages.append(first)
-    return stages, ops, rest
+            out.append(Stage(cur, (), cur.end_byte))
+    return out
+
+
+def _chain_body(node: Any) -> Any:
+    """The pipeline / list a redirected statement wraps, through nested redirected statements
+    (None for other bodies)."""
+    body = node.child_by_field_name("body")
+    while body is not None and body.type == "redirected_statement":
+        body = body.child_by_field_name("body")
+    return body if body is not None and body.type in _CHAIN_TYPES else None
 
 
 def statement_body(node: Any) -> Any:

@@ -1,0 +1,106 @@
+"""Redirects on middle pipeline stages (tree-sitter reads `a | b 2>&1 | c` as `(a | b) 2>&1 | c`):
+every stage stays in one pipeline, the redirect goes to the stage it was typed on."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from rtk_policy.shell import parse
+
+
+def _pipeline(text: str, programs: list[str]):
+    """The segments of `text` whose programs are `programs`, in order (they must all exist)."""
+    segs = [s for s in parse(text).segments if s.program in programs]
+    assert [s.program for s in segs] == programs, [(s.program, s.text) for s in segs]
+    return segs
+
+
+@pytest.mark.parametrize(
+    "text, programs, redirected",
+    [
+        ("cat f | grep x 2>&1 | head", ["cat", "grep", "head"], {"grep": " 2>&1"}),
+        ("git log | grep x 2>/dev/null | wc -l", ["git", "grep", "wc"], {"grep": " 2>/dev/null"}),
+        ("git diff | head 2>&1 | tail -3", ["git", "head", "tail"], {"head": " 2>&1"}),
+        ("a | b 2>x | c 2>y | d", ["a", "b", "c", "d"], {"b": " 2>x", "c": " 2>y"}),
+        ("a 2>w | b 2>x | c 2>y | d 2>z | e", ["a", "b", "c", "d", "e"],
+         {"a": " 2>w", "b": " 2>x", "c": " 2>y", "d": " 2>z"}),
+        ("a | b 2>x 3>y | c > f", ["a", "b", "c"], {"b": " 2>x 3>y", "c": " > f"}),
+        ("a | b 2>x > f | c", ["a", "b", "c"], {"b": " 2>x > f"}),
+        ("a |& b 2>&1 |& c", ["a", "b", "c"], {"b": " 2>&1"}),
+        ("ls && git diff | head 2>&1 | tail -3", ["git", "head", "tail"], {"head": " 2>&1"}),
+        ("git diff | head 2>&1 | tail -3 && ls", ["git", "head", "tail"], {"head": " 2>&1"}),
+        ("(git diff | head 2>&1 | tail -3)", ["git", "head", "tail"], {"head": " 2>&1"}),
+        ("echo $(git diff | head 2>&1 | tail -3)", ["git", "head", "tail"], {"head": " 2>&1"}),
+        ("{ a | b 2>x | c; }", ["a", "b", "c"], {"b": " 2>x"}),
+        ("! a | b 2>x | c", ["a", "b", "c"], {"b": " 2>x"}),
+        ("a | b 2>x | c &", ["a", "b", "c"], {"b": " 2>x"}),
+    ],
+)  # fmt: skip
+def test_a_redirect_on_a_middle_stage_keeps_one_pipeline(text, programs, redirected):
+    """Index 0..n-1, size n, neighbours' programs, the redirect on the stage it was typed on."""
+    segs = _pipeline(text, programs)
+    n = len(programs)
+    stderr = set()
+    for k, seg in enumerate(segs):
+        assert (seg.pipeline_index, seg.pipeline_size) == (k, n), seg.text
+        assert seg.pipeline_before == tuple(programs[:k])
+        assert seg.pipeline_after == tuple(programs[k + 1 :])
+        assert seg.suffix == redirected.get(seg.program, "")
+        assert bool(seg.redirects) == (seg.program in redirected)
+        assert seg.operator_after in (("|", "|&") if k < n - 1 else ("", "&&", "&", ";"))
+        if seg.start >= 0:
+            assert parse(text).text[seg.start : seg.end] == seg.text
+        stderr.add(seg.pipe_stderr)
+    assert stderr == {"|&" in text}
+
+
+@pytest.mark.parametrize(
+    "text, groups",
+    [
+        ("a && b 2>x | c", [["a"], ["b", "c"]]),
+        ("a | b && c 2>x | d", [["a", "b"], ["c", "d"]]),
+        ("a | b 2>x | c && d | e 2>y | f", [["a", "b", "c"], ["d", "e", "f"]]),
+        ("a | b | c && d", [["a", "b", "c"], ["d"]]),
+        ("a | b 2>x | c || d 2>y | e", [["a", "b", "c"], ["d", "e"]]),
+    ],
+)  # fmt: skip
+def test_pipes_bind_tighter_than_and_or_with_middle_redirects(text, groups):
+    """Each `&&` / `||` clause is its own pipeline, whatever tree-sitter nested."""
+    segs = parse(text).segments
+    got, cur = [], []
+    for s in segs:
+        if s.pipeline_index == 0 and cur:
+            got.append(cur)
+            cur = []
+        cur.append(s.program)
+        assert s.pipeline_size == len(next(g for g in groups if s.program in g))
+    got.append(cur)
+    assert got == groups
+    ops = [s.operator_after for s in segs if s.pipeline_index == s.pipeline_size - 1]
+    assert ops[:-1] == [o for o in text.split() if o in ("&&", "||")]
+
+
+def _rewrite(text: str) -> tuple[str, int]:
+    """`rtk-policy rewrite TEXT` with the default pack: (stdout, exit code)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "rtk_policy", "rewrite", text], capture_output=True, text=True
+    )
+    return proc.stdout.strip(), proc.returncode
+
+
+@pytest.mark.parametrize(
+    "text, expected, code",
+    [
+        ("git diff | head 2>&1 | tail -3", "rtk git diff | head 2>&1 | tail -3", 3),
+        ("git log | head 2>/dev/null | tail -3 && git status",
+         "rtk git log | head 2>/dev/null | tail -3 && rtk git status", 3),
+        ("git log | grep x 2>/dev/null | wc -l", "", 1),
+        ("git diff | head > f | tail -3", "", 1),
+    ],
+)  # fmt: skip
+def test_rewrite_with_a_redirect_on_a_middle_consumer(text, expected, code):
+    """Reference §3.4: fd duplications on consumers are fine, a file redirect or `wc` is not."""
+    assert _rewrite(text) == (expected, code)
