@@ -15,7 +15,7 @@ import re
 from functools import lru_cache
 
 from rtk_policy.policy.functions import Function
-from rtk_policy.shell.words import dequote
+from rtk_policy.shell.words import assignment_name, dequote
 
 IFS = " \t\n"
 _CONTINUATION = re.compile(r"[ \t\v\f]*\\(?:\r\n|\n)[ \t\v\f]*")
@@ -210,6 +210,8 @@ def _uv_run_layers(prefix: str, transparent: list[str]) -> list[tuple[int, bool]
                 break
         else:
             if _value(words[i][0]) == "uv" and i + 1 < len(words) and _value(words[i + 1][0]) == "run":
+                if _refused_uv_run(words, i + 2):
+                    break  # FOO=1 after `uv run`: that layer (and all it wraps) is refused
                 options = i + 2 < len(words) and _value(words[i + 2][0]).startswith("-")
                 layers.append((words[i][1], options))
                 i += 2
@@ -218,11 +220,22 @@ def _uv_run_layers(prefix: str, transparent: list[str]) -> list[tuple[int, bool]
     return layers
 
 
+def _refused_uv_run(words: list[tuple[str, int]], k: int) -> bool:
+    """True when word `k` is an assignment right after `uv run` (a refused layer, §3.5 step 4)."""
+    return (
+        2 <= k < len(words)
+        and assignment_name(words[k][0]) is not None
+        and [_value(w) for w, _ in words[k - 2 : k]] == ["uv", "run"]
+    )
+
+
 def _uv_fallback(prefix: str, command: str, offset: int, excluded: list[str]) -> str:
     """`rtk ` inserted before the `uv run` at `offset`, "" when a wrapped layer is excluded."""
     wrapped = collapse_continuations(prefix[offset:] + command).strip(IFS)
     words = split_words(wrapped)
-    for _, start in words[2:] if excluded else ():
+    for k, (_, start) in enumerate(words[2:] if excluded else (), 2):
+        if _refused_uv_run(words, k):
+            break  # reading through the layers stops at a refused `uv run` layer
         tail = wrapped[start:]
         if rtk_excluded(tail, [_value(w) for w, _ in split_words(tail)], excluded):
             return ""

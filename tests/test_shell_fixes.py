@@ -1,14 +1,21 @@
-"""Redirects on middle pipeline stages (tree-sitter reads `a | b 2>&1 | c` as `(a | b) 2>&1 | c`):
-every stage stays in one pipeline, the redirect goes to the stage it was typed on."""
+"""Shell-stage fixes: a redirect on a middle pipeline stage (tree-sitter reads `a | b 2>&1 | c` as
+`(a | b) 2>&1 | c`) keeps one pipeline; an assignment after `uv run` refuses that layer; valid bash
+that tree-sitter-bash reports as a syntax error (`cat > f <<< x`, `x=1 >f`, `cmd 3<> rw`)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from rtk_policy.policy import load_policy_set
+from rtk_policy.policy.model import Context
+from rtk_policy.rewrite import assemble_rewrite
 from rtk_policy.shell import parse
+
+POLICIES = Path(__file__).resolve().parent.parent / "policies"
 
 
 def _pipeline(text: str, programs: list[str]):
@@ -104,3 +111,35 @@ def _rewrite(text: str) -> tuple[str, int]:
 def test_rewrite_with_a_redirect_on_a_middle_consumer(text, expected, code):
     """Reference §3.4: fd duplications on consumers are fine, a file redirect or `wc` is not."""
     assert _rewrite(text) == (expected, code)
+
+
+@pytest.fixture(scope="module")
+def policies():
+    """The shipped policy packs."""
+    return load_policy_set([str(POLICIES)])
+
+
+def _rewrite_with(policies, text: str, exclude: list[str]) -> str:
+    """The rewrite of `text` with `exclude_commands` (no permission gating), "" when none."""
+    line = parse(text)
+    context = Context(exclude_commands=tuple(exclude))
+    return assemble_rewrite(line, policies.evaluate(line, context)) or ""
+
+
+@pytest.mark.parametrize(
+    "text, exclude, expected",
+    [
+        ("uv run uv run FOO=1 make", ["^[^a-z]"], "rtk uv run uv run FOO=1 make"),
+        ("uv run uv run FOO=1 make", [], "rtk uv run uv run FOO=1 make"),
+        ("uv run uv run FOO=1 make", ["^uv run FOO"], ""),
+        ("uv run FOO=1 make", [], ""),
+        ("uv run FOO=1 git status", [], ""),
+        ("uv run FOO=1 uv run git status", [], ""),
+        ("uv run --with x FOO=1 make", [], "rtk uv run --with x FOO=1 make"),
+        ("uv run FOO=1 git status && git log", [], "uv run FOO=1 git status && rtk git log"),
+        ("uv run uv run FOO=1 make 2>&1", [], "rtk uv run uv run FOO=1 make 2>&1"),
+    ],
+)  # fmt: skip
+def test_an_assignment_after_uv_run_refuses_that_layer(policies, text, exclude, expected):
+    """§3.5 step 4: the inner command's rule never applies; an outer `uv run` goes whole."""
+    assert _rewrite_with(policies, text, exclude) == expected
