@@ -143,3 +143,54 @@ def _rewrite_with(policies, text: str, exclude: list[str]) -> str:
 def test_an_assignment_after_uv_run_refuses_that_layer(policies, text, exclude, expected):
     """§3.5 step 4: the inner command's rule never applies; an outer `uv run` goes whole."""
     assert _rewrite_with(policies, text, exclude) == expected
+
+
+@pytest.mark.parametrize(
+    "text, redirects, here_string",
+    [
+        ('cat > .env <<< "KEY=value"', [(">", -1, ".env", True), ("<<<", -1, "KEY=value", False)],
+         True),
+        ("cat 2>&1 <<< x", [(">&", 2, "&1", False), ("<<<", -1, "x", False)], True),
+        ("cat <<< x > f", [("<<<", -1, "x", False), (">", -1, "f", True)], True),
+        ("x=1 >f", [(">", -1, "f", True)], False),
+        (">f x=1", [(">", -1, "f", True)], False),
+        ("cmd 3<> rw", [("<>", 3, "rw", True)], False),
+        ("cmd <> rw", [("<>", -1, "rw", True)], False),
+        ("cmd 3<>rw", [("<>", 3, "rw", True)], False),
+    ],
+)  # fmt: skip
+def test_valid_bash_tree_sitter_misreads_is_no_parse_error(text, redirects, here_string):
+    """No parse error, one segment spanning the input, the redirects read right."""
+    cl = parse(text)
+    assert not cl.parse_error and cl.error == ""
+    (seg,) = cl.segments
+    assert seg.text == text
+    assert [(r.op, r.fd, r.target, r.is_file) for r in seg.redirects] == redirects
+    assert cl.has_here_string == here_string
+    assert cl.has_file_redirect == any(r[3] for r in redirects)
+
+
+@pytest.mark.parametrize(
+    "text, programs",
+    [
+        ('cat > f <<< "$(rm -rf /)"', ["cat", "rm"]),
+        ("git diff | cat >f <<< x | head", ["git", "cat", "head"]),
+        ("cmd 3<> $(rm x)", ["cmd", "rm"]),
+        ("echo $(x=1 >f)", ["echo", ""]),
+        ("cmd 3<>rw && git status", ["cmd", "git"]),
+    ],
+)  # fmt: skip
+def test_the_recognised_forms_keep_every_command(text, programs):
+    """Nested and following commands are still walked, with no parse error."""
+    cl = parse(text)
+    assert not cl.parse_error
+    assert [s.program for s in cl.segments] == programs
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["cmd <>", "cat >f <<", "x=1 >f )", "cmd 3<> rw )", "cat > f <<< x )"],
+)
+def test_real_syntax_errors_near_the_recognised_forms_stay_errors(text):
+    """Only the exact shapes are forgiven."""
+    assert parse(text).parse_error

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rtk_policy.shell import fallback, reserved
+from rtk_policy.shell.benign import only_benign_errors
 from rtk_policy.shell.compound import RedirectedMixin
 from rtk_policy.shell.draft import MAX_SEGMENTS, Ctx, Draft
 from rtk_policy.shell.model import CommandLine
@@ -75,11 +76,12 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
         root = reserved.parse(src)
         first = len(self.drafts)
         limited = self._limited
-        if root.has_error:
+        has_error = root.has_error and not only_benign_errors(src, root)
+        if has_error:
             self.error("syntax error")
         self.sequence(src, root.children, ctx)
         dropped = self._limited > limited  # a depth limit dropped code: the lexer looks again
-        if (root.has_error or dropped or fallback.has_lone_cr(src.text)) and (
+        if (has_error or dropped or fallback.has_lone_cr(src.text)) and (
             self._reparses < MAX_REPARSES
         ):
             self._reparses += 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rtk_policy.shell.benign import here_string_head
 from rtk_policy.shell.model import Redirect
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.words import Word, make_word
@@ -88,6 +89,9 @@ class RedirectNode:
                 end = w.end
             else:
                 self.extra_words.append(make_word(src.slice(c), src.char(c.start_byte)))
+        prev = node.prev_sibling if op == "<" else None
+        if prev is not None and here_string_head(src, prev):  # `cmd >f <<< word` (see benign.py)
+            op, start = "<<<", src.char(prev.start_byte)
         if op in ("<<", "<<-"):
             target = ""
         elif op in (">&", "<&") and (target.isdigit() or target == "-"):
