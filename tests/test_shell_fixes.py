@@ -194,3 +194,26 @@ def test_the_recognised_forms_keep_every_command(text, programs):
 def test_real_syntax_errors_near_the_recognised_forms_stay_errors(text):
     """Only the exact shapes are forgiven."""
     assert parse(text).parse_error
+
+
+def test_an_oversized_input_is_analysed_up_to_the_limit_and_never_attested():
+    from rtk_policy.shell import parse
+    from rtk_policy.shell.assemble import MAX_ANALYSED
+
+    text = "rm -rf / ; " + "echo x; " * (MAX_ANALYSED // 8)
+    line = parse(text)
+    assert line.text == text and line.parse_error and line.unattestable and line.rewrite_refused
+    assert line.segments[0].program == "rm" and line.segments[0].args == ("-rf", "/")
+    assert all(s.end <= MAX_ANALYSED for s in line.segments if s.end >= 0)
+    assert "too large" in line.error
+
+
+def test_a_long_broken_pipeline_is_cut_before_the_parser_blows_up():
+    from rtk_policy.shell import parse
+    from rtk_policy.shell.assemble import MAX_PIPES
+
+    text = "rm -rf / | " + "a | " * 65536  # tree-sitter alone needs > 24 GB for this
+    line = parse(text)
+    assert line.parse_error and line.unattestable and "too large" in line.error
+    assert line.segments[0].program == "rm"
+    assert len(line.segments) <= MAX_PIPES + 1
