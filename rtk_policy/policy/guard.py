@@ -125,7 +125,10 @@ def build_guard(ir: tuple[Any, ...], functions: dict[str, Any] | None = None) ->
     """A closure `env -> True | False | UNKNOWN` for `ir`; None when it could never say `False`."""
     if not ir or ir[0] == "unknown":
         return None
-    return _build(ir, functions or {})
+    try:
+        return _build(ir, functions or {})
+    finally:
+        _COSTS.clear()  # keyed by id(): valid only while this IR is alive
 
 
 def _build(ir: tuple[Any, ...], fns: dict[str, Any]) -> Guard:
@@ -206,12 +209,20 @@ def _operands(ir: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     return sorted(found, key=_cost)
 
 
+#: Costs of the IR nodes of the guard being built, by id (each node is costed once, not per level).
+_COSTS: dict[int, int] = {}
+
+
 def _cost(ir: Any) -> int:
     if not isinstance(ir, tuple) or not ir:
         return 0
-    own = {"call": 20, "mcall": 3, "exists": 10, "all": 10}.get(ir[0], 1)
-    weight = 5 if ir[0] in ("exists", "all") else 1
-    return own + weight * sum(_cost(part) for part in ir[1:] if isinstance(part, tuple))
+    known = _COSTS.get(id(ir))
+    if known is None:
+        own = {"call": 20, "mcall": 3, "exists": 10, "all": 10}.get(ir[0], 1)
+        weight = 5 if ir[0] in ("exists", "all") else 1
+        known = own + weight * sum(_cost(part) for part in ir[1:] if isinstance(part, tuple))
+        _COSTS[id(ir)] = known
+    return known
 
 
 def _b_and(ir: tuple[Any, ...], fns: dict[str, Any]) -> Guard:
