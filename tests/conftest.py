@@ -41,3 +41,17 @@ def repo_snapshot(snapshot, request: pytest.FixtureRequest):
             return folder
 
     return snapshot.use_extension(RepoSnapshot)
+
+
+def private_folders(tmp_path) -> dict[str, str]:
+    """Fresh HOME, XDG config/state and runtime folders under `tmp_path`, as environment values."""
+    folders = {}
+    for name, sub in (
+        ("HOME", "home"),
+        ("XDG_CONFIG_HOME", "config"),
+        ("XDG_STATE_HOME", "state"),
+        ("XDG_RUNTIME_DIR", "run"),
+    ):
+        (tmp_path / sub).mkdir()
+        folders[name] = str(tmp_path / sub)
+    return folders

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import private_folders
+
 from rtk_policy import client
 
 CLIENT = str(Path(client.__file__).resolve())
@@ -40,15 +42,7 @@ def cache_dir(tmp_path_factory):
 @pytest.fixture()
 def env(tmp_path, cache_dir):
     """The process environment of a hook call with private folders and a short server idle time."""
-    values = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    for name, sub in (
-        ("HOME", "home"),
-        ("XDG_CONFIG_HOME", "config"),
-        ("XDG_STATE_HOME", "state"),
-        ("XDG_RUNTIME_DIR", "run"),
-    ):
-        (tmp_path / sub).mkdir()
-        values[name] = str(tmp_path / sub)
+    values = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **private_folders(tmp_path)}
     values.update(XDG_CACHE_HOME=str(cache_dir), RTK_POLICY_SERVE_IDLE="20")
     yield values
     lock = tmp_path / "run" / "rtk-policy" / "engine.lock"

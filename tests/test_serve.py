@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from conftest import private_folders
+
 from rtk_policy import client, serve, serve_http
 from rtk_policy.commands.hook import answer_payload
 
@@ -51,14 +53,8 @@ def cache_dir(tmp_path_factory):
 @pytest.fixture()
 def env(tmp_path, cache_dir, monkeypatch):
     """A private HOME, config, state, cache and runtime folder."""
-    for name, sub in (
-        ("HOME", "home"),
-        ("XDG_CONFIG_HOME", "config"),
-        ("XDG_STATE_HOME", "state"),
-        ("XDG_RUNTIME_DIR", "run"),
-    ):
-        (tmp_path / sub).mkdir()
-        monkeypatch.setenv(name, str(tmp_path / sub))
+    for name, value in private_folders(tmp_path).items():
+        monkeypatch.setenv(name, value)
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache_dir))
     for name in (
         "CLAUDE_CONFIG_DIR",

@@ -176,8 +176,7 @@ class _Hook:
             pass
 
     def audit(self, outcome: Any = None, decision: Any = None, error: str = "") -> None:
-        """Record the call in the audit log when `rtk_policy.audit.record` is available."""
-        # AUDIT CALL SITE: rtk_policy/audit.py (written by the audit helper) owns the record format.
+        """Record the call in the audit log (`rtk_policy.audit` owns the record format)."""
         try:
             from rtk_policy import audit
             from rtk_policy.config import Config

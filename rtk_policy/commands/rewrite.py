@@ -99,10 +99,8 @@ def _rewrite_one(
 
 
 def _audit(engine: object, outcome: object, command: str, cwd: str, agent: str, started: int) -> None:
-    try:
-        from rtk_policy import audit
-    except ImportError:
-        return
+    from rtk_policy import audit
+
     total_us = (time.perf_counter_ns() - started) // 1000
     request = {"command": command, "cwd": cwd, "session_id": "", "tool_use_id": ""}
     audit.record(engine.config, agent=agent, request=request, outcome=outcome, total_us=total_us)  # type: ignore[attr-defined]

@@ -16,14 +16,13 @@ _SUFFIXES = (".yaml", ".yml")
 
 
 def _packs_dir() -> Path | None:
+    """The folder of the shipped packs (the package `rtk_policy.packs`, the repository's policies/)."""
     try:
         import rtk_policy.packs as packs
 
         return Path(next(iter(packs.__path__)))
     except (ImportError, StopIteration):
-        # an editable install made before the packs mapping existed: the repository's policies/ folder
-        fallback = Path(__file__).resolve().parents[2] / "policies"
-        return fallback if fallback.is_dir() else None
+        return None
 
 
 def policy_search_path(cwd: str | None = None) -> list[str]:
