@@ -22,7 +22,9 @@ def _packs_dir() -> Path | None:
 
         return Path(next(iter(packs.__path__)))
     except (ImportError, StopIteration):
-        return None
+        # run from a source checkout (its root on sys.path, as in the tests): policies/ beside the package
+        checkout = Path(__file__).resolve().parents[2] / "policies"
+        return checkout if checkout.is_dir() else None
 
 
 def policy_search_path(cwd: str | None = None) -> list[str]:
