@@ -54,8 +54,11 @@ class Engine:
         rewrite = assemble_rewrite(command_line, evaluation) if clean == text else None
         recheck = None
         if rewrite is not None and rewrite != text:
+            # only an enforced deny of the rewritten command can change the decision (decision.py)
             rewritten_line = parse(rewrite, context.transparent_prefixes)
-            recheck = self.policies.evaluate(rewritten_line, context, trace)  # type: ignore[attr-defined]
+            recheck = self.policies.evaluate(  # type: ignore[attr-defined]
+                rewritten_line, context, trace, deny_only=True
+            )
         decision = decide(command_line, evaluation, rewrite, recheck)
         return Outcome(command_line, evaluation, decision)
 

@@ -86,6 +86,12 @@ class PolicySet:
                 self._by_program.setdefault(program, []).append(index)
         self._candidates: dict[str, tuple[int, ...]] = {}
         self._fast_candidates: dict[str, tuple[int, ...]] = {}
+        self._deny_candidates: dict[str, tuple[int, ...]] = {}
+        self._denying = frozenset(
+            i
+            for i, c in enumerate(compiled)
+            if (c.rule.kind, c.rule.decision, c.rule.mode) == ("permission", "deny", "enforce")
+        )
         functions = guard_functions()
         self._guards = tuple(build_guard(c.guard, functions) for c in compiled)
         self._when_guards = tuple(build_guard(f.when_guard, functions) for f in files)
@@ -138,15 +144,28 @@ class PolicySet:
             self._fast_candidates[program] = found
         return found
 
+    def deny_candidates(self, program: str) -> tuple[int, ...]:
+        """`fast_candidates` limited to the enforce-mode deny rules (the re-check of a rewrite)."""
+        found = self._deny_candidates.get(program)
+        if found is None:
+            found = tuple(i for i in self.fast_candidates(program) if i in self._denying)
+            self._deny_candidates[program] = found
+        return found
+
     def evaluate(
-        self, command_line: CommandLine, context: Context, trace: bool = False
+        self,
+        command_line: CommandLine,
+        context: Context,
+        trace: bool = False,
+        deny_only: bool = False,
     ) -> Evaluation:
         """Evaluate every applicable rule on every segment; never raises for evaluation errors.
 
         Without `trace`, rules whose guard (`guard.py`) proves they cannot match are skipped and
         `SegmentResult.tried` holds only the rules that matched or failed; with `trace` (explain),
         every candidate rule is run by the backend and listed in `tried`. Hits, rewrites and errors
-        are the same either way.
+        are the same either way. `deny_only` (the re-check of a rewritten command, where only an
+        enforced deny can change the decision) tries only the enforce-mode deny rules.
         """
         started = time.perf_counter_ns()
         variables = self._variables
@@ -169,7 +188,7 @@ class PolicySet:
             if segment_map is not None:
                 values["segment"] = segment_map
             rewritable = segment.rewritable and not command_line.rewrite_refused
-            run = _Run(self._backend, values, disabled, errors, trace)
+            run = _Run(self._backend, values, disabled, errors, trace, deny_only)
             results.append(self._segment(segment.index, segment.program, run, rewritable))
         elapsed = (time.perf_counter_ns() - started) // 1000
         return Evaluation(tuple(results), self.digest, self.backend, int(elapsed), tuple(errors))
@@ -180,7 +199,10 @@ class PolicySet:
         rewrite: RuleResult | None = None
         when_cache: dict[int, bool] = {}
         compiled_rules, guards, disabled = self.compiled_rules, self._guards, run.disabled
-        candidates = self.candidates(program) if run.trace else self.fast_candidates(program)
+        if run.deny_only:
+            candidates = self.deny_candidates(program)
+        else:
+            candidates = self.candidates(program) if run.trace else self.fast_candidates(program)
         for rule_index in candidates:
             item = compiled_rules[rule_index]
             rule = item.rule
@@ -203,7 +225,7 @@ class PolicySet:
                     rewrite = result
                 else:
                     hits.append(result)
-        safe = self._safe_consumer(run)
+        safe = not run.deny_only and self._safe_consumer(run)
         return SegmentResult(index, tuple(tried), tuple(hits), rewrite, safe)
 
     def _file_applies(self, file_index: int, run: _Run, cache: dict[int, bool]) -> bool:
@@ -273,7 +295,7 @@ class PolicySet:
 class _Run:
     """The state of evaluating one segment: its values, the backend activation built on first need."""
 
-    __slots__ = ("backend", "values", "disabled", "errors", "trace", "_activation")
+    __slots__ = ("backend", "values", "disabled", "errors", "trace", "deny_only", "_activation")
 
     def __init__(
         self,
@@ -282,12 +304,14 @@ class _Run:
         disabled: frozenset[str],
         errors: list[str],
         trace: bool,
+        deny_only: bool = False,
     ) -> None:
         self.backend = backend
         self.values = values
         self.disabled = disabled
         self.errors = errors
         self.trace = trace
+        self.deny_only = deny_only
         self._activation: Any = None
 
     def activation(self) -> Any:
