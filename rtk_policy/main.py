@@ -63,10 +63,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("agent", nargs="?", choices=AGENTS, help="agent protocol (default: detect)")
     _add_policy_options(p)
 
-    p = sub.add_parser("init", help="install the hook into an agent's settings")
+    p = sub.add_parser(
+        "init",
+        help="install the hook into an agent's settings",
+        description="Install the hook: by default the thin client `<python> -S -I <abs>/client.py "
+        "AGENT`, which hands each call to the resident engine (started on demand) and decides "
+        "in-process when none answers.",
+    )
     p.add_argument("--global", dest="global_", action="store_true", help="user-wide settings")
     p.add_argument("--agent", default="claude", choices=AGENTS)
-    p.add_argument("--serve", action="store_true", help="install the resident-server http hook")
+    form = p.add_mutually_exclusive_group()
+    form.add_argument(
+        "--in-process",
+        dest="in_process",
+        action="store_true",
+        help="install `rtk-policy hook AGENT` (a new process per call) instead of the thin client",
+    )
+    form.add_argument(
+        "--serve",
+        action="store_true",
+        help="the default, kept as an alias for older docs and scripts: install the thin client "
+        "of the resident engine (never an http hook: Claude Code treats a down http server as "
+        "no opinion)",
+    )
 
     p = sub.add_parser("uninstall", help="remove our hook entries from an agent's settings")
     p.add_argument("--global", dest="global_", action="store_true", help="user-wide settings")

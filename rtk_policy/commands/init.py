@@ -1,6 +1,9 @@
-"""`rtk-policy init [--global] [--agent NAME] [--serve]`: write our hook entry into an agent's settings.
+"""`rtk-policy init [--global] [--agent NAME] [--in-process]`: write our hook into agent settings.
 
-`--serve` installs the thin client of the resident engine instead of `rtk-policy hook AGENT`.
+By default the hook is the resident engine's thin client (`<python> -S -I <…>/client.py AGENT`).
+`--in-process` writes `rtk-policy hook AGENT` instead; `--serve` is an alias of the default, kept
+for older docs and scripts. Running init again switches an entry init wrote before (either form, any
+install) to the one asked for, in place.
 """
 
 from __future__ import annotations
@@ -9,16 +12,40 @@ from typing import IO, Any
 
 from rtk_policy.settings.install import install
 from rtk_policy.settings.jsonfile import SettingsError
-from rtk_policy.settings.targets import hook_command, target
+from rtk_policy.settings.targets import (
+    hook_command,
+    target,
+    thin_client_command,
+    thin_client_unavailable,
+)
+
+THIN_CLIENT_NOTE = (
+    "The hook is the thin client: a tiny program, started by absolute path with this install's\n"
+    "Python, that hands each call to the resident engine (`rtk-policy serve`: policies compiled\n"
+    "once, a private Unix socket, exits when idle) and prints its answer. When no engine answers,\n"
+    "it starts one in the background and decides that call itself, so no command goes unchecked.\n"
+    "No http hook is installed: Claude Code treats an http hook whose server is down as no\n"
+    "opinion, so commands would run unchecked. (`rtk-policy init --in-process` installs the plain\n"
+    "`rtk-policy hook` command instead.)\n"
+)
+IN_PROCESS_NOTE = (
+    "The hook decides every call in a fresh process (`rtk-policy hook`, no resident engine);\n"
+    "plain `rtk-policy init` installs the faster thin client instead.\n"
+)
 
 
 def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     """Install the hook idempotently; exit 1 (file untouched) when the settings file is not JSON."""
     agent = getattr(args, "agent", "claude") or "claude"
     spec = target(agent, bool(getattr(args, "global_", False)))
-    serve = bool(getattr(args, "serve", False))
+    in_process = bool(getattr(args, "in_process", False))
+    if not in_process and (reason := thin_client_unavailable()):
+        stderr.write(f"rtk-policy init: the thin client cannot be used here ({reason}); ")
+        stderr.write("installing the in-process hook\n")
+        in_process = True
+    command = hook_command(agent) if in_process else thin_client_command(agent)
     try:
-        change = install(spec, thin_client_command(agent) if serve else hook_command(agent))
+        change = install(spec, command)
     except (SettingsError, ValueError) as error:
         stderr.write(f"rtk-policy init: error: {error}\n")
         stderr.write(
@@ -31,26 +58,5 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     for warning in change.warnings:
         stderr.write(f"rtk-policy init: warning: {warning}\n")
     stdout.write(change.message + "\n")
-    if serve:
-        stdout.write(SERVE_NOTE)
+    stdout.write(IN_PROCESS_NOTE if in_process else THIN_CLIENT_NOTE)
     return 0
-
-
-SERVE_NOTE = (
-    "The hook is the thin client: it hands each call to a resident engine (`rtk-policy serve`, started\n"
-    "on demand, private socket, exits when idle) and decides in-process when none answers.\n"
-    "An http hook (`rtk-policy serve --http PORT`) is NOT installed: Claude Code treats an http hook\n"
-    "whose server is down as no opinion, so commands would run unchecked.\n"
-)
-
-
-def thin_client_command(agent: str) -> str:
-    """`<python> -S -I <abs path of rtk_policy/client.py> AGENT`: the resident engine's thin client."""
-    import shlex
-    import sys
-    from pathlib import Path
-
-    import rtk_policy.client
-
-    client = Path(rtk_policy.client.__file__).resolve()
-    return f"{shlex.quote(sys.executable)} -S -I {shlex.quote(str(client))} {agent}"

@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
+import shlex
 from typing import Any
 
 import attrs
 
+from rtk_policy.agents import AGENTS
 from rtk_policy.settings.jsonfile import JsonFile, backup_path, read_json, render_json, save
 from rtk_policy.settings.targets import Target
 
 #: A command line that runs our hook: `…/rtk-policy hook X`, `python -m rtk_policy hook X`, or a delegate.
 _OURS = re.compile(
     r"(?:rtk-policy|rtk_policy)(?:\.exe)?['\"]?\s+hook\b|rtk_policy[/\\]hookfiles[/\\]"
-    r"|rtk_policy[/\\]client\.py\b"  # the resident engine's thin client (`init --serve`)
+    r"|rtk_policy[/\\]client\.py\b"  # the resident engine's thin client (init's default)
 )
+THIN_CLIENT = "thin client"
+IN_PROCESS = "in-process"
 
 
 @attrs.frozen
@@ -35,6 +40,31 @@ def is_ours(handler: Any, command_key: str = "command") -> bool:
         return False
     command = handler.get(command_key)
     return isinstance(command, str) and bool(_OURS.search(command))
+
+
+def command_form(command: str) -> str | None:
+    """`THIN_CLIENT` or `IN_PROCESS` when `command` is a line `init` writes (any install, any version),
+    None for anything else (a delegate script, or our hook with options the user added).
+
+    Only these forms are replaced when `init` runs again; a customised command is left alone.
+    """
+    try:
+        words = shlex.split(command, posix=os.name != "nt")
+    except ValueError:
+        return None
+    agent_at = len(words) - 1 if words and words[-1] in AGENTS else len(words)
+    head = words[:agent_at]
+    if (
+        len(head) == 4
+        and head[1:3] == ["-S", "-I"]
+        and re.search(r"rtk_policy[/\\]client\.py$", head[3])
+    ):
+        return THIN_CLIENT
+    if len(head) == 2 and head[1] == "hook" and re.search(r"rtk-policy(\.exe)?$", head[0]):
+        return IN_PROCESS
+    if len(head) == 4 and head[1:] == ["-m", "rtk_policy", "hook"]:
+        return IN_PROCESS
+    return None
 
 
 def matcher_covers(matcher: Any, tool: str) -> bool:
@@ -62,18 +92,27 @@ def _event_list(data: dict[str, Any], spec: Target) -> list[Any]:
     return entries if isinstance(entries, list) else []
 
 
+def _covering_groups(data: dict[str, Any], spec: Target) -> list[list[Any]]:
+    """The handler lists of the event that run on our tool (the event list itself without matchers)."""
+    entries = _event_list(data, spec)
+    if spec.matcher is None:
+        return [entries]
+    return [
+        _handlers(entry)
+        for entry in entries
+        if matcher_covers(entry.get("matcher") if isinstance(entry, dict) else None, spec.matcher)
+    ]
+
+
+def our_commands(data: dict[str, Any], spec: Target) -> list[str]:
+    """The commands of our handlers that run on our tool, in file order."""
+    key = spec.command_key
+    return [h[key] for group in _covering_groups(data, spec) for h in group if is_ours(h, key)]
+
+
 def installed(data: dict[str, Any], spec: Target) -> bool:
     """Whether our entry is already in the parsed settings."""
-    for entry in _event_list(data, spec):
-        if spec.matcher is None:
-            if is_ours(entry, spec.command_key):
-                return True
-        elif matcher_covers(
-            entry.get("matcher") if isinstance(entry, dict) else None, spec.matcher
-        ):
-            if any(is_ours(h, spec.command_key) for h in _handlers(entry)):
-                return True
-    return False
+    return bool(our_commands(data, spec))
 
 
 def sibling_hooks(data: dict[str, Any], spec: Target) -> list[str]:
@@ -146,19 +185,53 @@ def remove_entries(data: dict[str, Any], spec: Target) -> dict[str, Any]:
     return new
 
 
+def replace_entries(data: dict[str, Any], spec: Target, command: str) -> dict[str, Any]:
+    """A copy of `data` whose first standard-form handler of ours runs `command` (its other fields and
+    its place kept); further standard-form handlers of ours are dropped, so exactly one hook remains."""
+    new = copy.deepcopy(data)
+    key, done, emptied = spec.command_key, False, []
+    for group in _covering_groups(new, spec):
+        for handler in list(group):
+            if not is_ours(handler, key) or command_form(handler[key]) is None:
+                continue
+            if done:
+                group.remove(handler)
+                emptied += [group] if not group else []
+            else:
+                handler[key], done = command, True
+    if spec.matcher is not None and emptied:
+        entries = new["hooks"][spec.event]
+        entries[:] = [e for e in entries if not any(_handlers(e) is g for g in emptied)]
+    return new
+
+
 def install(spec: Target, command: str) -> Change:
-    """Add our hook to `spec.path` unless present; raise `SettingsError` for a file that is not JSON."""
+    """Add our hook to `spec.path`, or switch a standard-form entry of ours (the in-process hook or the
+    thin client, of any install) to `command`; raise `SettingsError` for a file that is not JSON."""
     current = read_json(spec.path)
     warnings = tuple(
         f"another {spec.event} hook also runs on {spec.matcher or 'shell commands'}: {c}"
         " (its rewrites race with ours)"
         for c in sibling_hooks(current.data, spec)
     )
-    if installed(current.data, spec):
+    ours = our_commands(current.data, spec)
+    if command in ours:
         return Change(str(spec.path), False, f"already installed in {spec.path}", warnings)
-    new = add_entry(current.data, spec, command)
+    standard = [c for c in ours if command_form(c) is not None]
+    if ours and not standard:
+        message = (
+            f"a customised rtk-policy hook is already installed in {spec.path}: `{ours[0]}`;"
+            " left as it is (run `rtk-policy uninstall` first to replace it)"
+        )
+        return Change(str(spec.path), False, message, warnings)
+    if standard:
+        new = replace_entries(current.data, spec, command)
+        message = f"replaced `{standard[0]}` with `{command}` in {spec.path}"
+    else:
+        new = add_entry(current.data, spec, command)
+        message = f"installed `{command}` in {spec.path}"
     changed = save(current, render_json(new, current.original))
-    return Change(str(spec.path), changed, f"installed `{command}` in {spec.path}", warnings)
+    return Change(str(spec.path), changed, message, warnings)
 
 
 def uninstall(spec: Target) -> Change:

@@ -35,6 +35,35 @@ def hook_command(agent: str) -> str:
     return f"{_quote(sys.executable)} -m rtk_policy hook {agent}"
 
 
+def thin_client_command(agent: str) -> str:
+    """`<python> -S -I <abs path of rtk_policy/client.py> AGENT`: the resident engine's thin client."""
+    return f"{_quote(sys.executable)} -S -I {_quote(str(client_path()))} {agent}"
+
+
+def client_path() -> Path:
+    """The absolute path of the thin client, `rtk_policy/client.py` of this install."""
+    return Path(__file__).resolve().parent.parent / "client.py"
+
+
+def thin_client_unavailable() -> str:
+    """Why the thin client cannot be this install's hook ("" when it can).
+
+    It needs Unix sockets and `posix_spawn`, and runs with `-I`, which hides the user site-packages: an
+    install whose dependencies live there could not decide in-process when no server answers.
+    """
+    import site
+    import socket
+
+    if os.name != "posix" or not hasattr(socket, "AF_UNIX") or not hasattr(os, "posix_spawn"):
+        return "this system has no Unix sockets or posix_spawn"
+    if not client_path().is_file():
+        return f"{client_path()} is missing"
+    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else ""
+    if user_site and str(Path(attrs.__file__).resolve()).startswith(str(Path(user_site).resolve())):
+        return "its dependencies are in the user site-packages, which `python -I` does not read"
+    return ""
+
+
 def _quote(word: str) -> str:
     return word if os.name == "nt" and " " not in word else shlex.quote(word)
 
