@@ -4,11 +4,24 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
+from conftest import private_folders
+from test_client import server_pid, wait_for_server
 
 from rtk_policy.commands import doctor, init, uninstall
+from rtk_policy.settings.targets import client_path, thin_client_unavailable
+
+CLIENT = str(client_path())
+needs_thin_client = pytest.mark.skipif(
+    bool(thin_client_unavailable()), reason="the thin client needs Unix sockets"
+)
 
 FOREIGN = (
     '{\n    "model": "opus",\n    "permissions": {"allow": ["Bash(ls:*)"]},\n'
@@ -29,10 +42,25 @@ def home(tmp_path, monkeypatch):
     return home
 
 
-def cli(module, agent="claude", global_=True):
+def cli(module, agent="claude", global_=True, in_process=False, serve=False):
     out, err = io.StringIO(), io.StringIO()
-    code = module.run(SimpleNamespace(agent=agent, global_=global_, serve=False), None, out, err)
+    args = SimpleNamespace(agent=agent, global_=global_, serve=serve, in_process=in_process)
+    code = module.run(args, None, out, err)
     return code, out.getvalue(), err.getvalue()
+
+
+def thin_client_words(agent="claude"):
+    return [sys.executable, "-S", "-I", CLIENT, agent]
+
+
+def commands_of(settings, event="PreToolUse"):
+    """Every handler command of `event` in the settings file, in order."""
+    data = json.loads(settings.read_text())
+    found = []
+    for group in data["hooks"][event]:
+        for handler in group.get("hooks", [group]):
+            found.append(handler.get("command") or handler.get("bash"))
+    return found
 
 
 def our_groups(data, event="PreToolUse"):
@@ -43,6 +71,7 @@ def our_groups(data, event="PreToolUse"):
     ]
 
 
+@needs_thin_client
 def test_init_twice_is_byte_identical_and_keeps_foreign_content(home):
     settings = home / ".claude" / "settings.json"
     settings.parent.mkdir()
@@ -59,7 +88,7 @@ def test_init_twice_is_byte_identical_and_keeps_foreign_content(home):
     assert data["hooks"]["PreToolUse"][0] == original["hooks"]["PreToolUse"][0]
     ours = data["hooks"]["PreToolUse"][1]
     assert ours["matcher"] == "Bash" and ours["hooks"][0]["type"] == "command"
-    assert ours["hooks"][0]["command"].endswith(" hook claude")
+    assert shlex.split(ours["hooks"][0]["command"]) == thin_client_words()
     assert first.startswith(b'{\n    "model"')  # the file's 4-space indentation is kept
 
 
@@ -147,14 +176,14 @@ def test_claude_config_dir_is_honoured(home, tmp_path, monkeypatch):
         ("copilot", ".copilot/hooks/rtk-policy.json", "preToolUse"),
     ],
 )
+@needs_thin_client
 def test_other_agents_install_idempotently(home, agent, relative, event):
     path = home / relative
     assert cli(init, agent)[0] == 0
     first = path.read_bytes()
     cli(init, agent)
     assert path.read_bytes() == first
-    data = json.loads(first)
-    assert f"hook {agent}" in json.dumps(data["hooks"][event])
+    assert [shlex.split(c) for c in commands_of(path, event)] == [thin_client_words(agent)]
     cli(uninstall, agent)
     assert not path.exists()
 
@@ -165,12 +194,191 @@ def test_doctor_reports_a_missing_hook(home):
     assert "PROBLEM an rtk-policy hook is installed" in out.getvalue()
 
 
-def test_doctor_passes_after_init(home, monkeypatch, tmp_path):
+@pytest.fixture()
+def runtime(tmp_path, monkeypatch):
+    """A private runtime folder for the engine the thin client starts (killed at the end)."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    monkeypatch.setenv("RTK_POLICY_SERVE_IDLE", "20")
+    yield folder
+    stop_server(folder)
+
+
+def stop_server(runtime_dir):
+    """SIGTERM the resident engine of `runtime_dir`, if one is running."""
+    pid = server_pid(runtime_dir / "rtk-policy" / "engine.lock")
+    if pid:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.mark.parametrize("in_process", [False, True], ids=["thin-client", "in-process"])
+def test_doctor_passes_after_init(home, monkeypatch, tmp_path, runtime, in_process):
+    if not in_process and thin_client_unavailable():
+        pytest.skip("the thin client needs Unix sockets")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    cli(init)
+    cli(init, in_process=in_process)
     out = io.StringIO()
     code = doctor.run(SimpleNamespace(), None, out, io.StringIO())
     text = out.getvalue()
-    assert "claude hook installed" in text and "hook command runs" in text
+    kind = "in-process" if in_process else "the thin client"
+    assert f"claude hook installed in {home}" in text and f"({kind}" in text
+    assert "ok      hook command runs: " in text, text
+    if not in_process:
+        wait_for_server({"XDG_RUNTIME_DIR": str(runtime)})  # doctor's run started one: stop it
     if "policies do not load" not in text:
         assert code == 0, text
+
+
+def old_settings(*commands):
+    """Claude settings: a foreign hook, then our entries running `commands` (as older inits wrote)."""
+    groups = [{"matcher": "Edit", "hooks": [{"type": "command", "command": "lint.sh"}]}]
+    for command in commands:
+        handler = {"type": "command", "command": command, "timeout": 30}
+        groups.append({"matcher": "Bash", "hooks": [handler]})
+    return {"model": "opus", "hooks": {"PreToolUse": groups}}
+
+
+def write_settings(home, data):
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir(exist_ok=True)
+    settings.write_text(json.dumps(data, indent=2) + "\n")
+    return settings
+
+
+@needs_thin_client
+def test_init_upgrades_an_old_in_process_entry_in_place(home):
+    settings = write_settings(home, old_settings("/old/venv/bin/rtk-policy hook claude"))
+    code, out, _ = cli(init)
+    assert code == 0 and "replaced `/old/venv/bin/rtk-policy hook claude`" in out
+    data = json.loads(settings.read_text())
+    groups = data["hooks"]["PreToolUse"]
+    assert len(groups) == 2 and groups[0]["hooks"][0]["command"] == "lint.sh"
+    ours = groups[1]["hooks"]
+    assert len(ours) == 1 and ours[0]["timeout"] == 30  # the user's other fields are kept
+    assert shlex.split(ours[0]["command"]) == thin_client_words()
+    first = settings.read_bytes()
+    assert cli(init)[0] == 0 and settings.read_bytes() == first
+
+
+@needs_thin_client
+def test_init_leaves_one_hook_when_both_forms_were_installed(home):
+    old = "/usr/bin/python3 -S -I /elsewhere/site-packages/rtk_policy/client.py claude"
+    settings = write_settings(home, old_settings("python3 -m rtk_policy hook claude", old))
+    assert cli(init)[0] == 0
+    commands = commands_of(settings)
+    assert commands[0] == "lint.sh" and len(commands) == 2
+    assert shlex.split(commands[1]) == thin_client_words()
+
+
+def test_in_process_writes_the_hook_command_and_switches_back(home):
+    settings = home / ".claude" / "settings.json"
+    code, out, _ = cli(init, in_process=True)
+    assert code == 0 and "fresh process" in out and "thin client" in out
+    (command,) = commands_of(settings)
+    words = shlex.split(command)
+    assert words[-2:] == ["hook", "claude"] and os.path.isabs(words[0])
+    assert "client.py" not in command
+    if not thin_client_unavailable():
+        cli(init)
+        assert [shlex.split(c) for c in commands_of(settings)] == [thin_client_words()]
+        cli(init, in_process=True)
+        assert commands_of(settings) == [command]
+
+
+@needs_thin_client
+def test_serve_is_an_alias_of_the_default(home):
+    code, out, _ = cli(init, serve=True)
+    settings = home / ".claude" / "settings.json"
+    assert code == 0 and [shlex.split(c) for c in commands_of(settings)] == [thin_client_words()]
+    assert "no opinion" in out and "http hook" in out and "in-process" in out
+
+
+def test_the_cli_parses_the_form_flags():
+    from rtk_policy.main import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["init"]).in_process is False
+    assert parser.parse_args(["init", "--in-process"]).in_process is True
+    assert parser.parse_args(["init", "--serve"]).serve is True
+    with pytest.raises(SystemExit):
+        parser.parse_args(["init", "--serve", "--in-process"])
+
+
+def test_a_customised_hook_command_is_kept(home):
+    custom = "rtk-policy hook claude --policies /my/policies"
+    settings = write_settings(home, old_settings(custom))
+    before = settings.read_bytes()
+    code, out, _ = cli(init)
+    assert code == 0 and "customised" in out and settings.read_bytes() == before
+
+
+def test_uninstall_removes_both_forms(home):
+    thin = "/usr/bin/python3 -S -I /x/rtk_policy/client.py claude"
+    settings = write_settings(home, old_settings("/venv/bin/rtk-policy hook claude", thin))
+    code, out, _ = cli(uninstall)
+    assert code == 0 and "removed" in out
+    assert commands_of(settings) == ["lint.sh"]
+    assert json.loads(settings.read_text())["model"] == "opus"
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ("/venv/bin/rtk-policy hook claude", "in-process"),
+        ("'/my venv/bin/python' -m rtk_policy hook gemini", "in-process"),
+        ("/usr/bin/python3 -S -I '/a b/rtk_policy/client.py' cursor", "thin client"),
+        ("rtk-policy hook", "in-process"),
+        ("rtk-policy hook claude --policies p", None),
+        ("sh hooks/rtk-policy-hook.sh claude", None),
+    ],
+)
+def test_command_forms(command, kind):
+    from rtk_policy.settings.install import command_form
+
+    assert command_form(command) == kind
+
+
+@needs_thin_client
+def test_the_installed_command_decides_end_to_end(home, tmp_path, runtime):
+    """Run exactly what init wrote: in-process while no engine answers, then through the engine."""
+    assert cli(init)[0] == 0
+    (command,) = commands_of(home / ".claude" / "settings.json")
+    assert shlex.split(command) == thin_client_words()
+    (tmp_path / "private").mkdir()
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        **private_folders(tmp_path / "private"),
+        "XDG_RUNTIME_DIR": str(runtime),
+        "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"],
+        "RTK_POLICY_SERVE_IDLE": "20",
+    }
+
+    def decide(shell_command):
+        payload = {
+            "session_id": "s1",
+            "cwd": str(tmp_path),
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_use_id": "t1",
+            "tool_input": {"command": shell_command, "description": "d"},
+        }
+        done = subprocess.run(
+            command,
+            shell=True,
+            input=json.dumps(payload).encode(),
+            capture_output=True,
+            env=env,
+            timeout=120,
+            cwd=str(tmp_path),
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)["hookSpecificOutput"]
+
+    assert decide("rm -rf /")["permissionDecision"] == "deny"  # no engine yet: decided in-process
+    wait_for_server(env)
+    assert decide("git status")["updatedInput"] == {"command": "rtk git status", "description": "d"}
+    assert decide("rm -rf /")["permissionDecision"] == "deny"

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from typing import IO, Any
 
 from rtk_policy.agents import AGENTS
-from rtk_policy.settings.install import is_ours
+from rtk_policy.settings.install import IN_PROCESS, THIN_CLIENT, command_form, our_commands
 from rtk_policy.settings.jsonfile import SettingsError, read_json
 from rtk_policy.settings.targets import Target, target
 
@@ -55,18 +55,17 @@ def sample_payload(agent: str, cwd: str) -> dict[str, Any]:
 
 def installed_commands(spec: Target) -> list[str]:
     """The commands of our handlers in `spec.path` (raises `SettingsError` for a broken file)."""
-    data = read_json(spec.path).data
-    hooks = data.get("hooks") if isinstance(data, dict) else None
-    entries = hooks.get(spec.event) if isinstance(hooks, dict) else None
-    found = []
-    for entry in entries if isinstance(entries, list) else []:
-        handlers = (
-            [entry]
-            if spec.matcher is None
-            else (entry.get("hooks") or [] if isinstance(entry, dict) else [])
-        )
-        found += [h[spec.command_key] for h in handlers if is_ours(h, spec.command_key)]
-    return found
+    return our_commands(read_json(spec.path).data, spec)
+
+
+def describe(command: str) -> str:
+    """What kind of hook `command` is (either form `init` writes, old installs included)."""
+    form = command_form(command)
+    if form == THIN_CLIENT:
+        return "the thin client of the resident engine"
+    if form == IN_PROCESS:
+        return "in-process; running init again switches it to the faster thin client"
+    return "a custom command"
 
 
 def check_output(stdout: str) -> str:
@@ -136,7 +135,7 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
                 continue
             for command in commands:
                 found_any = True
-                report(True, f"{agent} hook installed in {spec.path}")
+                report(True, f"{agent} hook installed in {spec.path} ({describe(command)})")
                 problem = run_command(command, agent, cwd)
                 report(
                     not problem,

@@ -24,9 +24,9 @@ THIN_CLIENT_NOTE = (
     "Python, that hands each call to the resident engine (`rtk-policy serve`: policies compiled\n"
     "once, a private Unix socket, exits when idle) and prints its answer. When no engine answers,\n"
     "it starts one in the background and decides that call itself, so no command goes unchecked.\n"
-    "No http hook is installed: Claude Code treats an http hook whose server is down as no\n"
-    "opinion, so commands would run unchecked. (`rtk-policy init --in-process` installs the plain\n"
-    "`rtk-policy hook` command instead.)\n"
+    "No http hook is installed: Claude Code treats an http hook whose server is down as\n"
+    "no opinion, so commands would run unchecked. (`rtk-policy init --in-process` installs\n"
+    "the plain `rtk-policy hook` command instead.)\n"
 )
 IN_PROCESS_NOTE = (
     "The hook decides every call in a fresh process (`rtk-policy hook`, no resident engine);\n"
