@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import time
+from _thread import get_ident
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -25,6 +26,12 @@ from rtk_policy import audit_store
 from rtk_policy.audit_redact import compile_extra, redact
 
 _renderer: Callable[[dict[str, Any]], str] | None = None
+#: thread id -> the list collecting that thread's records instead of writing them (see `defer`)
+_deferred: dict[int, list[tuple[str, dict[str, Any], int]]] = {}
+#: (text, extra patterns) -> redacted text, for a long-lived process that sees the same commands
+_redacted: dict[tuple[str, tuple[Any, ...]], str] = {}
+_REDACTED_KEEP = 4096
+_REDACTED_LONGEST = 2048  #: longer texts are redacted every time (the memo stays under ~10 MB)
 
 
 def default_audit_path() -> str:
@@ -97,12 +104,57 @@ def record(
             return
         event = build_event(config, agent, request, outcome, decision, total_us, error)
         max_bytes = int(getattr(config, "audit_max_bytes", 0) or 0)
+        collecting = _deferred.get(get_ident())
+        if collecting is not None:
+            collecting.append((audit_path(config), event, max_bytes))
+            return
         audit_store.append(audit_path(config), lambda prev: _finish(event, prev), max_bytes)
     except Exception as failure:  # noqa: BLE001 - the audit log must never break a hook
         try:
             sys.stderr.write(f"rtk-policy: audit log not written: {failure}\n")
         except Exception:  # noqa: BLE001
             pass
+
+
+def defer(records: list[tuple[str, dict[str, Any], int]] | None) -> None:
+    """From now on, this thread's `record` calls add their record to `records` instead of writing it
+    (None: write again). The caller must pass the list to `write_records` (the resident http server
+    writes a batch of decisions with one locked append)."""
+    if records is None:
+        _deferred.pop(get_ident(), None)
+    else:
+        _deferred[get_ident()] = records
+
+
+def write_records(records: list[tuple[str, dict[str, Any], int]]) -> None:
+    """Append records collected by `defer`, in order, chained; one locked append per log file run.
+
+    Never raises: on failure, one line goes to stderr (as `record` does).
+    """
+    start = 0
+    while start < len(records):
+        path, _, max_bytes = records[start]
+        end = start + 1
+        while end < len(records) and records[end][0] == path and records[end][2] == max_bytes:
+            end += 1
+        events = [event for _, event, _ in records[start:end]]
+        start = end
+        try:
+            audit_store.append(path, lambda prev, events=events: _chain(events, prev), max_bytes)
+        except Exception as failure:  # noqa: BLE001 - the audit log must never break a hook
+            try:
+                sys.stderr.write(f"rtk-policy: audit log not written: {failure}\n")
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def _chain(events: list[dict[str, Any]], prev: str) -> str:
+    """The lines of `events`, each chained to the one before, the first to `prev`."""
+    lines = []
+    for event in events:
+        lines.append(_finish(event, prev))
+        prev = event["hash"]
+    return "".join(lines)
 
 
 def _finish(event: dict[str, Any], prev: str) -> str:
@@ -125,7 +177,16 @@ def build_event(
     extra, errors = compile_extra(getattr(config, "audit_redact", ()) or ())
 
     def clean(text: Any) -> Any:
-        return redact(text, extra) if isinstance(text, str) else text
+        if not isinstance(text, str) or len(text) > _REDACTED_LONGEST:
+            return redact(text, extra) if isinstance(text, str) else text
+        key = (text, extra)
+        found = _redacted.get(key)
+        if found is None:
+            found = redact(text, extra)
+            if len(_redacted) >= _REDACTED_KEEP:
+                _redacted.clear()
+            _redacted[key] = found
+        return found
 
     if outcome is not None and decision is None:
         decision = outcome.decision

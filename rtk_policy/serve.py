@@ -20,6 +20,7 @@ import threading
 import time
 from typing import Any
 
+from rtk_policy import audit
 from rtk_policy.client import FORWARDED_ENV, socket_path
 from rtk_policy.serve_memo import MemoEngine
 
@@ -46,18 +47,30 @@ class Resident:
         return self.rss_kib > self.rss_limit_kib
 
     def answer(
-        self, agent: str, payload: bytes, env: dict[str, str] | None = None
+        self,
+        agent: str,
+        payload: bytes,
+        env: dict[str, str] | None = None,
+        records: list | None = None,
     ) -> tuple[str, str]:
-        """The hook's (stdout, stderr) for one payload, under the client's forwarded `env`."""
+        """The hook's (stdout, stderr) for one payload, under the client's forwarded `env`.
+
+        With `records`, the call's audit record is added to that list instead of being written: the
+        caller must hand the list to `audit.write_records` (before or right after answering).
+        """
         from rtk_policy.commands.hook import answer_payload
 
         self.last_request = time.monotonic()
         with self._lock:
             saved = _apply_env(env) if env is not None else None
+            if records is not None:
+                audit.defer(records)
             try:
                 engine = self.engine_for(_payload_cwd(payload))
                 answer = answer_payload(payload, agent or None, engine=engine)
             finally:
+                if records is not None:
+                    audit.defer(None)
                 if saved is not None:
                     _apply_env(saved)
             self.requests += 1
@@ -271,16 +284,20 @@ def _stop(signum: int, frame: object) -> None:
 
 def serve(idle: float = 900.0, http_port: int | None = None, path: str | None = None) -> int:
     """Run the resident engine until it has been idle for `idle` seconds (or SIGTERM/SIGINT)."""
-    from rtk_policy import audit
-
     signal.signal(signal.SIGTERM, _stop)
     audit.use_structlog() if _has_structlog() else None
     resident = Resident()
+    httpd = None
     if http_port is not None:
         from rtk_policy.serve_http import start_http
 
-        start_http(resident, http_port)
-    return serve_socket(resident, path or socket_path(), idle)
+        httpd = start_http(resident, http_port)
+    try:
+        return serve_socket(resident, path or socket_path(), idle)
+    finally:
+        if httpd is not None:  # the answers in progress finish, with their audit records
+            httpd.shutdown()
+            httpd.server_close()
 
 
 def _has_structlog() -> bool:

@@ -250,12 +250,10 @@ def test_http_hook_refuses_other_origins(httpd, headers):
 
 
 def test_http_hook_refuses_a_non_loopback_peer():
-    class Headers(dict):
-        pass
-
-    assert serve_http.local_request("127.0.0.1", Headers(Host="localhost:9"))
-    assert serve_http.local_request("::1", Headers(Host="[::1]:9"))
-    assert not serve_http.local_request("10.0.0.2", Headers(Host="localhost:9"))
+    assert serve_http.local_request("127.0.0.1", {"host": "localhost:9"})
+    assert serve_http.local_request("::1", {"host": "[::1]:9"})
+    assert not serve_http.local_request("10.0.0.2", {"host": "localhost:9"})
+    assert not serve_http.local_request("127.0.0.1", {"host": "localhost", "origin": ""})
     with pytest.raises(ValueError):
         serve_http.http_server(serve.Resident(), 0, host="0.0.0.0")
 
