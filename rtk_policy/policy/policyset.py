@@ -9,11 +9,16 @@ import attrs
 
 from rtk_policy.policy.backend import Backend, EngineError, EvalError
 from rtk_policy.policy.facts import VARIABLES, command_value, context_values, segment_value
-from rtk_policy.policy.guard import build_guard, guard_functions
+from rtk_policy.policy.guard import Guard, build_guard, guard_functions
 from rtk_policy.policy.model import Context, Evaluation, Rule, RuleResult, SegmentResult
+from rtk_policy.policy.specialize import specialize
 from rtk_policy.shell.model import CommandLine
 
 NO_PROGRAM = -1
+#: programs whose specialised plans are kept (a bound for a long-running server fed arbitrary text)
+MAX_PLANS = 4096
+#: the rules tried on one program: (index of the rule, its specialised guard or None)
+Plan = tuple[tuple[int, Guard | None], ...]
 #: version of the compiled payload (CompiledRule fields, load-time source rewrites): part of the cache key
 COMPILED_FORMAT = "3"
 
@@ -85,15 +90,14 @@ class PolicySet:
             for program in item.index:
                 self._by_program.setdefault(program, []).append(index)
         self._candidates: dict[str, tuple[int, ...]] = {}
-        self._fast_candidates: dict[str, tuple[int, ...]] = {}
-        self._deny_candidates: dict[str, tuple[int, ...]] = {}
+        self._plans: dict[str, Plan] = {}
+        self._deny_plans: dict[str, Plan] = {}
         self._denying = frozenset(
             i
             for i, c in enumerate(compiled)
             if (c.rule.kind, c.rule.decision, c.rule.mode) == ("permission", "deny", "enforce")
         )
-        functions = guard_functions()
-        self._guards = tuple(build_guard(c.guard, functions) for c in compiled)
+        self._functions = functions = guard_functions()
         self._when_guards = tuple(build_guard(f.when_guard, functions) for f in files)
         self._consumers = tuple(
             (f.pipeline_consumer, build_guard(f.consumer_guard, functions))
@@ -127,29 +131,34 @@ class PolicySet:
             self._candidates[program] = found
         return found
 
-    def fast_candidates(self, program: str) -> tuple[int, ...]:
-        """`candidates` without the rules whose guard is false for every segment running `program`.
+    def plan(self, program: str) -> Plan:
+        """The rules tried on a segment running `program`, each with its guard specialised to it.
 
-        The guard runs with nothing known but `segment.program`; anything else it reads is unknown,
-        so a `False` holds for every segment of that program.
+        A rule whose guard is false once the program is known (`specialize.py`) is left out; the
+        others keep the residual guard (None: no guard). Plans are kept for `MAX_PLANS` programs.
         """
-        found = self._fast_candidates.get(program)
+        found = self._plans.get(program)
         if found is None:
-            known = {"segment": {"program": program}}
-            found = tuple(
-                i
-                for i in self.candidates(program)
-                if self._guards[i] is None or self._guards[i](known) is not False
-            )
-            self._fast_candidates[program] = found
+            if len(self._plans) >= MAX_PLANS:
+                self._plans.clear()
+                self._deny_plans.clear()
+            found = tuple(self._planned(program))
+            self._plans[program] = found
         return found
 
-    def deny_candidates(self, program: str) -> tuple[int, ...]:
-        """`fast_candidates` limited to the enforce-mode deny rules (the re-check of a rewrite)."""
-        found = self._deny_candidates.get(program)
+    def _planned(self, program: str) -> Any:
+        functions = self._functions
+        for index in self.candidates(program):
+            residual = specialize(self.compiled_rules[index].guard, program, functions)
+            if residual != ("lit", False):
+                yield index, build_guard(residual, functions)
+
+    def deny_plan(self, program: str) -> Plan:
+        """`plan` limited to the enforce-mode deny rules (the re-check of a rewrite)."""
+        found = self._deny_plans.get(program)
         if found is None:
-            found = tuple(i for i in self.fast_candidates(program) if i in self._denying)
-            self._deny_candidates[program] = found
+            found = tuple(step for step in self.plan(program) if step[0] in self._denying)
+            self._deny_plans[program] = found
         return found
 
     def evaluate(
@@ -198,12 +207,12 @@ class PolicySet:
         hits: list[RuleResult] = []
         rewrite: RuleResult | None = None
         when_cache: dict[int, bool] = {}
-        compiled_rules, guards, disabled = self.compiled_rules, self._guards, run.disabled
-        if run.deny_only:
-            candidates = self.deny_candidates(program)
+        compiled_rules, disabled = self.compiled_rules, run.disabled
+        if run.trace:
+            steps: Plan = tuple((i, None) for i in self.candidates(program))
         else:
-            candidates = self.candidates(program) if run.trace else self.fast_candidates(program)
-        for rule_index in candidates:
+            steps = self.deny_plan(program) if run.deny_only else self.plan(program)
+        for rule_index, guard in steps:
             item = compiled_rules[rule_index]
             rule = item.rule
             if rule.id in disabled or (
@@ -212,8 +221,7 @@ class PolicySet:
                 continue
             if not self._file_applies(item.file_index, run, when_cache):
                 continue
-            guard = guards[rule_index]
-            if guard is not None and not run.trace and guard(run.values) is False:
+            if guard is not None and guard(run.values) is False:
                 continue
             result = self._try(item, run.activation(), run.errors, run.trace)
             if result is None:

@@ -1,0 +1,105 @@
+"""Guards specialised to one program: the guard form (`guard.py`) with `segment.program` known.
+
+Most rules test `segment.program` somewhere (`segment.program == "git" && ...`, `!(segment.program in
+[...]) && ...`, `segment.program.matches("^(rm|shred)$") && ...`). Once the program of a segment is known
+those tests are constants, so the residual guard that is left is far smaller: a rule whose residual is
+`false` is never tried on that program, and the others run only the tests that still depend on the
+segment. Folding follows the guard's own three-valued rules: a node is replaced by a literal only when
+every operand is a literal and the guard gives a plain value for it; `&&`/`||` drop their `true`/`false`
+operands and collapse on a `false`/`true` one, exactly as the guard would decide at run time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rtk_policy.policy.guard import UNKNOWN, build_guard
+
+_FALSE = ("lit", False)
+_TRUE = ("lit", True)
+_FOLDABLE = frozenset({"not", "rel", "add", "call", "mcall", "index"})
+#: functions whose result depends on more than their arguments (the environment): never folded
+_IMPURE = frozenset({"expand_home", "path_under"})
+
+
+def specialize(ir: tuple[Any, ...], program: str, functions: dict[Any, Any]) -> tuple[Any, ...]:
+    """The guard form `ir` with `segment.program` replaced by `program` and constants folded."""
+    if not ir or ir[0] == "unknown":
+        return ir
+    return _spec(ir, program, functions, frozenset())
+
+
+def _spec(ir: Any, program: str, fns: dict[Any, Any], bound: frozenset[str]) -> Any:
+    if not isinstance(ir, tuple) or not ir:
+        return ir
+    kind = ir[0]
+    if kind in ("lit", "ident", "unknown"):
+        return ir
+    if kind == "dot":
+        if ir[1] == ("ident", "segment") and ir[2] == "program" and "segment" not in bound:
+            return ("lit", program)
+        return ("dot", _spec(ir[1], program, fns, bound), ir[2])
+    if kind in ("exists", "all"):
+        target = _spec(ir[1], program, fns, bound)
+        return (kind, target, ir[2], _spec(ir[3], program, fns, bound | {ir[2]}))
+    if kind in ("and", "or"):
+        return _chain(kind, [_spec(part, program, fns, bound) for part in _flatten(ir)])
+    if kind == "list":
+        return ("list", tuple(_spec(item, program, fns, bound) for item in ir[1]))
+    if kind in ("call", "mcall"):  # (call, name, args) / (mcall, name, target, args)
+        head = ir[:2] if kind == "call" else (kind, ir[1], _spec(ir[2], program, fns, bound))
+        node = (*head, tuple(_spec(a, program, fns, bound) for a in ir[-1]))
+    else:  # not, rel, add, index: every tuple part is an operand
+        node = tuple(_spec(p, program, fns, bound) if isinstance(p, tuple) else p for p in ir)
+    return _fold(node, fns) if kind in _FOLDABLE else node
+
+
+def _flatten(ir: tuple[Any, ...]) -> list[Any]:
+    """The operands of a chain of one operator (`a && b && c`)."""
+    found: list[Any] = []
+    for side in ir[1:]:
+        found.extend(_flatten(side) if isinstance(side, tuple) and side[0] == ir[0] else [side])
+    return found
+
+
+def _chain(kind: str, parts: list[Any]) -> tuple[Any, ...]:
+    """`&&`/`||` of specialised operands: collapsed on a deciding literal, neutral ones dropped."""
+    deciding, neutral = (_FALSE, _TRUE) if kind == "and" else (_TRUE, _FALSE)
+    if deciding in parts:
+        return deciding
+    kept = [part for part in parts if part != neutral]
+    if not kept:
+        return neutral
+    node = kept[-1]
+    for part in reversed(kept[:-1]):
+        node = (kind, part, node)
+    return node  # type: ignore[no-any-return]
+
+
+def _constant(ir: Any) -> bool:
+    if not isinstance(ir, tuple) or not ir:
+        return True  # an operator name or a function name
+    if ir[0] == "lit":
+        return True
+    if ir[0] == "list":
+        return all(_constant(item) for item in ir[1])
+    return False
+
+
+def _fold(node: tuple[Any, ...], fns: dict[Any, Any]) -> tuple[Any, ...]:
+    """`node` as a literal when all its operands are literals and the guard gives a plain value."""
+    if node[0] == "call":
+        if node[1] in _IMPURE:
+            return node
+        operands = node[2]
+    elif node[0] == "mcall":
+        operands = (node[2], *node[3])
+    else:
+        operands = node[1:]
+    if not all(_constant(part) for part in operands):
+        return node
+    guard = build_guard(node, fns)
+    value = guard({}) if guard is not None else UNKNOWN
+    if type(value) in (bool, int, str):
+        return ("lit", value)
+    return node

@@ -1,0 +1,88 @@
+"""Guards specialised to a program (`policy/specialize.py`) answer as the generic guard does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rtk_policy.engine import load_engine
+from rtk_policy.policy.facts import command_value, context_values, segment_value
+from rtk_policy.policy.guard import UNKNOWN, build_guard, guard_functions, guard_ir
+from rtk_policy.policy.specialize import specialize
+from rtk_policy.pytest_plugin import read_corpus
+from rtk_policy.shell import parse
+
+FUNCTIONS = guard_functions()
+CORPUS = Path(__file__).resolve().parent / "corpus"
+COMMANDS = [
+    *read_corpus(CORPUS / "commands.txt"),
+    *read_corpus(CORPUS / "multiline.jsonl"),
+    *read_corpus(CORPUS / "bypass.jsonl"),
+]
+
+
+def _residual(source: str, program: str) -> tuple:
+    return specialize(guard_ir(source), program, FUNCTIONS)
+
+
+@pytest.mark.parametrize(
+    ("source", "program", "expected"),
+    [
+        ('segment.program == "git" && segment.args.exists(a, a == "x")', "ls", ("lit", False)),
+        ('segment.program == "git" || segment.program == "ls"', "ls", ("lit", True)),
+        ('!(segment.program in ["rm", "mv"]) && size(segment.args) > 2', "rm", ("lit", False)),
+        ('segment.program.matches("^(rm|shred)$") && true', "shred", ("lit", True)),
+        ('segment.program.startsWith("py") && false', "python", ("lit", False)),
+    ],
+)
+def test_program_tests_fold_to_constants(source: str, program: str, expected: tuple) -> None:
+    assert _residual(source, program) == expected
+
+
+def test_residual_keeps_what_depends_on_the_segment() -> None:
+    residual = _residual('segment.program == "git" && segment.subcommand == "push"', "git")
+    assert residual[0] == "rel" and residual[2] == ("dot", ("ident", "segment"), "subcommand")
+
+
+def test_a_comprehension_variable_named_segment_is_not_replaced() -> None:
+    source = 'command.segments.exists(segment, segment.program == "curl")'
+    residual = _residual(source, "ls")
+    assert residual[0] == "exists"  # the body speaks of the bound variable, not of this segment
+    env = {"command": {"segments": [{"program": "curl"}]}, "segment": {"program": "ls"}}
+    assert build_guard(residual, FUNCTIONS)(env) is True
+
+
+def test_functions_reading_the_environment_are_not_folded() -> None:
+    residual = _residual('path_under(segment.program, "~/bin")', "x")
+    assert residual[0] == "call"
+
+
+def test_shipped_rules_specialised_agree_with_the_generic_guard() -> None:
+    """Every corpus segment × each rule tried on it: the residual gives the generic guard's answer."""
+    engine = load_engine()
+    policies = engine.policies
+    context = engine.context(agent="claude")
+    irs = [c.guard for c in policies.compiled_rules]
+    generic = [build_guard(ir, FUNCTIONS) for ir in irs]
+    compared = 0
+    specialised: dict[tuple[int, str], object] = {}
+    for text in COMMANDS:
+        line = parse(text)
+        maps = [segment_value(s, None) for s in line.segments]
+        env = {"command": command_value(line, maps), **context_values(context)}
+        for segment, segment_map in zip(line.segments, maps, strict=True):
+            env["segment"] = segment_map
+            for index in policies.candidates(segment.program):
+                ir, guard = irs[index], generic[index]
+                if guard is None:
+                    continue
+                key = (index, segment.program)
+                if key not in specialised:
+                    residual = specialize(ir, segment.program, FUNCTIONS)
+                    specialised[key] = build_guard(residual, FUNCTIONS)
+                special = specialised[key]
+                want, got = guard(env), special(env) if special is not None else UNKNOWN
+                assert want is UNKNOWN or got == want, (text, ir)
+                compared += 1
+    assert compared > 50_000
