@@ -22,7 +22,7 @@ from typing import Any
 
 from rtk_policy import audit
 from rtk_policy.client import FORWARDED_ENV, socket_path
-from rtk_policy.serve_memo import MemoEngine
+from rtk_policy.serve_memo import FolderFacts, MemoEngine, stat_stamp
 
 MAX_REQUEST = 1024 * 1024 + 4096  #: bytes read from one connection at most
 _KEEP_ENGINES = 16  #: engines kept (one per environment and project folder); the oldest is dropped
@@ -34,6 +34,7 @@ class Resident:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._engines: dict[tuple, tuple[tuple, Any]] = {}
+        self.facts = FolderFacts()  #: project folders and Claude rules per cwd, checked per request
         self.last_request = time.monotonic()
         self.requests = 0
         self.rss_kib = 0  #: resident memory, sampled every 1000 requests
@@ -66,6 +67,7 @@ class Resident:
             if records is not None:
                 audit.defer(records)
             try:
+                self.facts.new_request()
                 engine = self.engine_for(_payload_cwd(payload))
                 answer = answer_payload(payload, agent or None, engine=engine)
             finally:
@@ -84,19 +86,17 @@ class Resident:
 
         None when loading fails: the hook then loads it itself and applies its fail mode.
         """
-        from rtk_policy.config import project_dir
-
-        project = project_dir(cwd)
+        project = self.facts.project_dir(cwd)
         key = (tuple(os.environ.get(name, "") for name in FORWARDED_ENV), str(project or ""))
         cached = self._engines.get(key)
-        if cached is not None and stamp_of(cached[0]) == cached[1]:
+        if cached is not None and stat_stamp(cached[0]) == cached[1]:
             return cached[2]
         from rtk_policy.engine import load_engine
 
         watched = watched_paths(cwd)
-        stamp = stamp_of(watched)
+        stamp = stat_stamp(watched)
         try:
-            engine = MemoEngine(load_engine(cwd=cwd))
+            engine = MemoEngine(load_engine(cwd=cwd), facts=self.facts)
         except Exception:  # noqa: BLE001 - the hook reloads and answers with its fail mode
             return None
         self._engines.pop(key, None)
@@ -157,19 +157,6 @@ def watched_paths(cwd: str | None = None) -> tuple[str, ...]:
         if os.path.isdir(entry):
             paths.extend(os.path.join(entry, n) for n in sorted(os.listdir(entry)))
     return tuple(dict.fromkeys(paths))
-
-
-def stamp_of(paths: tuple[str, ...]) -> tuple:
-    """(mtime, size) of each path, None for a missing one: one stat per path."""
-    stamp = []
-    for path in paths:
-        try:
-            info = os.stat(path)
-        except OSError:
-            stamp.append(None)
-            continue
-        stamp.append((info.st_mtime_ns, info.st_size, info.st_ino))
-    return tuple(stamp)
 
 
 def parse_header(line: bytes) -> tuple[str, dict[str, str]]:

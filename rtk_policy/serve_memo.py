@@ -9,6 +9,8 @@ Contexts that cannot be hashed (a `tool_input` holding lists or objects) are nev
 
 from __future__ import annotations
 
+import os
+import time
 from collections import OrderedDict
 from typing import Any
 
@@ -21,8 +23,9 @@ MEMO_SIZE = 2048
 class MemoEngine:
     """Wraps an `Engine`; same interface for the hook (`config`, `context`, `evaluate`, `decide`)."""
 
-    def __init__(self, engine: Any, size: int = MEMO_SIZE) -> None:
+    def __init__(self, engine: Any, size: int = MEMO_SIZE, facts: Any = None) -> None:
         self.engine = engine
+        self.folder_facts = facts  #: a `FolderFacts` the hook asks instead of the file system
         self.config = engine.config
         self.size = size
         self.hits = 0
@@ -53,3 +56,125 @@ class MemoEngine:
     def decide(self, text: str, context: Any) -> Any:
         """The `Decision` for `text`."""
         return self.evaluate(text, context).decision
+
+
+#: Probed paths whose mtime is this close to the moment they were read are not trusted yet: a change
+#: within the same timestamp tick, keeping size and inode, would otherwise go unseen.
+RACY_NS = 50_000_000
+
+
+def stat_stamp(paths: tuple[str, ...]) -> tuple:
+    """(mode, inode, mtime, size) of each path (following symlinks), None for a missing one."""
+    stamp = []
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            stamp.append(None)
+            continue
+        stamp.append((info.st_mode, info.st_ino, info.st_mtime_ns, info.st_size))
+    return tuple(stamp)
+
+
+def newest_mtime(stamp: tuple) -> int:
+    """The latest mtime in a `stat_stamp` (0 when nothing exists)."""
+    return max((entry[2] for entry in stamp if entry is not None), default=0)
+
+
+class FolderFacts:
+    """What a hook call learns from the file system about its cwd, remembered per (cwd, HOME,
+    CLAUDE_CONFIG_DIR) until one of the paths it depends on changes (one stat per path per call).
+
+    The facts: the rtk-policy project folder (`config.project_dir`), the Claude project folder
+    (`claude_project_dir`) and the merged Claude `Bash(...)` rules (`load_claude_rules`, whose stderr
+    warnings are repeated on every call, as the hook would print them). The paths probed are the cwd
+    as given and resolved (a moved folder, a re-pointed symlink), the `.claude`, `.git` and
+    `.rtk-policy` entries of it and of each parent (which decide both project folders), and the four
+    Claude settings files of that project and of the user.
+    """
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._known: OrderedDict[tuple[str, ...], tuple[tuple[str, ...], tuple, int, tuple]] = (
+            OrderedDict()
+        )
+        self._checked: set[tuple[str, ...]] = set()  #: keys already checked for this request
+        self._last: tuple[str | None, tuple] | None = None  #: (cwd, facts) of this request
+
+    def new_request(self) -> None:
+        """Start of a hook call: the facts are checked again (once) before they are used."""
+        self._checked.clear()
+        self._last = None
+
+    def project_dir(self, cwd: str | None) -> Any:
+        """`rtk_policy.config.project_dir(cwd)`."""
+        return self._facts(cwd)[0]
+
+    def claude_project_dir(self, cwd: str | None) -> Any:
+        """`rtk_policy.settings.claude_rules.claude_project_dir(cwd)`."""
+        return self._facts(cwd)[1]
+
+    def claude_rules(self, cwd: str | None, stderr: Any = None) -> tuple:
+        """`load_claude_rules(cwd, stderr)`: (deny, ask, allow), its warnings written to `stderr`."""
+        _, _, rules, warnings = self._facts(cwd)
+        if warnings and stderr is not None:
+            stderr.write(warnings)
+        return rules
+
+    def _facts(self, cwd: str | None) -> tuple:
+        last = self._last
+        if last is not None and last[0] == cwd:
+            return last[1]
+        facts = self._check(cwd)
+        self._last = (cwd, facts)
+        return facts
+
+    def _check(self, cwd: str | None) -> tuple:
+        where = cwd or os.getcwd()
+        key = (where, os.environ.get("HOME", ""), os.environ.get("CLAUDE_CONFIG_DIR", ""))
+        known = self._known.get(key)
+        if known is not None:
+            if key in self._checked:
+                return known[3]
+            paths, stamp, trusted_after, facts = known
+            if time.time_ns() > trusted_after and stat_stamp(paths) == stamp:
+                self._known.move_to_end(key)
+                self._checked.add(key)
+                return facts
+        paths = probed_paths(where)
+        stamp = stat_stamp(paths)  # before reading: a change while reading shows next time
+        facts = _read_facts(where)
+        self._known[key] = (paths, stamp, newest_mtime(stamp) + RACY_NS, facts)
+        self._known.move_to_end(key)
+        self._checked.add(key)
+        while len(self._known) > self.size:
+            self._known.popitem(last=False)
+        return facts
+
+
+def probed_paths(cwd: str) -> tuple[str, ...]:
+    """The paths whose state decides the `FolderFacts` of `cwd` (see there)."""
+    from pathlib import Path
+
+    from rtk_policy.settings.claude_rules import settings_files
+
+    try:
+        here = Path(cwd).resolve()
+    except (OSError, RuntimeError):
+        here = Path(cwd)
+    paths = [cwd, str(here)]  # a moved folder or a re-pointed symlink changes one of these
+    for folder in (here, *here.parents):
+        paths += [os.path.join(folder, name) for name in (".claude", ".git", ".rtk-policy")]
+    paths += [str(path) for path in settings_files(cwd)]
+    return tuple(dict.fromkeys(paths))
+
+
+def _read_facts(cwd: str) -> tuple:
+    import io
+
+    from rtk_policy.config import project_dir
+    from rtk_policy.settings.claude_rules import claude_project_dir, load_claude_rules
+
+    warnings = io.StringIO()
+    rules = load_claude_rules(cwd, warnings)
+    return project_dir(cwd), claude_project_dir(cwd), rules, warnings.getvalue()

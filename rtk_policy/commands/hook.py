@@ -86,10 +86,11 @@ class _Hook:
 
     def context(self, engine: Any, request: HookRequest) -> Any:
         """The policy `Context` of the request: agent fields, Claude rules, config lists."""
+        facts = getattr(engine, "folder_facts", None)  # the resident server's stat-checked memo
         fields: dict[str, Any] = {
             "agent": request.agent,
             "cwd": request.cwd,
-            "project_dir": self.project_dir(request),
+            "project_dir": self.project_dir(request, facts),
             "permission_mode": request.permission_mode,
             "session_id": request.session_id,
             "tool_name": request.tool_name,
@@ -98,7 +99,8 @@ class _Hook:
         if request.agent in CLAUDE_RULE_AGENTS:
             from rtk_policy.settings.claude_rules import load_claude_rules
 
-            deny, ask, allow = load_claude_rules(request.cwd or None, self.stderr)
+            load = facts.claude_rules if facts is not None else load_claude_rules
+            deny, ask, allow = load(request.cwd or None, self.stderr)
             fields.update(claude_deny=deny, claude_ask=ask, claude_allow=allow)
         make = getattr(engine, "context", None)
         if callable(make):
@@ -108,14 +110,16 @@ class _Hook:
         return Context(**fields)
 
     @staticmethod
-    def project_dir(request: HookRequest) -> str:
-        """`$CLAUDE_PROJECT_DIR` for Claude Code, else the Claude project folder of the cwd."""
+    def project_dir(request: HookRequest, facts: Any = None) -> str:
+        """`$CLAUDE_PROJECT_DIR` for Claude Code, else the Claude project folder of the cwd (asked
+        of `facts`, a `serve_memo.FolderFacts`, when given)."""
         env = os.environ.get("CLAUDE_PROJECT_DIR", "") if request.agent == "claude" else ""
         if env:
             return env
         from rtk_policy.settings.claude_rules import claude_project_dir
 
-        folder = claude_project_dir(request.cwd) if request.cwd else None
+        find = facts.claude_project_dir if facts is not None else claude_project_dir
+        folder = find(request.cwd) if request.cwd else None
         return str(folder) if folder is not None else ""
 
     # -- failures ---------------------------------------------------------------------------------
