@@ -11,7 +11,7 @@ from rtk_policy.policy.backend import Backend, EngineError, EvalError
 from rtk_policy.policy.facts import VARIABLES, command_value, context_values, segment_value
 from rtk_policy.policy.guard import Guard, build_guard, guard_functions
 from rtk_policy.policy.model import Context, Evaluation, Rule, RuleResult, SegmentResult
-from rtk_policy.policy.specialize import specialize
+from rtk_policy.policy.specialize import Specializer
 from rtk_policy.shell.model import CommandLine
 
 NO_PROGRAM = -1
@@ -98,6 +98,8 @@ class PolicySet:
             if (c.rule.kind, c.rule.decision, c.rule.mode) == ("permission", "deny", "enforce")
         )
         self._functions = functions = guard_functions()
+        self._specializer = Specializer(functions)
+        self._generic: dict[int, Guard | None] = {}
         self._when_guards = tuple(build_guard(f.when_guard, functions) for f in files)
         self._consumers = tuple(
             (f.pipeline_consumer, build_guard(f.consumer_guard, functions))
@@ -147,11 +149,17 @@ class PolicySet:
         return found
 
     def _planned(self, program: str) -> Any:
-        functions = self._functions
+        specializer = self._specializer
         for index in self.candidates(program):
-            residual = specialize(self.compiled_rules[index].guard, program, functions)
+            ir = self.compiled_rules[index].guard
+            if not specializer.mentions(ir):  # the same guard for every program: built once
+                if index not in self._generic:
+                    self._generic[index] = build_guard(ir, self._functions)
+                yield index, self._generic[index]
+                continue
+            residual = specializer.specialize(ir, program)
             if residual != ("lit", False):
-                yield index, build_guard(residual, functions)
+                yield index, build_guard(residual, self._functions)
 
     def deny_plan(self, program: str) -> Plan:
         """`plan` limited to the enforce-mode deny rules (the re-check of a rewrite)."""

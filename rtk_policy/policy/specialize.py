@@ -24,34 +24,64 @@ _IMPURE = frozenset({"expand_home", "path_under"})
 
 def specialize(ir: tuple[Any, ...], program: str, functions: dict[Any, Any]) -> tuple[Any, ...]:
     """The guard form `ir` with `segment.program` replaced by `program` and constants folded."""
-    if not ir or ir[0] == "unknown":
-        return ir
-    return _spec(ir, program, functions, frozenset())
+    return Specializer(functions).specialize(ir, program)
 
 
-def _spec(ir: Any, program: str, fns: dict[Any, Any], bound: frozenset[str]) -> Any:
-    if not isinstance(ir, tuple) or not ir:
-        return ir
-    kind = ir[0]
-    if kind in ("lit", "ident", "unknown"):
-        return ir
-    if kind == "dot":
-        if ir[1] == ("ident", "segment") and ir[2] == "program" and "segment" not in bound:
-            return ("lit", program)
-        return ("dot", _spec(ir[1], program, fns, bound), ir[2])
-    if kind in ("exists", "all"):
-        target = _spec(ir[1], program, fns, bound)
-        return (kind, target, ir[2], _spec(ir[3], program, fns, bound | {ir[2]}))
-    if kind in ("and", "or"):
-        return _chain(kind, [_spec(part, program, fns, bound) for part in _flatten(ir)])
-    if kind == "list":
-        return ("list", tuple(_spec(item, program, fns, bound) for item in ir[1]))
-    if kind in ("call", "mcall"):  # (call, name, args) / (mcall, name, target, args)
-        head = ir[:2] if kind == "call" else (kind, ir[1], _spec(ir[2], program, fns, bound))
-        node = (*head, tuple(_spec(a, program, fns, bound) for a in ir[-1]))
-    else:  # not, rel, add, index: every tuple part is an operand
-        node = tuple(_spec(p, program, fns, bound) if isinstance(p, tuple) else p for p in ir)
-    return _fold(node, fns) if kind in _FOLDABLE else node
+_PROGRAM = ("dot", ("ident", "segment"), "program")
+
+
+class Specializer:
+    """Specialises guard forms to programs, remembering which subtrees read `segment.program`.
+
+    A subtree that does not read it is the same for every program and is kept as it is, so the
+    work per program is proportional to the program tests alone. The memo is keyed by `id()`: it
+    keeps every subtree it has seen alive.
+    """
+
+    def __init__(self, functions: dict[Any, Any]) -> None:
+        self.functions = functions
+        self._mentions: dict[int, bool] = {}
+        self._seen: list[Any] = []
+
+    def mentions(self, ir: Any) -> bool:
+        """True when `ir` reads `segment.program` somewhere (a bound `segment` counts too)."""
+        if not isinstance(ir, tuple) or not ir:
+            return False
+        known = self._mentions.get(id(ir))
+        if known is None:
+            known = ir == _PROGRAM or any(self.mentions(part) for part in ir[1:])
+            self._mentions[id(ir)] = known
+            self._seen.append(ir)
+        return known
+
+    def specialize(self, ir: tuple[Any, ...], program: str) -> tuple[Any, ...]:
+        """`ir` with `segment.program` replaced by `program` and constants folded."""
+        if not ir or ir[0] == "unknown":
+            return ir
+        return self._spec(ir, program, frozenset())  # type: ignore[no-any-return]
+
+    def _spec(self, ir: Any, program: str, bound: frozenset[str]) -> Any:
+        if not self.mentions(ir):
+            return ir
+        fns = self.functions
+        kind = ir[0]
+        if kind == "dot":
+            if ir == _PROGRAM and "segment" not in bound:
+                return ("lit", program)
+            return ("dot", self._spec(ir[1], program, bound), ir[2])
+        if kind in ("exists", "all"):
+            target = self._spec(ir[1], program, bound)
+            return (kind, target, ir[2], self._spec(ir[3], program, bound | {ir[2]}))
+        if kind in ("and", "or"):
+            return _chain(kind, [self._spec(part, program, bound) for part in _flatten(ir)])
+        if kind == "list":
+            return ("list", tuple(self._spec(item, program, bound) for item in ir[1]))
+        if kind in ("call", "mcall"):  # (call, name, args) / (mcall, name, target, args)
+            head = ir[:2] if kind == "call" else (kind, ir[1], self._spec(ir[2], program, bound))
+            node = (*head, tuple(self._spec(a, program, bound) for a in ir[-1]))
+        else:  # not, rel, add, index: every tuple part is an operand
+            node = tuple(self._spec(p, program, bound) if isinstance(p, tuple) else p for p in ir)
+        return _fold(node, fns) if kind in _FOLDABLE else node
 
 
 def _flatten(ir: tuple[Any, ...]) -> list[Any]:
