@@ -111,13 +111,17 @@ def redirect_value(redirect: Redirect) -> dict[str, Any]:
 
 def _segment_field(segment: Segment, name: str) -> Any:
     value = getattr(segment, name)
+    if type(value) is not tuple:
+        return value
     if name == "env":
-        return {k: v for k, v in value}
+        return dict(value)
     if name == "redirects":
         return [redirect_value(r) for r in value]
-    if isinstance(value, tuple):
-        return list(value)
-    return value
+    return list(value)
+
+
+#: (field name, its key in the `pipeline` sub-map or None) of every Segment field
+_SEGMENT_PLAN = tuple((name, _PIPELINE_FIELDS.get(name)) for name in _SEGMENT_NAMES)
 
 
 def segment_value(segment: Segment, fields: frozenset[str] | None = None) -> dict[str, Any]:
@@ -134,12 +138,14 @@ def segment_value(segment: Segment, fields: frozenset[str] | None = None) -> dic
         return data
     data = {}
     pipeline: dict[str, Any] = {}
-    for name in _SEGMENT_NAMES:
-        short = _PIPELINE_FIELDS.get(name)
+    for name, short in _SEGMENT_PLAN:
+        value = getattr(segment, name)
+        if type(value) is tuple:
+            value = _segment_field(segment, name)
         if short is None:
-            data[name] = _segment_field(segment, name)
+            data[name] = value
         else:
-            pipeline[short] = _segment_field(segment, name)
+            pipeline[short] = value
     data["pipeline"] = pipeline
     return data
 

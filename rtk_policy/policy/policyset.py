@@ -100,6 +100,7 @@ class PolicySet:
         self._functions = functions = guard_functions()
         self._specializer = Specializer(functions)
         self._generic: dict[int, Guard | None] = {}
+        self._no_when = {i: True for i, f in enumerate(files) if f.when == NO_PROGRAM}
         self._when_guards = tuple(build_guard(f.when_guard, functions) for f in files)
         self._consumers = tuple(
             (f.pipeline_consumer, build_guard(f.consumer_guard, functions))
@@ -214,7 +215,7 @@ class PolicySet:
         tried: list[RuleResult] = []
         hits: list[RuleResult] = []
         rewrite: RuleResult | None = None
-        when_cache: dict[int, bool] = {}
+        when_cache = dict(self._no_when)  # files without `when` apply everywhere
         compiled_rules, disabled = self.compiled_rules, run.disabled
         if run.trace:
             steps: Plan = tuple((i, None) for i in self.candidates(program))
@@ -227,7 +228,10 @@ class PolicySet:
                 rule.kind == "rewrite" and (rewrite is not None or not rewritable)
             ):
                 continue
-            if not self._file_applies(item.file_index, run, when_cache):
+            applies = when_cache.get(item.file_index)
+            if applies is None:
+                applies = self._file_applies(item.file_index, run, when_cache)
+            if not applies:
                 continue
             if guard is not None and guard(run.values) is False:
                 continue
