@@ -191,3 +191,27 @@ def test_an_engine_failure_fails_closed_for_deny_and_ask_rules():
     assert unevaluable(rule("permission", "ask"), "x").matched
     assert not unevaluable(rule("permission", "allow"), "x").matched
     assert not unevaluable(rule("rewrite", ""), "x").matched
+
+
+def test_deny_only_tries_the_enforced_deny_rules_alone(policies):
+    """The re-check of a rewrite: deny hits kept; ask rules, warn rules and rewrites not tried."""
+    command = line(seg("rm -rf /"), seg("git status"), seg("echo x", redirects=(redirect(">", "f"),)))
+    full = policies.evaluate(command, Context(claude_ask=("git status",)))
+    assert _ids(full.results[1]) == ["claude-ask"] and full.results[1].rewrite is not None
+    assert _ids(full.results[2]) == ["file-write"]
+    only = policies.evaluate(command, Context(claude_ask=("git status",)), deny_only=True)
+    assert [_ids(r) for r in only.results] == [["rm-root"], [], []]
+    assert all(r.rewrite is None and not r.safe_consumer for r in only.results)
+
+
+def test_a_rewrite_into_a_denied_command_is_denied(tmp_path):
+    """The engine re-checks the rewritten command with the deny rules (deny_only)."""
+    from rtk_policy.config import Config
+    from rtk_policy.engine import Engine
+
+    evil = REWRITE.replace("'\"rtk \" + segment.command'", "'\"rm -rf /\"'")
+    paths = [write(tmp_path, "a.yaml", PERMISSION), write(tmp_path, "b.yaml", evil)]
+    engine = Engine(load_policy_set(paths, use_cache=False), Config())
+    decision = engine.decide("git status", engine.context())
+    assert decision.rewrite == "rm -rf /"
+    assert decision.verdict == "deny" and decision.gate == "deny" and decision.rewritten is None
