@@ -10,9 +10,11 @@ Method (what a figure means):
   loop, no think time): it sends a request, waits for the whole answer, then sends the next one.
 - A latency is the whole round trip of one decision: from just before the request's bytes are sent to
   the moment the last byte of the answer (status line, headers and Content-Length body) has been read.
+- Every request carries its own `tool_use_id`, as Claude Code's do (so no answer can be replayed from
+  the bytes of an earlier request); the command is the same in all (the server's outcome memo hits) or,
+  with `--unique`, different in each (every request misses it and is evaluated).
 - The N clients are driven by one thread with `selectors` over raw non-blocking sockets, and every
-  request's bytes are built before the clock starts (`--unique`: a different command per request, so
-  every request misses the server's outcome memo), so the generator's own cost per decision stays small;
+  request's bytes are built before the clock starts, so the generator's own cost per decision stays small;
   it is reported (`client_cpu_us`) next to the server's (`server_cpu_us`, from /proc). Both run on the
   same cores, so the generator's share is part of what the server competes with.
 - A warm-up of 200 sequential requests precedes the measured run; the run stops after `--requests`
@@ -59,13 +61,15 @@ def request_bytes(port: int, body: bytes) -> bytes:
 
 
 def bodies(payload: bytes, count: int, unique: bool, tag: str) -> list[bytes]:
-    """`count` payloads: the same one, or (`unique`) each with its own command."""
-    if not unique:
-        return [payload] * count
-    return [
-        payload.replace(b'"command": "', f'"command": "true {tag}-{n}; '.encode(), 1)
-        for n in range(count)
-    ]
+    """`count` payloads, each with its own `tool_use_id` (as Claude Code sends them), the same
+    command in all, or (`unique`) a different command in each."""
+    found = []
+    for n in range(count):
+        body = payload.replace(b'"cwd": ', f'"tool_use_id": "toolu_{tag}_{n}", "cwd": '.encode(), 1)
+        if unique:
+            body = body.replace(b'"command": "', f'"command": "true {tag}-{n}; '.encode(), 1)
+        found.append(body)
+    return found
 
 
 class Client:

@@ -145,6 +145,7 @@ def watched_paths(cwd: str | None = None) -> tuple[str, ...]:
     """
     from rtk_policy.config import project_dir, user_config_dir
     from rtk_policy.policy import policy_search_path
+    from rtk_policy.policy.load import expand_paths
 
     user = user_config_dir()
     paths = [str(user), str(user / "config.toml"), str(user / "policies")]
@@ -153,9 +154,8 @@ def watched_paths(cwd: str | None = None) -> tuple[str, ...]:
         local = project / ".rtk-policy"
         paths += [str(local), str(local / "config.toml"), str(local / "policies")]
     for entry in policy_search_path(cwd=cwd):
-        paths.append(entry)
-        if os.path.isdir(entry):
-            paths.extend(os.path.join(entry, n) for n in sorted(os.listdir(entry)))
+        paths.append(entry)  # its mtime changes when a file is added, removed or renamed
+        paths.extend(expand_paths([entry]))  # the policy files the engine loads from it
     return tuple(dict.fromkeys(paths))
 
 

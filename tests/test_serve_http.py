@@ -1,0 +1,345 @@
+"""The loopback http hook server on raw sockets: keep-alive, pipelining, partial and aborted requests,
+the refusals (400/403/405/408/411/413/431/505), the audit record of every answered decision, and the
+stat-checked folder facts of the resident engine."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+from conftest import private_folders
+
+from rtk_policy import serve, serve_http, serve_http_wire
+from rtk_policy.audit_verify import verify
+from rtk_policy.serve_memo import FolderFacts
+
+
+def payload(command: str, tool_use_id: str = "t1") -> bytes:
+    """A Claude Code PreToolUse payload for `command`."""
+    return json.dumps(
+        {
+            "session_id": "s1",
+            "tool_use_id": tool_use_id,
+            "cwd": "/tmp",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": command, "description": "d"},
+        }
+    ).encode()
+
+
+def post(body: bytes, extra: str = "", host: str = "127.0.0.1") -> bytes:
+    """The bytes of one request posting `body` (with `extra` header lines)."""
+    head = f"POST /hook/claude HTTP/1.1\r\nHost: {host}\r\nContent-Length: {len(body)}\r\n{extra}\r\n"
+    return head.encode() + body
+
+
+@pytest.fixture()
+def env(tmp_path, monkeypatch):
+    """A private HOME, config, state and runtime folder."""
+    for name, value in private_folders(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    for name in ("CLAUDE_PROJECT_DIR", "RTK_POLICY_FAIL", "RTK_POLICY_BACKEND"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
+
+
+@pytest.fixture()
+def httpd(env):
+    server = serve_http.start_http(serve.Resident(), 0)
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def connect(server) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", server.server_address[1]), timeout=30)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+class Reader:
+    """Reads whole answers (status, headers, body) off a socket."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.data = b""
+
+    def answer(self) -> tuple[int, dict[str, str], bytes]:
+        while b"\r\n\r\n" not in self.data:
+            self._more()
+        head, self.data = self.data.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+        length = int(headers.get("content-length", "0"))
+        while len(self.data) < length:
+            self._more()
+        body, self.data = self.data[:length], self.data[length:]
+        return int(lines[0].split()[1]), headers, body
+
+    def closed(self) -> bool:
+        """True when the server closed the connection (after what was already read)."""
+        return self.sock.recv(1) == b""
+
+    def _more(self) -> None:
+        chunk = self.sock.recv(65536)
+        assert chunk, "connection closed before a whole answer"
+        self.data += chunk
+
+
+def records(env) -> list[dict]:
+    path = env / "state" / "rtk-policy" / "audit.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def verdict(body: bytes) -> str:
+    return json.loads(body).get("hookSpecificOutput", {}).get("permissionDecision", "")
+
+
+def test_keep_alive_answers_several_requests_on_one_connection_and_audits_each(httpd, env):
+    with connect(httpd) as sock:
+        reader = Reader(sock)
+        for n, command in enumerate(["git status", "rm -rf /", "git status"]):
+            sock.sendall(post(payload(command, f"t{n}")))
+            status, headers, body = reader.answer()
+            assert status == 200 and headers["content-type"] == "application/json"
+            assert "connection" not in headers
+        assert verdict(body) == ""
+        assert json.loads(body)["hookSpecificOutput"]["updatedInput"]["command"] == "rtk git status"
+    logged = records(env)
+    assert [r["command"] for r in logged] == ["git status", "rm -rf /", "git status"]
+    assert [r["tool_use_id"] for r in logged] == ["t0", "t1", "t2"]
+    assert verify(str(env / "state" / "rtk-policy" / "audit.jsonl")).ok
+
+
+def test_pipelined_requests_are_answered_in_order(httpd, env):
+    commands = ["rm -rf /", "git status", "ls", "rm -rf /"]
+    with connect(httpd) as sock:
+        sock.sendall(b"".join(post(payload(c, f"p{n}")) for n, c in enumerate(commands)))
+        reader = Reader(sock)
+        answers = [reader.answer() for _ in commands]
+    assert [a[0] for a in answers] == [200] * 4
+    assert verdict(answers[0][2]) == "deny" and verdict(answers[3][2]) == "deny"
+    assert json.loads(answers[1][2])["hookSpecificOutput"]["updatedInput"]["command"] == (
+        "rtk git status"
+    )
+    assert [r["tool_use_id"] for r in records(env)] == ["p0", "p1", "p2", "p3"]
+
+
+def test_a_request_arriving_in_pieces_is_answered_once_whole(httpd, env):
+    data = post(payload("rm -rf /"))
+    with connect(httpd) as sock:
+        for cut in (5, 40, len(data) - 10, len(data)):  # inside the request line, head and body
+            sock.sendall(data[:cut])
+            data = data[cut:]
+            time.sleep(0.05)
+            if not data:
+                break
+        status, _, body = Reader(sock).answer()
+    assert status == 200 and verdict(body) == "deny"
+    assert len(records(env)) == 1
+
+
+def test_expect_100_continue_gets_an_interim_answer(httpd):
+    body = payload("rm -rf /")
+    with connect(httpd) as sock:
+        head = post(body, "Expect: 100-continue\r\n")[: -len(body)]
+        sock.sendall(head)
+        reader = Reader(sock)
+        assert reader.answer()[0] == 100
+        sock.sendall(body)
+        status, _, answer = reader.answer()
+    assert status == 200 and verdict(answer) == "deny"
+
+
+@pytest.mark.parametrize(
+    ("extra", "host", "status"),
+    [
+        ("Origin: https://evil.example\r\n", "127.0.0.1", 403),
+        ("Origin: null\r\n", "localhost:8080", 403),
+        ("", "evil.example", 403),
+        ("", "127.0.0.1.evil.example:80", 403),
+        ("Transfer-Encoding: chunked\r\n", "127.0.0.1", 411),
+        ("Content-Length: 3\r\n", "127.0.0.1", 400),  # a second, different length
+    ],
+)
+def test_refused_requests_are_not_judged_and_close_the_connection(httpd, env, extra, host, status):
+    with connect(httpd) as sock:
+        sock.sendall(post(payload("rm -rf /"), extra, host))
+        reader = Reader(sock)
+        got, headers, body = reader.answer()
+        assert got == status and headers["connection"] == "close"
+        assert b"permissionDecision" not in body
+        assert reader.closed()
+    assert records(env) == []
+
+
+@pytest.mark.parametrize("length", ["abc", "-1", "1e3", " 12x", str(2 * 1024 * 1024), "9" * 20])
+def test_bad_or_too_large_content_length_gets_413(httpd, env, length):
+    with connect(httpd) as sock:
+        head = f"POST /hook/claude HTTP/1.1\r\nHost: localhost\r\nContent-Length: {length}\r\n\r\n"
+        sock.sendall(head.encode() + b"{}")
+        reader = Reader(sock)
+        assert reader.answer()[0] == 413
+        assert reader.closed()
+    assert records(env) == []
+
+
+@pytest.mark.parametrize(
+    ("data", "status"),
+    [
+        (b"GET /hook/claude HTTP/1.1\r\nHost: localhost\r\n\r\n", 405),
+        (b"PUT /hook/claude HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n", 405),
+        (b"POST /hook/claude HTTP/2.0\r\nHost: localhost\r\n\r\n", 505),
+        (b"POST /hook/claude\r\nHost: localhost\r\n\r\n", 400),
+        (b"POST /hook/claude HTTP/1.1\r\nHost: localhost\r\n folded: x\r\n\r\n", 400),
+        (b"POST /hook/claude HTTP/1.1\r\nHost: localhost\nX-A: b\r\n\r\n", 400),
+        (b"POST /hook/claude HTTP/1.1\r\nX-Big: " + b"a" * 20000 + b"\r\n\r\n", 431),
+    ],
+)
+def test_malformed_and_other_method_requests_are_refused(httpd, env, data, status):
+    with connect(httpd) as sock:
+        sock.sendall(data)
+        reader = Reader(sock)
+        got, headers, _ = reader.answer()
+        assert got == status
+        assert headers["connection"] == "close"
+        if status == 405:
+            assert headers["allow"] == "POST"
+    assert records(env) == []
+
+
+def test_a_client_that_disconnects_mid_body_leaves_no_record_and_no_harm(httpd, env):
+    body = payload("rm -rf /")
+    with connect(httpd) as sock:
+        sock.sendall(post(body)[:-20])
+        time.sleep(0.05)
+    with connect(httpd) as sock:  # the server still answers others
+        sock.sendall(post(payload("git status")))
+        assert Reader(sock).answer()[0] == 200
+    assert [r["command"] for r in records(env)] == ["git status"]
+    assert len(httpd._connections) <= 1
+
+
+def test_http_1_0_and_connection_close_end_the_connection_after_the_answer(httpd):
+    for request in (
+        post(payload("ls")).replace(b"HTTP/1.1", b"HTTP/1.0", 1),
+        post(payload("ls"), "Connection: close\r\n"),
+    ):
+        with connect(httpd) as sock:
+            sock.sendall(request)
+            reader = Reader(sock)
+            status, headers, _ = reader.answer()
+            assert status == 200 and headers["connection"] == "close"
+            assert reader.closed()
+
+
+def test_a_stalled_request_times_out_with_408(env, monkeypatch):
+    monkeypatch.setattr(serve_http, "REQUEST_TIMEOUT", 0.2)
+    server = serve_http.http_server(serve.Resident(), 0)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        with connect(server) as sock:
+            sock.sendall(b"POST /hook/claude HTTP/1.1\r\nHost: local")
+            reader = Reader(sock)
+            assert reader.answer()[0] == 408
+            assert reader.closed()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+    assert not thread.is_alive()
+
+
+def test_shutdown_returns_after_the_loop_ends_and_records_are_written(env):
+    server = serve_http.start_http(serve.Resident(), 0)
+    with connect(server) as sock:
+        sock.sendall(post(payload("rm -rf /")))
+        assert Reader(sock).answer()[0] == 200
+        server.shutdown()
+    server.server_close()
+    assert len(records(env)) == 1
+    server.shutdown()  # a second call does not hang
+
+
+def test_the_server_listens_on_loopback_only():
+    with pytest.raises(ValueError):
+        serve_http.http_server(serve.Resident(), 0, host="0.0.0.0")
+
+
+class _Pending:
+    """The state `next_request` works on, without a socket."""
+
+    def __init__(self, data: bytes) -> None:
+        self.inbox = bytearray(data)
+        self.outbox = bytearray()
+        self.pending = None
+
+
+def test_next_request_takes_whole_requests_and_keeps_the_rest():
+    first, second = post(b'{"a":1}'), post(b"{}", "Connection: close\r\n")
+    state = _Pending(b"\r\n" + first + second[:10])
+    request = serve_http_wire.next_request(state)
+    assert request.method == "POST" and request.body == b'{"a":1}' and not request.close
+    assert request.headers["host"] == "127.0.0.1"
+    assert serve_http_wire.next_request(state) is None
+    state.inbox += second[10:]
+    request = serve_http_wire.next_request(state)
+    assert request.body == b"{}" and request.close
+    assert not state.inbox and state.pending is None
+
+
+def test_folder_facts_follow_changes_of_the_claude_settings(env, monkeypatch):
+    monkeypatch.setattr("rtk_policy.serve_memo.RACY_NS", 0)
+    project = env / "home" / "project"
+    (project / ".claude").mkdir(parents=True)
+    sub = project / "src"
+    sub.mkdir()
+    settings = project / ".claude" / "settings.json"
+    facts = FolderFacts()
+
+    def rules() -> tuple:
+        facts.new_request()
+        return facts.claude_rules(str(sub))
+
+    assert rules() == ((), (), ())
+    assert facts.claude_project_dir(str(sub)) == project
+    settings.write_text(json.dumps({"permissions": {"deny": ["Bash(frob:*)"]}}))
+    assert rules()[0] == ("frob:*",)
+    settings.write_text(json.dumps({"permissions": {"ask": ["Bash(frob:*)"]}}))
+    os.utime(settings, ns=(1, 1))  # even a same-size rewrite with an old mtime changes the stamp
+    assert rules()[1] == ("frob:*",)
+    (sub / ".rtk-policy").mkdir()
+    facts.new_request()
+    assert facts.project_dir(str(sub)) == sub
+    settings.write_text("{broken")
+
+    class Err:
+        text = ""
+
+        def write(self, text: str) -> None:
+            Err.text += text
+
+    facts.new_request()
+    assert facts.claude_rules(str(sub), Err()) == ((), (), ())
+    assert "malformed" in Err.text
+
+
+def test_folder_facts_re_read_a_file_written_in_the_same_timestamp_tick(env):
+    project = env / "home" / "fresh"
+    (project / ".claude").mkdir(parents=True)
+    settings = project / ".claude" / "settings.json"
+    now = time.time_ns()
+    facts = FolderFacts()
+    for verdict_list in ("deny", "ask"):  # same size, same inode, same mtime: the stamp is equal
+        settings.write_text(json.dumps({"permissions": {verdict_list: ["Bash(frob:*)"]}}))
+        os.utime(settings, ns=(now, now))
+        facts.new_request()
+        rules = facts.claude_rules(str(project))
+    assert rules == ((), ("frob:*",), ())
