@@ -19,6 +19,7 @@ NO_PROGRAM = -1
 MAX_PLANS = 4096
 #: the rules tried on one program: (index of the rule, its specialised guard or None)
 Plan = tuple[tuple[int, Guard | None], ...]
+_UNBUILT: Any = object()
 #: version of the compiled payload (CompiledRule fields, load-time source rewrites): part of the cache key
 COMPILED_FORMAT = "3"
 
@@ -100,6 +101,7 @@ class PolicySet:
         self._functions = functions = guard_functions()
         self._specializer = Specializer(functions)
         self._generic: dict[int, Guard | None] = {}
+        self._residuals: dict[tuple[Any, ...], Guard | None] = {}
         self._no_when = {i: True for i, f in enumerate(files) if f.when == NO_PROGRAM}
         self._when_guards = tuple(build_guard(f.when_guard, functions) for f in files)
         self._consumers = tuple(
@@ -145,6 +147,7 @@ class PolicySet:
             if len(self._plans) >= MAX_PLANS:
                 self._plans.clear()
                 self._deny_plans.clear()
+                self._residuals.clear()
             found = tuple(self._planned(program))
             self._plans[program] = found
         return found
@@ -159,8 +162,12 @@ class PolicySet:
                 yield index, self._generic[index]
                 continue
             residual = specializer.specialize(ir, program)
-            if residual != ("lit", False):
-                yield index, build_guard(residual, self._functions)
+            if residual == ("lit", False):
+                continue
+            guard = self._residuals.get(residual, _UNBUILT)  # most programs share residuals
+            if guard is _UNBUILT:
+                guard = self._residuals[residual] = build_guard(residual, self._functions)
+            yield index, guard
 
     def deny_plan(self, program: str) -> Plan:
         """`plan` limited to the enforce-mode deny rules (the re-check of a rewrite)."""

@@ -41,6 +41,7 @@ class Specializer:
     def __init__(self, functions: dict[Any, Any]) -> None:
         self.functions = functions
         self._mentions: dict[int, bool] = {}
+        self._atoms: dict[int, Any] = {}
         self._seen: list[Any] = []
 
     def mentions(self, ir: Any) -> bool:
@@ -54,6 +55,17 @@ class Specializer:
             self._seen.append(ir)
         return known
 
+    def _atom(self, ir: tuple[Any, ...]) -> Any:
+        """The guard of a subtree that reads nothing but `segment.program` (None for others).
+
+        Built once and run per program: the value it gives is the literal `_fold` would give.
+        """
+        key = id(ir)
+        if key not in self._atoms:
+            self._atoms[key] = build_guard(ir, self.functions) if _only_program(ir) else None
+            self._seen.append(ir)
+        return self._atoms[key]
+
     def specialize(self, ir: tuple[Any, ...], program: str) -> tuple[Any, ...]:
         """`ir` with `segment.program` replaced by `program` and constants folded."""
         if not ir or ir[0] == "unknown":
@@ -65,6 +77,11 @@ class Specializer:
             return ir
         fns = self.functions
         kind = ir[0]
+        if kind in _FOLDABLE and "segment" not in bound:
+            atom = self._atom(ir)
+            value = atom({"segment": {"program": program}}) if atom is not None else UNKNOWN
+            if type(value) in (bool, int, str):
+                return ("lit", value)
         if kind == "dot":
             if ir == _PROGRAM and "segment" not in bound:
                 return ("lit", program)
@@ -82,6 +99,19 @@ class Specializer:
         else:  # not, rel, add, index: every tuple part is an operand
             node = tuple(self._spec(p, program, bound) if isinstance(p, tuple) else p for p in ir)
         return _fold(node, fns) if kind in _FOLDABLE else node
+
+
+def _only_program(ir: Any) -> bool:
+    """True when `ir` reads no variable but `segment.program` and calls no impure function."""
+    if not isinstance(ir, tuple) or not ir:
+        return True
+    if not isinstance(ir[0], str):  # the operands of a call or the items of a list
+        return all(_only_program(part) for part in ir)
+    if ir == _PROGRAM or ir[0] == "lit":
+        return True
+    if ir[0] in ("ident", "exists", "all", "unknown") or (ir[0] == "call" and ir[1] in _IMPURE):
+        return False
+    return all(_only_program(part) for part in ir[1:])
 
 
 def _flatten(ir: tuple[Any, ...]) -> list[Any]:
