@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rtk_policy.shell import fallback, reserved
+from rtk_policy.shell import fallback, plainpath, reserved
 from rtk_policy.shell.benign import only_benign_errors
 from rtk_policy.shell.compound import RedirectedMixin
 from rtk_policy.shell.draft import MAX_SEGMENTS, Ctx, Draft
 from rtk_policy.shell.model import CommandLine
 from rtk_policy.shell.pipes import PipelineMixin
+from rtk_policy.shell.plainpath import PlainCommand
 from rtk_policy.shell.simple import SKIP_TYPES, CommandsMixin, nest
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.treeshape import error_parts, flatten
@@ -73,13 +74,17 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
             self.error("nesting too deep")
             self._limited += 1
             return
-        root = reserved.parse(src)
+        plain = plainpath.commands(src.text) if src.is_ascii else None
+        root = reserved.parse(src) if plain is None else None
         first = len(self.drafts)
         limited = self._limited
-        has_error = root.has_error and not only_benign_errors(src, root)
+        has_error = root is not None and root.has_error and not only_benign_errors(src, root)
         if has_error:
             self.error("syntax error")
-        self.sequence(src, root.children, ctx)
+        if root is None:
+            self.plain_sequence(src, plain or [], ctx)
+        else:
+            self.sequence(src, root.children, ctx)
         dropped = self._limited > limited  # a depth limit dropped code: the lexer looks again
         if (has_error or dropped or fallback.has_lone_cr(src.text)) and (
             self._reparses < MAX_REPARSES
@@ -136,6 +141,42 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
             self._after_close = node.type == "subshell" or (
                 node.type == "ERROR" and node.child_count and node.children[-1].type == "subshell"
             )
+        self._after_close = False
+
+    def plain_sequence(self, src: Source, cmds: list[PlainCommand], ctx: Ctx) -> None:
+        """Walk the commands of a plain source (`plainpath`) exactly as the tree walk would: the
+        same operators, pipeline stages and limits, each command emitted like a simple command."""
+        n = len(cmds)
+        stage, size, pid = 0, 1, -1
+        for k, (words, before, after) in enumerate(cmds):
+            if len(self.drafts) >= MAX_SEGMENTS:
+                self.error("too many commands")
+                break
+            sub = ctx
+            if before or after:
+                sub = ctx._replace(op_before=before or ctx.op_before, op_after=after or ctx.op_after)
+            if before == "|":
+                stage += 1
+            elif after == "|":  # the first stage of a pipeline
+                self._pipe_ids += 1
+                stage, size, pid = 0, 2, self._pipe_ids
+                while k + size < n and cmds[k + size - 1][2] == "|":
+                    size += 1
+            if before == "|" or after == "|":
+                sub = sub._replace(pipe_id=pid, pipe_index=stage, pipe_size=size, pipe_stderr=False)
+            if self._after_close:
+                self._after_close = False
+                if not sub.op_before:
+                    sub = sub._replace(no_rewrite=sub.no_rewrite or "word after subshell close")
+            if self._level >= MAX_LEVEL or sub.depth > MAX_DEPTH:
+                self.error("nesting too deep")
+                self._limited += 1
+                continue
+            self._level += 1
+            try:
+                self.emit(src, words, [], words[0].start, words[-1].end, sub)
+            finally:
+                self._level -= 1
         self._after_close = False
 
     def statement(self, src: Source, node: Any, ctx: Ctx) -> None:

@@ -1,0 +1,106 @@
+"""The fast path: a source made only of plain words joined by `&&`, `||`, `|` and `;`, split without
+tree-sitter.
+
+Most commands an agent runs are `git status`, `cargo test --release | tail -5 && git diff`: no
+quoting, no expansion, no redirect, one line. For such a source the syntax tree is fully determined
+by the text, so `commands` cuts it with two regexes and the walker emits exactly the drafts the tree
+walk would (same words, operators, pipeline stages). Anything outside the narrow shape returns None
+and takes the tree-sitter walk: a character outside `_WORD_CHARS`, a newline or carriage return, a
+reserved or declaration word as a program (`if`, `time`, `export`, ...), an operator at the start or end
+(a trailing `;` excepted), `&`, `|&`, an assignment-only pipeline stage, non-ASCII text, more than
+`MAX_COMMANDS` commands. `tests/test_shell_plainpath.py` checks both paths give identical
+`CommandLine`s on every corpus and on generated variants.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rtk_policy.shell.words import Word
+
+_WORD = r"[A-Za-z0-9_./:,+@%=-]+"  #: any word of a plain source
+#: Where a statement starts, tree-sitter-bash's lexer looks for an assignment and misreads some words
+#: (`x@y` and `a+:` are ERROR nodes, a lone `-` vanishes, `y=||x` swallows the operator), so a
+#: command is assignments of a narrow shape, then a program word of a narrow shape, then arguments,
+#: which may hold any plain character but a leading `=` (`a ==` at the end is an ERROR).
+_ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*\+?=[A-Za-z0-9_./:,=-]+"
+_PROGRAM = r"[A-Za-z0-9_./][A-Za-z0-9_./-]*"
+_ARGUMENT = r"[A-Za-z0-9_./:,+@%-][A-Za-z0-9_./:,+@%=-]*"
+_COMMAND = (
+    rf"(?:{_ASSIGNMENT}[ \t]+)*(?:{_PROGRAM}(?:[ \t]+{_ARGUMENT})*|{_ASSIGNMENT})"
+)
+_OP = r"&&|\|\||\||;"
+_SHAPE = re.compile(rf"[ \t]*{_COMMAND}(?:[ \t]*(?:{_OP})[ \t]*{_COMMAND})*[ \t]*(?:;[ \t]*)?")
+_TOKEN = re.compile(rf"({_WORD})|{_OP}")
+#: Words tree-sitter-bash reads as grammar (keywords, declaration commands) or that the walker
+#: treats specially before parsing (`time`, `coproc`): a source with one as a program word takes the
+#: tree walk (as an argument, `echo done`, it is a plain word).
+RESERVED = frozenset(
+    {
+        "if",
+        "then",
+        "else",
+        "elif",
+        "fi",
+        "case",
+        "esac",
+        "for",
+        "select",
+        "in",
+        "while",
+        "until",
+        "do",
+        "done",
+        "function",
+        "time",
+        "coproc",
+        "declare",
+        "typeset",
+        "export",
+        "readonly",
+        "local",
+        "unset",
+        "unsetenv",
+    }
+)
+MAX_COMMANDS = 1000  #: well below the walker's MAX_SEGMENTS, so its list limits never apply
+_new_tuple = tuple.__new__
+
+#: One command of a plain source: its words, and the operators before and after it ("" at an end).
+PlainCommand = tuple[list[Word], str, str]
+
+
+def commands(text: str) -> list[PlainCommand] | None:
+    """The commands of `text` when it has the plain shape, in source order; None when it has not."""
+    if _SHAPE.fullmatch(text) is None:
+        return None
+    out: list[PlainCommand] = []
+    words: list[Word] = []
+    before = ""
+    program = True  # the next word that is not an assignment is a program word
+    for m in _TOKEN.finditer(text):
+        raw = m.group(1)
+        if raw is not None:
+            if program and "=" not in raw:
+                if raw in RESERVED:
+                    return None
+                program = False
+            start = m.start()
+            words.append(_new_tuple(Word, (raw, raw, start, start + len(raw), False, False, False)))
+            continue
+        op = m.group()
+        out.append((words, before, op))
+        words, before, program = [], op, True
+    if words:
+        out.append((words, before, ""))
+    if len(out) > MAX_COMMANDS or ("|" in text and "=" in text and not _stages_ok(out)):
+        return None
+    return out
+
+
+def _stages_ok(cmds: list[PlainCommand]) -> bool:
+    """False when a pipeline stage starts with an assignment: tree-sitter may read the stage as an
+    assignment statement, which the walker marks as a compound joined to a pipe."""
+    return not any(
+        (before == "|" or after == "|") and "=" in words[0].raw for words, before, after in cmds
+    )

@@ -1,0 +1,123 @@
+"""The shell stage's fast path (`shell/plainpath.py`) gives exactly the `CommandLine` of the full
+tree-sitter walk: every corpus input and thousands of generated variants are parsed both ways (the
+fast path switched off by replacing `plainpath.commands` with a function that always declines) and
+the results must be equal field for field, with and without transparent prefixes."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from rtk_policy.shell import parse, plainpath
+
+ROOT = Path(__file__).resolve().parent
+REFERENCE = ROOT.parents[1] / "shared" / "reference" / "rtk_cases_public.json"
+PREFIXES = ("direnv exec .", "myjail run")
+VOCABULARY = (
+    "git status ls -la cargo test --release npm run build rm -rf / a=b A=1 X_Y=2 ./x.sh ../y "
+    "file.txt x@y %1 +x 1.2.3 a:b a,b -C /tmp sudo env timeout 5 nice -n 10 nohup command exec "
+    "uv rtk -p -- xargs find . -name -exec bash -c sh eval watch su doas stdbuf -oL ionice -c3 "
+    "chrt taskset 0x1 direnv myjail log -3 --oneline push --force origin main pytest -q make "
+    "docker kubectl get pods cat grep -v foo head wc -l echo hi true false RTK_DISABLED=1 - "
+    "--flag=value a.b_c-d busybox flock script runuser --command=ls -S -Sls split-string 1a 08 "
+    "1e5 -1 1=2 x+=1 =x a==b %h --format=%h user@host pkg@1.2 let test alias source typeset "
+    "if then fi do done in time coproc export local unset declare readonly function case esac"
+).split()
+CHARSET = "abcxyzAZ019_./:,+@%=-"
+OPS = (" && ", " || ", ";", "; ", " | ", " ; ", "&&", "||", "|", "\t&&\t", "  |  ")
+NEAR = ("&", " & ", "|&", "\n", "\r", "'", '"', "$", "\\", "*", "{", "}", "(", ")", "#", "~",
+        ">", "<", "2>&1", "é", "!", "[", "\t", ";;", "`")  # fmt: skip
+WRAPS = ("bash -c '{}'", 'sh -c "{}"', "eval {}", "sudo {}", "env A=1 {}", "xargs {}",
+         "find . -exec {} ;", "watch {}", "su -c '{}'", "time {}", "! {}", "( {} )", "{{ {}; }}",
+         "echo $({})", "echo `{}`", "{} 2>&1", "{} | tee log", "direnv exec . {}",
+         "myjail run {}", "{} &", "if {}; then {}; fi")  # fmt: skip
+
+
+def _corpus() -> list[str]:
+    out = (ROOT / "corpus" / "commands.txt").read_text(encoding="utf-8").splitlines()
+    for name in ("multiline.jsonl", "bypass.jsonl"):
+        for line in (ROOT / "corpus" / name).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                out.append(json.loads(line)["command"])
+    for line in (ROOT / "corpus" / "fuzz_regressions.jsonl").read_text().splitlines():
+        case = json.loads(line) if line.strip() else {}
+        spec = case.get("generate")
+        if "command" in case:
+            out.append(case["command"])
+        elif spec and spec["count"] * len(spec["unit"]) <= 40_000:
+            out.append(spec.get("head", "") + spec["unit"] * spec["count"] + spec.get("tail", ""))
+    if REFERENCE.exists():
+        data = json.loads(REFERENCE.read_text(encoding="utf-8"))
+        for cases in data.values():
+            for case in cases if isinstance(cases, list) else ():
+                out.append(case.get("cmd"))
+                out.extend(case.get("deny", []) + case.get("ask", []) + case.get("allow", []))
+    return [c for c in out if isinstance(c, str)]
+
+
+def _word(rng: random.Random) -> str:
+    if rng.random() < 0.8:
+        return rng.choice(VOCABULARY)
+    return "".join(rng.choice(CHARSET) for _ in range(rng.randrange(1, 6)))
+
+
+def _plain(rng: random.Random) -> str:
+    commands = []
+    for _ in range(rng.randrange(1, 5)):
+        blank = " " if rng.random() < 0.85 else rng.choice(("  ", "\t", " \t "))
+        commands.append(blank.join(_word(rng) for _ in range(rng.randrange(1, 6))))
+    text = commands[0]
+    for command in commands[1:]:
+        text += rng.choice(OPS) + command
+    return rng.choice(("", " ", "\t")) + text + rng.choice(("", "", "", " ", ";", "; ", " ;"))
+
+
+def _generated(count: int) -> list[str]:
+    rng = random.Random(7)
+    out = []
+    for _ in range(count):
+        text = _plain(rng)
+        roll = rng.random()
+        if roll < 0.25:
+            at = rng.randrange(len(text) + 1)
+            text = text[:at] + rng.choice(NEAR) + text[at:]
+        elif roll < 0.45:
+            text = rng.choice(WRAPS).replace("{}", text)
+        out.append(text)
+    return out
+
+
+INPUTS = [
+    text  # long inputs only when plain: the others take the same tree walk either way
+    for text in dict.fromkeys(_corpus() + _generated(4000))
+    if len(text) <= 2000 or plainpath.commands(text) is not None
+]
+
+
+def _tree_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plainpath, "commands", lambda text: None)
+
+
+def test_the_fast_path_is_taken_for_plain_input():
+    """The comparison below means something only if the fast path really runs."""
+    taken = sum(1 for text in INPUTS if plainpath.commands(text) is not None)
+    assert taken > 2000
+    assert plainpath.commands("git status && cargo test | tail -5; ls") is not None
+    for text in ("echo $HOME", "ls > f", "a &", "if x; then y; fi", "x@y z", "a\nb", "| x", "ls ;;"):
+        assert plainpath.commands(text) is None, text
+
+
+@pytest.mark.parametrize("prefixes", [(), PREFIXES], ids=["no-prefixes", "prefixes"])
+def test_fast_path_equals_the_tree_walk(monkeypatch, prefixes):
+    """Every input (with prefixes: every input that holds one): the same CommandLine with the fast
+    path on and off."""
+    inputs = [t for t in INPUTS if not prefixes or "direnv" in t or "myjail" in t]
+    assert len(inputs) > 300
+    fast = [parse(text, prefixes) for text in inputs]
+    _tree_only(monkeypatch)
+    slow = [parse(text, prefixes) for text in inputs]
+    diffs = [(t, f, s) for t, f, s in zip(inputs, fast, slow, strict=True) if f != s]
+    assert not diffs, "\n".join(f"{t!r}\n  fast {f!r}\n  tree {s!r}" for t, f, s in diffs[:3])
