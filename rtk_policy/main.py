@@ -45,6 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("rewrite", help="decide and rewrite one command (exit 0/1/2/3)")
     p.add_argument("cmd", nargs="*", help="the command (several words are joined with spaces)")
     p.add_argument("--batch", metavar="FILE", help="JSON lines in, JSON lines out ('-' = stdin)")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --batch: processes deciding lines in parallel, answers kept in order "
+        "(default 1; 0 = every core)",
+    )
     p.add_argument("--agent", default="", help="agent name visible to policies as ctx.agent")
     _add_policy_options(p)
 

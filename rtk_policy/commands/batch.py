@@ -4,6 +4,9 @@ Input line: `{"command": "...", "config": {...overrides...}, "claude": {"deny": 
 (`config` and `claude` optional; without `claude`, the user's Claude Code rules apply).
 Output line: `{"exit": N, "stdout": "...", "verdict": "...", "rewrite": "..."|null, "rules": [...]}`,
 or `{"error": "..."}` for a line that cannot be read; the batch goes on.
+
+`--jobs N` decides chunks of lines on N worker processes (each loads the engine once) and writes the
+answers in input order; at most 2 × N chunks are in flight, so memory stays bounded on any input size.
 """
 
 from __future__ import annotations
@@ -20,14 +23,16 @@ from rtk_policy.commands.rewrite import batch_answer, dumps, request_context
 _CONFIG_KEYS = {"exclude_commands", "transparent_prefixes", "disabled_rules"}
 
 
+#: lines per chunk handed to a worker process
+CHUNK = 256
+
+
 def run_batch(
     engine: object, source: str, agent: str, stdin: IO[str], stdout: IO[str], stderr: IO[str]
 ) -> int:
     """Answer every line of `source` ('-' = stdin); returns 0, or 1 when the file cannot be read."""
-    try:
-        handle = stdin if source == "-" else open(source, encoding="utf-8", errors="surrogateescape")
-    except OSError as error:
-        stderr.write(f"rtk-policy: cannot read {source}: {error.strerror}\n")
+    handle = _open(source, stdin, stderr)
+    if handle is None:
         return 1
     base = request_context(engine, os.getcwd(), agent=agent)
     with contextlib.nullcontext(handle) if handle is stdin else handle:
@@ -37,6 +42,72 @@ def run_batch(
             stdout.write(dumps(answer_line(engine, base, line)) + "\n")
     stdout.flush()
     return 0
+
+
+@attrs.frozen
+class LoadSpec:
+    """What a worker process needs to load the same engine and context as this process."""
+
+    policies: tuple[str, ...] | list[str] | None
+    backend: str | None
+    config: str | None
+    agent: str
+    cwd: str
+
+
+def run_parallel_batch(
+    spec: LoadSpec, jobs: int, source: str, stdin: IO[str], stdout: IO[str], stderr: IO[str]
+) -> int:
+    """`run_batch` on `jobs` worker processes (0: every core), answers written in input order."""
+    import multiprocessing
+    from collections import deque
+
+    from rtk_policy.replay_run import chunks
+
+    handle = _open(source, stdin, stderr)
+    if handle is None:
+        return 1
+    jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
+    lines = (line for line in handle if line.strip())
+    with contextlib.nullcontext(handle) if handle is stdin else handle:
+        with multiprocessing.get_context("spawn").Pool(jobs, _init_worker, (spec,)) as pool:
+            waiting: deque = deque()
+            for chunk in chunks(lines, CHUNK):
+                waiting.append(pool.apply_async(_answer_chunk, (chunk,)))
+                while len(waiting) >= 2 * jobs:
+                    stdout.write(waiting.popleft().get())
+            while waiting:
+                stdout.write(waiting.popleft().get())
+    stdout.flush()
+    return 0
+
+
+def _open(source: str, stdin: IO[str], stderr: IO[str]) -> IO[str] | None:
+    try:
+        return stdin if source == "-" else open(source, encoding="utf-8", errors="surrogateescape")
+    except OSError as error:
+        stderr.write(f"rtk-policy: cannot read {source}: {error.strerror}\n")
+        return None
+
+
+_WORKER: tuple[object, object] | None = None
+
+
+def _init_worker(spec: LoadSpec) -> None:
+    """Load the engine and the base context once per worker process."""
+    global _WORKER
+    from rtk_policy.engine import load_engine
+
+    policies = list(spec.policies) if spec.policies else None
+    engine = load_engine(policies, spec.backend, spec.config, cwd=spec.cwd)
+    _WORKER = (engine, request_context(engine, spec.cwd, agent=spec.agent))
+
+
+def _answer_chunk(lines: list[str]) -> str:
+    """The answer lines of one chunk, joined."""
+    assert _WORKER is not None
+    engine, base = _WORKER
+    return "".join(dumps(answer_line(engine, base, line)) + "\n" for line in lines)
 
 
 def answer_line(engine: object, base: object, line: str) -> dict[str, object]:

@@ -70,6 +70,15 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     if args.batch:  # type: ignore[attr-defined]
         from rtk_policy.commands.batch import run_batch
 
+        jobs = getattr(args, "jobs", 1)
+        if jobs < 0:
+            stderr.write("rtk-policy rewrite: --jobs must be 0 (every core) or more\n")
+            return EXIT_DEFER
+        if jobs != 1:
+            from rtk_policy.commands.batch import LoadSpec, run_parallel_batch
+
+            spec = LoadSpec(args.policies, args.backend, args.config, args.agent, os.getcwd())  # type: ignore[attr-defined]
+            return run_parallel_batch(spec, jobs, args.batch, stdin, stdout, stderr)  # type: ignore[attr-defined]
         return run_batch(engine, args.batch, args.agent, stdin, stdout, stderr)  # type: ignore[attr-defined]
     if not args.cmd:  # type: ignore[attr-defined]
         stderr.write("rtk-policy rewrite: give a command or --batch FILE\n")

@@ -1,0 +1,60 @@
+"""`rtk-policy rewrite --batch`: answers in input order, the same on one process and on several."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from rtk_policy.pytest_plugin import read_corpus
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+
+
+def _batch(tmp_path: Path, source: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rtk_policy", "rewrite", "--batch", str(source), *options],
+        capture_output=True, text=True, env=_env(tmp_path), cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+
+
+def test_parallel_batch_gives_the_same_answers_in_the_same_order(tmp_path: Path) -> None:
+    commands = read_corpus(CORPUS / "commands.txt")[:500] + read_corpus(CORPUS / "bypass.jsonl")[:200]
+    lines = [json.dumps({"command": c}) for c in commands]
+    lines[10] = "{not json"  # bad lines are answered with an error in place, the batch goes on
+    lines[400] = json.dumps({"cmd": "ls"})
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join(lines) + "\n\n", encoding="utf-8")
+    one = _batch(tmp_path, source)
+    two = _batch(tmp_path, source, "--jobs", "2")
+    assert one.returncode == two.returncode == 0, (one.stderr, two.stderr)
+    assert two.stdout == one.stdout
+    answers = [json.loads(line) for line in two.stdout.splitlines()]
+    assert len(answers) == len(lines)
+    assert "invalid JSON" in answers[10]["error"]
+    assert answers[400] == {"error": "\"command\" must be a string"}
+    by_command = dict(zip(commands, answers, strict=True))
+    assert by_command["rm -rf /"]["verdict"] == "deny" and by_command["rm -rf /"]["exit"] == 2
+
+
+def test_jobs_must_not_be_negative(tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"command": "ls"}\n', encoding="utf-8")
+    done = _batch(tmp_path, source, "--jobs", "-1")
+    assert done.returncode == 1 and "--jobs" in done.stderr and done.stdout == ""
+
+
+def test_an_unreadable_batch_file_is_reported(tmp_path: Path) -> None:
+    done = _batch(tmp_path, tmp_path / "missing.jsonl", "--jobs", "2")
+    assert done.returncode == 1 and "cannot read" in done.stderr
