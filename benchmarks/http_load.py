@@ -1,22 +1,23 @@
 """Load generator for the loopback http hook: N concurrent closed-loop keep-alive clients.
 
 Usage: python benchmarks/http_load.py [--clients 8] [--requests 4000] [--seconds 60] [--unique]
-Starts `rtk-policy serve --http PORT` itself (private runtime folder) unless --port is given, and prints
-one JSON line: decisions per second, p50/p90/p99/max latency per decision in milliseconds, and the CPU
-time per decision spent by the server and by this load generator. Loopback only.
+Starts `rtk-policy serve --http PORT` itself (private runtime folder) unless --port is given, and
+prints one JSON line: decisions per second, p50/p90/p99/max latency per decision in milliseconds,
+and the CPU time per decision spent by the server and by this load generator. Loopback only.
 
 Method (what a figure means):
 - Each of the N clients is one TCP keep-alive connection with at most one request in flight (closed
   loop, no think time): it sends a request, waits for the whole answer, then sends the next one.
-- A latency is the whole round trip of one decision: from just before the request's bytes are sent to
-  the moment the last byte of the answer (status line, headers and Content-Length body) has been read.
-- Every request carries its own `tool_use_id`, as Claude Code's do (so no answer can be replayed from
-  the bytes of an earlier request); the command is the same in all (the server's outcome memo hits) or,
-  with `--unique`, different in each (every request misses it and is evaluated).
+- A latency is the whole round trip of one decision: from just before the request's bytes are sent
+  to the moment the last byte of the answer (status line, headers and Content-Length body) has been
+  read.
+- Every request carries its own `tool_use_id`, as Claude Code's do (so no answer can be replayed
+  from the bytes of an earlier request); the command is the same in all (the server's outcome memo
+  hits) or, with `--unique`, different in each (every request misses it and is evaluated).
 - The N clients are driven by one thread with `selectors` over raw non-blocking sockets, and every
-  request's bytes are built before the clock starts, so the generator's own cost per decision stays small;
-  it is reported (`client_cpu_us`) next to the server's (`server_cpu_us`, from /proc). Both run on the
-  same cores, so the generator's share is part of what the server competes with.
+  request's bytes are built before the clock starts, so the generator's own cost per decision stays
+  small; it is reported (`client_cpu_us`) next to the server's (`server_cpu_us`, from /proc). Both
+  run on the same cores, so the generator's share is part of what the server competes with.
 - A warm-up of 200 sequential requests precedes the measured run; the run stops after `--requests`
   answers in total or `--seconds`, whichever comes first. Every answer must be `200`.
 """
@@ -106,7 +107,9 @@ class Client:
             return False
         head = self.buffer[:end].decode("latin-1").split("\r\n")
         length = next(
-            int(line.split(":", 1)[1]) for line in head if line.lower().startswith("content-length:")
+            int(line.split(":", 1)[1])
+            for line in head
+            if line.lower().startswith("content-length:")
         )
         if len(self.buffer) < end + 4 + length:
             return False

@@ -1,16 +1,17 @@
 """Claude Code `type: "http"` hooks answered by the resident engine, on loopback only.
 
-POST the hook payload to `http://127.0.0.1:PORT/hook/claude` (the last path part names the agent); the
-body of the answer is the hook JSON (`{}` for no opinion). Requests from another address, with an
-`Origin` header (a browser page) or with a Host that is not a loopback name (DNS rebinding) get 403.
-Claude Code treats an http hook whose server is down as "no opinion": the command hook is the safer
-default, this is an option.
+POST the hook payload to `http://127.0.0.1:PORT/hook/claude` (the last path part names the
+agent); the body of the answer is the hook JSON (`{}` for no opinion). Requests from another
+address, with an `Origin` header (a browser page) or with a Host that is not a loopback name (DNS
+rebinding) get 403. Claude Code treats an http hook whose server is down as "no opinion": the
+command hook is the safer default, this is an option.
 
-The server is one thread running a `selectors` loop over non-blocking sockets: HTTP/1.1 keep-alive and
-pipelining, bodies framed by `Content-Length` only (at most 1 MiB), heads at most 16 KiB. Every error
-answer (400, 403, 405, 408, 411, 413, 431, 505) closes the connection. Each turn of the loop answers
-every complete request that arrived, writes their audit records with one locked append, and only
-then sends the answers, so an answered decision always has its record.
+The server is one thread running a `selectors` loop over non-blocking sockets: HTTP/1.1 keep-alive
+and pipelining, bodies framed by `Content-Length` only (at most 1 MiB), heads at most 16 KiB. Every
+error answer (400, 403, 405, 408, 411, 413, 431, 505) closes the connection. Each turn of the loop
+answers every complete request that arrived (and those arriving meanwhile, up to `BATCH`), writes
+their audit records with one locked append, and only then sends the answers, so an answered decision
+always has its record; `shutdown` lets the turn in progress finish.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ LOOPBACK_PEERS = ("127.0.0.1", "::1")
 MAX_CONNECTIONS = 256  #: more simultaneous connections are closed at once
 REQUEST_TIMEOUT = 10.0  #: seconds a started request may take to arrive whole (else 408)
 IDLE_TIMEOUT = 120.0  #: seconds a keep-alive connection may wait for its next request
+BATCH = 32  #: audit records written by one append at most (a turn stops taking requests then)
 _READ_SIZE = 65536
 _BUFFER_LIMIT = 2 * 1024 * 1024  #: unanswered bytes held per connection before it stops reading
 
@@ -51,7 +53,7 @@ class _Connection:
 
 
 class HttpHookServer:
-    """The loopback http hook server (`serve_forever`, `shutdown`, `server_close`, `server_address`)."""
+    """The http hook server: `serve_forever`, `shutdown`, `server_close`, `server_address`."""
 
     def __init__(self, resident: Any, host: str, port: int) -> None:
         family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
@@ -76,25 +78,27 @@ class HttpHookServer:
     # -- the loop ---------------------------------------------------------------------------------
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
-        """Answer requests until `shutdown` (the turn in progress, audit included, completes)."""
+        """Answer requests until `shutdown` (the turn in progress, audit included, completes).
+
+        One turn: wait for something to arrive; answer every complete request; look again without
+        waiting and answer what arrived meanwhile (up to `BATCH` records), so that one locked append
+        writes the audit records of several decisions; write them; send the answers.
+        """
         self._stopped.clear()
         self._running.set()
         checked = time.monotonic()
         try:
             while not self._stopping:
-                arrived = []
-                for key, mask in self._selector.select(poll_interval):
-                    if key.data is None:
-                        self._accept()
-                    elif key.data == "wake":
-                        self._wake_r.recv(4096)
-                    else:
-                        if mask & selectors.EVENT_WRITE:
-                            self._send(key.data)
-                        if mask & selectors.EVENT_READ and self._receive(key.data):
-                            arrived.append(key.data)
-                if arrived:
-                    self._answer(arrived)
+                touched: dict[int, _Connection] = {}
+                records: list[Any] = []
+                if self._poll(poll_interval, touched, records):
+                    while len(records) < BATCH and self._poll(0, touched, records):
+                        pass
+                if records:
+                    audit.write_records(records)
+                for connection in touched.values():
+                    if connection.sock.fileno() >= 0:
+                        self._send(connection)
                 now = time.monotonic()
                 if now - checked > 1.0:
                     checked = now
@@ -102,6 +106,29 @@ class HttpHookServer:
         finally:
             self._running.clear()
             self._stopped.set()
+
+    def _poll(self, timeout: float, touched: dict[int, _Connection], records: list[Any]) -> bool:
+        """One look at the sockets: accept, read, and answer the complete requests (the answers wait
+        in their outboxes until the turn's audit records are written). True when anything happened.
+        """
+        events = self._selector.select(timeout)
+        for key, mask in events:
+            connection = key.data
+            if connection is None:
+                self._accept()
+            elif connection == "wake":
+                self._wake_r.recv(4096)
+            else:
+                try:
+                    if mask & selectors.EVENT_WRITE and id(connection) not in touched:
+                        self._send(connection)  # answers of earlier turns only: they are audited
+                    if mask & selectors.EVENT_READ and self._receive(connection):
+                        touched[id(connection)] = connection
+                        self._take_requests(connection, records)
+                except Exception:  # noqa: BLE001 - one bad connection must not stop the server
+                    if connection.sock.fileno() >= 0:
+                        self._close(connection)
+        return bool(events)
 
     def shutdown(self) -> None:
         """Stop `serve_forever` and wait until it has returned."""
@@ -155,26 +182,19 @@ class HttpHookServer:
         connection.inbox += chunk
         return not connection.closing
 
-    def _answer(self, connections: list[_Connection]) -> None:
-        """Answer every complete request of `connections`; audit them; then send the answers."""
-        records: list[Any] = []
-        for connection in connections:
-            while not connection.closing and len(connection.outbox) < _BUFFER_LIMIT:
-                try:
-                    request = next_request(connection)
-                except HttpError as error:
-                    connection.outbox += reply(error.status, error.body, close=True)
-                    connection.closing = True
-                    break
-                if request is None:
-                    break
-                connection.outbox += self._respond(connection, request, records)
-                connection.since = time.monotonic()
-        if records:
-            audit.write_records(records)
-        for connection in connections:
-            if connection.sock.fileno() >= 0:
-                self._send(connection)
+    def _take_requests(self, connection: _Connection, records: list[Any]) -> None:
+        """Answer every complete request in the connection's inbox, into its outbox."""
+        while not connection.closing and len(connection.outbox) < _BUFFER_LIMIT:
+            try:
+                request = next_request(connection)
+            except HttpError as error:
+                connection.outbox += reply(error.status, error.body, close=True)
+                connection.closing = True
+                return
+            if request is None:
+                return
+            connection.outbox += self._respond(connection, request, records)
+            connection.since = time.monotonic()
 
     def _respond(self, connection: _Connection, request: Request, records: list[Any]) -> bytes:
         """The answer to one complete request (the hook's JSON, or a refusal)."""

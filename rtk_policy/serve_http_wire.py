@@ -56,7 +56,7 @@ class Request:
 
 
 def content_length(headers: dict[str, str]) -> int:
-    """The body's length: 0 without `Content-Length`; 411 for chunked bodies; 413 when bad or too big."""
+    """The body's length: 0 without `Content-Length`; 411 when chunked; 413 when bad or too big."""
     if "transfer-encoding" in headers:
         raise HttpError(411, "send the payload with a Content-Length")
     text = headers.get("content-length")
@@ -111,7 +111,10 @@ def next_request(connection: Any) -> Request | None:
         request = parse_head(bytes(inbox[:end]))
         del inbox[: end + 4]
         connection.pending = request
-        if request.headers.get("expect", "").lower() == "100-continue" and len(inbox) < request.length:
+        if (
+            request.headers.get("expect", "").lower() == "100-continue"
+            and len(inbox) < request.length
+        ):
             connection.outbox += _CONTINUE
     if len(inbox) < request.length:
         return None
@@ -123,7 +126,9 @@ def next_request(connection: Any) -> Request | None:
 
 def reply(status: int, body: bytes, close: bool = False, allow: bool = False) -> bytes:
     """The bytes of a whole JSON answer (one write)."""
-    head = f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\nContent-Type: application/json\r\n"
+    head = (
+        f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\nContent-Type: application/json\r\n"
+    )
     if allow:
         head += "Allow: POST\r\n"
     if close:

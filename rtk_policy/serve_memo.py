@@ -1,10 +1,16 @@
-"""A remembering engine for the resident server: `evaluate(text, context)` is a pure function of its
-arguments (and of the loaded policies and config, fixed for one engine), so a repeated command with the
-same context gets the same `Outcome` without evaluating the policies again.
+"""What the resident server remembers between hook calls, each thing checked so that what it
+remembers is always what a fresh process would find.
 
-Only the evaluation is remembered: every hook call is still read, rendered and audited on its own. A
-remembered outcome is returned with `eval_us = 0`, so the audit log says no evaluation time was spent.
-Contexts that cannot be hashed (a `tool_input` holding lists or objects) are never remembered.
+`MemoEngine`: `evaluate(text, context)` is a pure function of its arguments (and of the loaded
+policies and config, fixed for one engine), so a repeated command with the same context gets the
+same `Outcome` without evaluating the policies again. A remembered outcome is returned with
+`eval_us = 0`, so the audit log says no evaluation time was spent. Contexts that cannot be hashed (a
+`tool_input` holding lists or objects) are never remembered. Every hook call is still read, rendered
+and audited on its own.
+
+`FolderFacts`: the project folders and Claude permission rules of a cwd, which the hook would
+otherwise find by walking the folders with pathlib and reading the settings files on every call;
+remembered until a stat of one of the paths they depend on differs (checked once per call).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ MEMO_SIZE = 2048
 
 
 class MemoEngine:
-    """Wraps an `Engine`; same interface for the hook (`config`, `context`, `evaluate`, `decide`)."""
+    """Wraps an `Engine`, with the interface the hook uses: config, context, evaluate, decide."""
 
     def __init__(self, engine: Any, size: int = MEMO_SIZE, facts: Any = None) -> None:
         self.engine = engine
@@ -86,9 +92,9 @@ class FolderFacts:
     CLAUDE_CONFIG_DIR) until one of the paths it depends on changes (one stat per path per call).
 
     The facts: the rtk-policy project folder (`config.project_dir`), the Claude project folder
-    (`claude_project_dir`) and the merged Claude `Bash(...)` rules (`load_claude_rules`, whose stderr
-    warnings are repeated on every call, as the hook would print them). The paths probed are the cwd
-    as given and resolved (a moved folder, a re-pointed symlink), the `.claude`, `.git` and
+    (`claude_project_dir`) and the merged Claude `Bash(...)` rules (`load_claude_rules`, whose
+    stderr warnings are repeated on every call, as the hook would print them). The paths probed are
+    the cwd as given and resolved (a moved folder, a re-pointed symlink), the `.claude`, `.git` and
     `.rtk-policy` entries of it and of each parent (which decide both project folders), and the four
     Claude settings files of that project and of the user.
     """
@@ -115,7 +121,7 @@ class FolderFacts:
         return self._facts(cwd)[1]
 
     def claude_rules(self, cwd: str | None, stderr: Any = None) -> tuple:
-        """`load_claude_rules(cwd, stderr)`: (deny, ask, allow), its warnings written to `stderr`."""
+        """`load_claude_rules(cwd, stderr)`: (deny, ask, allow); its warnings go to `stderr`."""
         _, _, rules, warnings = self._facts(cwd)
         if warnings and stderr is not None:
             stderr.write(warnings)

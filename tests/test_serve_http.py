@@ -11,7 +11,6 @@ import threading
 import time
 
 import pytest
-
 from conftest import private_folders
 
 from rtk_policy import serve, serve_http, serve_http_wire
@@ -35,7 +34,9 @@ def payload(command: str, tool_use_id: str = "t1") -> bytes:
 
 def post(body: bytes, extra: str = "", host: str = "127.0.0.1") -> bytes:
     """The bytes of one request posting `body` (with `extra` header lines)."""
-    head = f"POST /hook/claude HTTP/1.1\r\nHost: {host}\r\nContent-Length: {len(body)}\r\n{extra}\r\n"
+    head = (
+        f"POST /hook/claude HTTP/1.1\r\nHost: {host}\r\nContent-Length: {len(body)}\r\n{extra}\r\n"
+    )
     return head.encode() + body
 
 
