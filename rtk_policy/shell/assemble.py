@@ -113,7 +113,8 @@ def _assemble(
         has_here_string=any(r.op == "<<<" for r in redirects),
         has_file_redirect=any(r.is_file for r in redirects),
         unattestable=_unattestable(sc, redirects),
-        multiline=sum(1 for s, e in physical_lines(text, sc) if _has_command(text[s:e])) > 1,
+        multiline=bool(sc.breaks)
+        and sum(1 for s, e in physical_lines(text, sc) if _has_command(text[s:e])) > 1,
         rewrite_refused=bool(refused),
         error="; ".join(walker.errors),
     )

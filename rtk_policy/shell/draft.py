@@ -69,55 +69,82 @@ class Draft:
         return basename(w.value) if w else ""
 
 
+#: The `Segment` fields in the order `to_segment` passes them positionally (faster than keywords);
+#: if the model's fields ever differ, `_new_segment` takes keywords instead.
+_SEGMENT_FIELDS = (
+    "index", "text", "start", "end", "program", "program_path", "argv", "args", "raw_words",
+    "subcommand", "flags", "env", "wrappers", "prefix", "command", "suffix", "redirects",
+    "match_text", "pipeline_index", "pipeline_size", "pipeline_before", "pipeline_after",
+    "pipe_stderr", "operator_before", "operator_after", "background", "negated", "depth", "origin",
+    "parent", "dynamic_program", "rewritable", "rewrite_refusal",
+)  # fmt: skip
+_POSITIONAL = tuple(f.name for f in attrs.fields(Segment)) == _SEGMENT_FIELDS
+
+
+def _new_segment(*values: object) -> Segment:
+    """A `Segment` from its field values in `_SEGMENT_FIELDS` order."""
+    if _POSITIONAL:
+        return Segment(*values)
+    return Segment(**dict(zip(_SEGMENT_FIELDS, values, strict=True)))
+
+
 def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Segment:
     """Freeze a draft into a `Segment`; `pipes` comes from `stage_programs`."""
-    src, text = d.src, d.src.text
-    prog = d.program_word
+    src, words, start, end = d.src, d.words, d.start, d.end
+    text, base = src.text, src.base
     i = d.peel.program_index
-    cmd_words = d.words[i:]
+    prog = words[i] if i < len(words) else None
+    cmd_words = words[i:]
     argv = tuple(map(_VALUE, cmd_words))
-    last_end = (
-        d.words[-1].end if d.words else (d.lead_grammar[-1].end if d.lead_grammar else d.start)
-    )
-    if d.words and d.redirects and not prog:
-        last_end = max(last_end, d.start)
-    cut = prog.start if prog else last_end
-    program_path = prog.value if prog else ""
-    before, after = _pipe_neighbours(d, pipes)
-    return Segment(
-        index=d.index,
-        text=text[d.start : d.end],
-        start=src.absolute(d.start),
-        end=src.absolute(d.end),
-        program=basename(program_path) if prog else "",
-        program_path=program_path,
-        argv=argv,
-        args=argv[1:],
-        raw_words=tuple(map(_RAW, cmd_words)),
-        subcommand=subcommand(basename(program_path), argv[1:]) if prog else "",
-        flags=flags(argv[1:]),
-        env=tuple(d.peel.env),
-        wrappers=tuple(d.peel.wrappers),
-        prefix=text[d.start : cut],
-        command=text[cut:last_end] if prog else "",
-        suffix=text[max(last_end, cut) : d.end],
-        redirects=tuple(r for r, _, _ in d.redirects),
-        match_text=match_text(d.words),
-        pipeline_index=d.ctx.pipe_index,
-        pipeline_size=d.ctx.pipe_size,
-        pipeline_before=before,
-        pipeline_after=after,
-        pipe_stderr=d.ctx.pipe_stderr,
-        operator_before=d.ctx.op_before,
-        operator_after=d.ctx.op_after,
-        background=d.ctx.background,
-        negated=d.ctx.negated,
-        depth=d.ctx.depth,
-        origin=d.ctx.origin,
-        parent=d.ctx.parent,
-        dynamic_program=d.dynamic,
-        rewritable=not refusal or refusal == "assignment after uv run",
-        rewrite_refusal=refusal,
+    args = argv[1:]
+    last_end = words[-1].end if words else (d.lead_grammar[-1].end if d.lead_grammar else start)
+    if prog is not None:
+        program_path = prog.value
+        program = basename(program_path)
+        cut = prog.start
+        command = text[cut:last_end]
+        sub = subcommand(program, args)
+    else:
+        if words and d.redirects:
+            last_end = max(last_end, start)
+        program_path = program = command = sub = ""
+        cut = last_end
+    ctx = d.ctx
+    before, after = _pipe_neighbours(d, pipes) if ctx.pipe_id >= 0 else ((), ())
+    return _new_segment(
+        d.index,
+        text[start:end],
+        -1 if base < 0 else base + start,
+        -1 if base < 0 else base + end,
+        program,
+        program_path,
+        argv,
+        args,
+        tuple(map(_RAW, cmd_words)),
+        sub,
+        flags(args),
+        tuple(d.peel.env),
+        tuple(d.peel.wrappers),
+        text[start:cut],
+        command,
+        text[max(last_end, cut) : end],
+        tuple([r for r, _, _ in d.redirects]) if d.redirects else (),
+        match_text(words),
+        ctx.pipe_index,
+        ctx.pipe_size,
+        before,
+        after,
+        ctx.pipe_stderr,
+        ctx.op_before,
+        ctx.op_after,
+        ctx.background,
+        ctx.negated,
+        ctx.depth,
+        ctx.origin,
+        ctx.parent,
+        d.dynamic,
+        not refusal or refusal == "assignment after uv run",
+        refusal,
     )
 
 

@@ -286,6 +286,8 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
 
 def _prefix_words(prefixes: Sequence[str]) -> tuple[tuple[str, ...], ...]:
     """User transparent prefixes as word tuples, de-duplicated, longest first."""
+    if not prefixes:
+        return ()
     out = {tuple(p.split()) for p in prefixes if isinstance(p, str) and p.split()}
     return tuple(sorted(out, key=lambda w: (-len(w), w)))
 

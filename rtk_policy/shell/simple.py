@@ -186,13 +186,16 @@ class CommandsMixin:
         self.drafts.append(d)
         if words and words[0].value == "coproc" and src.base >= 0:
             self.coproc_at.append(src.absolute(start))
-        prog = d.program_word
+        i = p.program_index
+        prog = words[i] if i < len(words) else None
         d.dynamic = bool(prog and prog.dynamic)
-        inner = Ctx(depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code")
-        if p.split_string is not None:
-            self._script(p.split_string, inner, "shell_c", d)
-        if prog is not None:
-            self._nested(d, words[p.program_index :], redirs, inner, ctx)
+        runs_code = prog is not None and basename(prog.value) in _RUNS_CODE
+        if p.split_string is not None or runs_code:
+            inner = Ctx(depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code")
+            if p.split_string is not None:
+                self._script(p.split_string, inner, "shell_c", d)
+            if runs_code:
+                self._nested(d, words[i:], redirs, inner, ctx)
         return d.index
 
     def _nested(
@@ -254,6 +257,10 @@ class CommandsMixin:
             stack.extend(reversed(n.children))
         for n in found:
             self.sequence(src, n.children, nest(ctx, SUBST[n.type], "substitution"))
+
+
+#: The programs `_nested` looks into (their scripts, eval text, xargs / find -exec commands).
+_RUNS_CODE = nested.SHELLS | nested.DASH_C_RUNNERS | {"watch", "eval", "xargs", "find"}
 
 
 def nest(ctx: Ctx, origin: str, no_rewrite: str = "") -> Ctx:

@@ -133,6 +133,8 @@ def _unbalanced(line: str) -> bool:
 
 def logical_line_starts(text: str, sc: Scan) -> list[int]:
     """Start offsets of logical lines: a line ending in && || | |& continues on the next one."""
+    if not sc.breaks:
+        return [0]  # one physical line
     starts: list[int] = []
     joining = False
     for s, e in physical_lines(text, sc):
