@@ -180,6 +180,7 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=4000, help="in total")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--port", type=int)
+    parser.add_argument("--pid", type=int, help="with --port: the server's pid, for its CPU time")
     parser.add_argument("--command", default="git status")
     parser.add_argument(
         "--unique", action="store_true", help="a different command on every request (no memo hit)"
@@ -203,13 +204,14 @@ def main() -> int:
             Client(port, [request_bytes(port, b) for b in bodies(payload, per_client, unique, t)])
             for t in (f"{tag}-{i}" for i in range(args.clients))
         ]
-        server_cpu = cpu_seconds(server.pid) if server else 0.0
+        pid = server.pid if server else args.pid
+        server_cpu = cpu_seconds(pid) if pid else 0.0
         own_cpu = cpu_seconds(None)
         start = time.perf_counter()
         run_clients(clients, time.monotonic() + args.seconds)
         wall = time.perf_counter() - start
         own_cpu = cpu_seconds(None) - own_cpu
-        server_cpu = (cpu_seconds(server.pid) - server_cpu) if server else None
+        server_cpu = (cpu_seconds(pid) - server_cpu) if pid else None
         for client in clients:
             client.sock.close()
         latencies = [x for c in clients for x in c.latencies]
