@@ -1,7 +1,8 @@
-"""Guards (`policy/guard.py`): the Python pre-check only ever proves a rule false when CEL says false.
+"""Guards (`policy/guard.py`): the Python pre-check answers true or false only where CEL does.
 
 The differential test runs the shipped packs both ways (trace: every candidate rule through the CEL
-backend; fast: guards skip rules) on corpus commands and compares everything a decision reads.
+backend; fast: guards skip the rules they prove false and stand in for CEL where they prove true) on
+every corpus command (golden, multi-line, bypass) and compares everything a decision reads.
 """
 
 from __future__ import annotations
@@ -85,7 +86,10 @@ def _commands() -> list[str]:
     for row in (ROOT / "tests" / "corpus" / "multiline.jsonl").read_text().splitlines():
         if row.strip():
             found.append(json.loads(row)["command"])
-    return found[::3]
+    for row in (ROOT / "tests" / "corpus" / "bypass.jsonl").read_text().splitlines():
+        if row.strip():
+            found.append(json.loads(row)["command"])
+    return found
 
 
 def _key(evaluation):

@@ -240,9 +240,10 @@ class PolicySet:
                 applies = self._file_applies(item.file_index, run, when_cache)
             if not applies:
                 continue
-            if guard is not None and guard(run.values) is False:
+            known = guard(run.values) if guard is not None else None
+            if known is False:
                 continue
-            result = self._try(item, run.activation(), run.errors, run.trace)
+            result = self._try(item, run.activation(), run.errors, run.trace, known is True)
             if result is None:
                 continue
             if run.trace or result.matched or result.error:
@@ -262,8 +263,9 @@ class PolicySet:
             found = True
             if compiled.when != NO_PROGRAM:
                 guard = self._when_guards[file_index]
-                if guard is not None and not run.trace and guard(run.values) is False:
-                    found = False
+                known = guard(run.values) if guard is not None and not run.trace else None
+                if known is not None and type(known) is bool:  # the guard's answer is CEL's
+                    found = known
                 else:
                     try:
                         found = self._backend.run_bool(
@@ -276,13 +278,22 @@ class PolicySet:
         return found
 
     def _try(
-        self, item: CompiledRule, activation: Any, errors: list[str], trace: bool = True
+        self,
+        item: CompiledRule,
+        activation: Any,
+        errors: list[str],
+        trace: bool = True,
+        proven: bool = False,
     ) -> RuleResult | None:
-        """The result of one rule; None for a plain non-match when not tracing."""
+        """The result of one rule; None for a plain non-match when not tracing.
+
+        `proven`: the guard gave `true`, which is CEL's answer too (`guard.py`), so the match is
+        not evaluated again; the message or the rewrite still is.
+        """
         rule = item.rule
         backend = self._backend
         try:
-            if not backend.run_bool(self._program(item.match), activation):
+            if not proven and not backend.run_bool(self._program(item.match), activation):
                 return RuleResult(rule, False) if trace else None
             if rule.kind == "rewrite":
                 return RuleResult(
@@ -309,7 +320,10 @@ class PolicySet:
 
     def _safe_consumer(self, run: _Run) -> bool:
         for program, guard in self._consumers:
-            if guard is not None and not run.trace and guard(run.values) is False:
+            known = guard(run.values) if guard is not None and not run.trace else None
+            if known is True:  # the guard's answer is CEL's
+                return True
+            if known is False:
                 continue
             try:
                 if self._backend.run_bool(self._program(program), run.activation()):
