@@ -344,3 +344,42 @@ def test_folder_facts_re_read_a_file_written_in_the_same_timestamp_tick(env):
         facts.new_request()
         rules = facts.claude_rules(str(project))
     assert rules == ((), ("frob:*",), ())
+
+
+def test_serve_with_http_answers_and_leaves_every_record_on_sigterm(env):
+    import signal
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rtk_policy", "serve", "--http", str(port), "--idle", "60"],
+        env=dict(os.environ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+                break
+            except OSError:
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.1)
+        with sock:
+            commands = ["rm -rf /", "git status", "ls"]
+            sock.sendall(b"".join(post(payload(c, f"s{n}")) for n, c in enumerate(commands)))
+            reader = Reader(sock)
+            assert [reader.answer()[0] for _ in commands] == [200, 200, 200]
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert [r["tool_use_id"] for r in records(env)] == ["s0", "s1", "s2"]
+    assert process.stderr.read() == b""
+    process.stderr.close()
