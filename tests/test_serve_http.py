@@ -1,6 +1,6 @@
-"""The loopback http hook server on raw sockets: keep-alive, pipelining, partial and aborted requests,
-the refusals (400/403/405/408/411/413/431/505), the audit record of every answered decision, and the
-stat-checked folder facts of the resident engine."""
+"""The loopback http hook server on raw sockets: keep-alive, pipelining, partial and aborted
+requests, the refusals (400/403/405/408/411/413/431/505), the audit record of every answered
+decision, and the stat-checked folder facts of the resident engine."""
 
 from __future__ import annotations
 
@@ -72,6 +72,7 @@ class Reader:
         self.data = b""
 
     def answer(self) -> tuple[int, dict[str, str], bytes]:
+        """The next answer: status, headers (lower-case names) and body."""
         while b"\r\n\r\n" not in self.data:
             self._more()
         head, self.data = self.data.split(b"\r\n\r\n", 1)
