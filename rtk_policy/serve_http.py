@@ -70,6 +70,7 @@ class HttpHookServer:
         self._wake_r.setblocking(False)
         self._selector.register(self._wake_r, selectors.EVENT_READ, "wake")
         self._connections: dict[int, _Connection] = {}
+        self._stalled: dict[int, _Connection] = {}  #: connections with requests left unanswered
         self._stopping = False
         self._running = threading.Event()
         self._stopped = threading.Event()
@@ -91,7 +92,12 @@ class HttpHookServer:
             while not self._stopping:
                 touched: dict[int, _Connection] = {}
                 records: list[Any] = []
-                if self._poll(poll_interval, touched, records):
+                stalled = [c for c in self._stalled.values() if len(c.outbox) < _BUFFER_LIMIT]
+                if self._poll(0 if stalled else poll_interval, touched, records) or stalled:
+                    for connection in stalled:  # requests that waited for room in the outbox
+                        if connection.sock.fileno() >= 0:
+                            touched[id(connection)] = connection
+                            self._take_requests(connection, records)
                     while len(records) < BATCH and self._poll(0, touched, records):
                         pass
                 if records:
@@ -183,8 +189,13 @@ class HttpHookServer:
         return not connection.closing
 
     def _take_requests(self, connection: _Connection, records: list[Any]) -> None:
-        """Answer every complete request in the connection's inbox, into its outbox."""
-        while not connection.closing and len(connection.outbox) < _BUFFER_LIMIT:
+        """Answer every complete request in the connection's inbox, into its outbox (when the
+        outbox is full, the rest wait in `_stalled` until the client has read enough)."""
+        self._stalled.pop(id(connection), None)
+        while not connection.closing:
+            if len(connection.outbox) >= _BUFFER_LIMIT:
+                self._stalled[id(connection)] = connection
+                return
             try:
                 request = next_request(connection)
             except HttpError as error:
@@ -249,12 +260,14 @@ class HttpHookServer:
         connection.events = events
 
     def _expire(self, now: float) -> None:
-        """Answer 408 to requests that take too long to arrive; close long-idle connections."""
+        """Answer 408 to requests that take too long to arrive; close long-idle connections and
+        those whose client does not read its answers."""
         for connection in list(self._connections.values()):
             started = bool(connection.inbox) or connection.pending is not None
             if connection.outbox:
-                continue
-            if started and now - connection.since > REQUEST_TIMEOUT:
+                if now - connection.since > IDLE_TIMEOUT:
+                    self._close(connection)
+            elif started and now - connection.since > REQUEST_TIMEOUT:
                 connection.outbox += reply(408, b'{"error":"request timeout"}', close=True)
                 connection.closing = True
                 self._send(connection)
@@ -263,6 +276,7 @@ class HttpHookServer:
 
     def _close(self, connection: _Connection) -> None:
         self._connections.pop(connection.sock.fileno(), None)
+        self._stalled.pop(id(connection), None)
         if connection.events:
             self._selector.unregister(connection.sock)
             connection.events = 0

@@ -133,6 +133,22 @@ def test_pipelined_requests_are_answered_in_order(httpd, env):
     assert [r["tool_use_id"] for r in records(env)] == ["p0", "p1", "p2", "p3"]
 
 
+def test_a_client_that_reads_late_gets_every_pipelined_answer(env, monkeypatch):
+    monkeypatch.setattr(serve_http, "_BUFFER_LIMIT", 1000)  # room for a few answers only
+    server = serve_http.start_http(serve.Resident(), 0)
+    try:
+        with connect(server) as sock:
+            sock.sendall(b"".join(post(payload("rm -rf /", f"b{n}")) for n in range(20)))
+            time.sleep(0.3)  # the server fills its outbox and stops taking requests
+            reader = Reader(sock)
+            answers = [reader.answer() for _ in range(20)]
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert all(status == 200 and verdict(body) == "deny" for status, _, body in answers)
+    assert [r["tool_use_id"] for r in records(env)] == [f"b{n}" for n in range(20)]
+
+
 def test_a_request_arriving_in_pieces_is_answered_once_whole(httpd, env):
     data = post(payload("rm -rf /"))
     with connect(httpd) as sock:
