@@ -93,3 +93,14 @@ def test_subtrees_reading_other_variables_are_not_folded_as_program_tests() -> N
     assert residual[0] == "rel"  # segment.command is unknown until run time
     residual = _residual('segment.program in [segment.subcommand, "git"] && false || true', "ls")
     assert residual == ("lit", True)
+
+
+def test_programs_with_the_same_test_values_share_a_signature() -> None:
+    from rtk_policy.policy.specialize import Specializer
+
+    specializer = Specializer(FUNCTIONS)
+    ir = guard_ir('segment.program in ["rm", "mv"] && segment.args.exists(a, a == "/")')
+    assert specializer.signature(ir, "ls") == specializer.signature(ir, "cat") == (False,)
+    assert specializer.signature(ir, "rm") == (True,)
+    outside = guard_ir('segment.args.exists(a, a == segment.program)')
+    assert specializer.signature(outside, "ls") == ("ls",)  # read outside a test: no sharing

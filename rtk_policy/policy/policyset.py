@@ -19,7 +19,7 @@ NO_PROGRAM = -1
 MAX_PLANS = 4096
 #: the rules tried on one program: (index of the rule, its specialised guard or None)
 Plan = tuple[tuple[int, Guard | None], ...]
-_UNBUILT: Any = object()
+_FALSE = ("lit", False)
 #: version of the compiled payload (CompiledRule fields, load-time source rewrites): part of the cache key
 COMPILED_FORMAT = "3"
 
@@ -101,7 +101,8 @@ class PolicySet:
         self._functions = functions = guard_functions()
         self._specializer = Specializer(functions)
         self._generic: dict[int, Guard | None] = {}
-        self._residuals: dict[tuple[Any, ...], Guard | None] = {}
+        #: (rule index, signature of its program tests) → (the rule is tried, its residual guard)
+        self._residuals: dict[tuple[Any, ...], tuple[bool, Guard | None]] = {}
         self._no_when = {i: True for i, f in enumerate(files) if f.when == NO_PROGRAM}
         self._when_guards = tuple(build_guard(f.when_guard, functions) for f in files)
         self._consumers = tuple(
@@ -161,13 +162,15 @@ class PolicySet:
                     self._generic[index] = build_guard(ir, self._functions)
                 yield index, self._generic[index]
                 continue
-            residual = specializer.specialize(ir, program)
-            if residual == ("lit", False):
-                continue
-            guard = self._residuals.get(residual, _UNBUILT)  # most programs share residuals
-            if guard is _UNBUILT:
-                guard = self._residuals[residual] = build_guard(residual, self._functions)
-            yield index, guard
+            # programs whose tests in this rule give the same values share its residual guard
+            key = (index, specializer.signature(ir, program))
+            step = self._residuals.get(key)
+            if step is None:
+                residual = specializer.specialize(ir, program)
+                guard = None if residual == _FALSE else build_guard(residual, self._functions)
+                step = self._residuals[key] = (residual != _FALSE, guard)
+            if step[0]:
+                yield index, step[1]
 
     def deny_plan(self, program: str) -> Plan:
         """`plan` limited to the enforce-mode deny rules (the re-check of a rewrite)."""

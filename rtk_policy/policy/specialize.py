@@ -42,6 +42,7 @@ class Specializer:
         self.functions = functions
         self._mentions: dict[int, bool] = {}
         self._atoms: dict[int, Any] = {}
+        self._parts: dict[int, tuple[tuple[Any, ...], bool]] = {}
         self._seen: list[Any] = []
 
     def mentions(self, ir: Any) -> bool:
@@ -65,6 +66,44 @@ class Specializer:
             self._atoms[key] = build_guard(ir, self.functions) if _only_program(ir) else None
             self._seen.append(ir)
         return self._atoms[key]
+
+    def signature(self, ir: tuple[Any, ...], program: str) -> tuple[Any, ...]:
+        """What `specialize(ir, program)` depends on: the values of the program tests of `ir`.
+
+        Two programs with the same signature get the same residual. A program test that gives no
+        plain value, or a `segment.program` read outside a test, puts the program itself in.
+        """
+        key = id(ir)
+        found = self._parts.get(key)
+        if found is None:
+            atoms: list[Any] = []
+            bare = self._collect(ir, frozenset(), atoms)
+            found = self._parts[key] = (tuple(self._atom(atom) for atom in atoms), bare)
+            self._seen.append(ir)
+        guards, bare = found
+        env = {"segment": {"program": program}}
+        values = tuple(guard(env) for guard in guards)
+        if bare or any(type(value) not in (bool, int, str) for value in values):
+            return (program,)
+        return values
+
+    def _collect(self, ir: Any, bound: frozenset[str], atoms: list[Any]) -> bool:
+        """Append the largest program tests of `ir` to `atoms`; True when `segment.program` is
+        also read outside them."""
+        if not self.mentions(ir):
+            return False
+        if not isinstance(ir[0], str):  # call operands, list items
+            return any([self._collect(part, bound, atoms) for part in ir])
+        kind = ir[0]
+        if kind in _FOLDABLE and "segment" not in bound and _only_program(ir):
+            atoms.append(ir)
+            return False
+        if ir == _PROGRAM:
+            return True
+        if kind in ("exists", "all"):
+            outer = self._collect(ir[1], bound, atoms)
+            return self._collect(ir[3], bound | {ir[2]}, atoms) or outer
+        return any([self._collect(part, bound, atoms) for part in ir[1:]])
 
     def specialize(self, ir: tuple[Any, ...], program: str) -> tuple[Any, ...]:
         """`ir` with `segment.program` replaced by `program` and constants folded."""
