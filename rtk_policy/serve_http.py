@@ -24,7 +24,7 @@ from typing import Any
 
 from rtk_policy import audit
 from rtk_policy.agents import AGENTS
-from rtk_policy.serve_http_wire import HttpError, Request, next_request, reply
+from rtk_policy.serve_http_wire import Connection, HttpError, Request, next_request, reply
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 LOOPBACK_PEERS = ("127.0.0.1", "::1")
@@ -34,22 +34,6 @@ IDLE_TIMEOUT = 120.0  #: seconds a keep-alive connection may wait for its next r
 BATCH = 32  #: audit records written by one append at most (a turn stops taking requests then)
 _READ_SIZE = 65536
 _BUFFER_LIMIT = 2 * 1024 * 1024  #: unanswered bytes held per connection before it stops reading
-
-
-class _Connection:
-    """One client connection: what arrived and is not answered yet, what is left to send."""
-
-    __slots__ = ("sock", "peer", "inbox", "outbox", "pending", "closing", "since", "events")
-
-    def __init__(self, sock: socket.socket, peer: str) -> None:
-        self.sock = sock
-        self.peer = peer
-        self.inbox = bytearray()
-        self.outbox = bytearray()
-        self.pending: Any = None  #: the parsed head of a request whose body is still arriving
-        self.closing = False  #: close once the outbox is sent
-        self.since = time.monotonic()  #: when the current request started, or the last answer
-        self.events = 0
 
 
 class HttpHookServer:
@@ -69,8 +53,8 @@ class HttpHookServer:
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._selector.register(self._wake_r, selectors.EVENT_READ, "wake")
-        self._connections: dict[int, _Connection] = {}
-        self._stalled: dict[int, _Connection] = {}  #: connections with requests left unanswered
+        self._connections: dict[int, Connection] = {}
+        self._stalled: dict[int, Connection] = {}  #: connections with requests left unanswered
         self._stopping = False
         self._running = threading.Event()
         self._stopped = threading.Event()
@@ -90,7 +74,7 @@ class HttpHookServer:
         checked = time.monotonic()
         try:
             while not self._stopping:
-                touched: dict[int, _Connection] = {}
+                touched: dict[int, Connection] = {}
                 records: list[Any] = []
                 stalled = [c for c in self._stalled.values() if len(c.outbox) < _BUFFER_LIMIT]
                 if self._poll(0 if stalled else poll_interval, touched, records) or stalled:
@@ -113,7 +97,7 @@ class HttpHookServer:
             self._running.clear()
             self._stopped.set()
 
-    def _poll(self, timeout: float, touched: dict[int, _Connection], records: list[Any]) -> bool:
+    def _poll(self, timeout: float, touched: dict[int, Connection], records: list[Any]) -> bool:
         """One look at the sockets: accept, read, and answer the complete requests (the answers wait
         in their outboxes until the turn's audit records are written). True when anything happened.
         """
@@ -168,11 +152,11 @@ class HttpHookServer:
             sock.setblocking(False)
             # an answer is one write, but a client's head and body may be two: no Nagle delays
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            connection = _Connection(sock, address[0])
+            connection = Connection(sock, address[0])
             self._connections[sock.fileno()] = connection
             self._watch(connection)
 
-    def _receive(self, connection: _Connection) -> bool:
+    def _receive(self, connection: Connection) -> bool:
         """Read what arrived; True when there may be a request to answer."""
         try:
             chunk = connection.sock.recv(_READ_SIZE)
@@ -188,7 +172,7 @@ class HttpHookServer:
         connection.inbox += chunk
         return not connection.closing
 
-    def _take_requests(self, connection: _Connection, records: list[Any]) -> None:
+    def _take_requests(self, connection: Connection, records: list[Any]) -> None:
         """Answer every complete request in the connection's inbox, into its outbox (when the
         outbox is full, the rest wait in `_stalled` until the client has read enough)."""
         self._stalled.pop(id(connection), None)
@@ -207,7 +191,7 @@ class HttpHookServer:
             connection.outbox += self._respond(connection, request, records)
             connection.since = time.monotonic()
 
-    def _respond(self, connection: _Connection, request: Request, records: list[Any]) -> bytes:
+    def _respond(self, connection: Connection, request: Request, records: list[Any]) -> bytes:
         """The answer to one complete request (the hook's JSON, or a refusal)."""
         if not local_request(connection.peer, request.headers):
             connection.closing = True
@@ -226,7 +210,7 @@ class HttpHookServer:
             return reply(500, b'{"error":"internal error"}', close=True)
         return reply(200, (out.strip() or "{}").encode(), close=request.close)
 
-    def _send(self, connection: _Connection) -> None:
+    def _send(self, connection: Connection) -> None:
         if connection.outbox:
             try:
                 sent = connection.sock.send(connection.outbox)
@@ -241,7 +225,7 @@ class HttpHookServer:
             return
         self._watch(connection)
 
-    def _watch(self, connection: _Connection) -> None:
+    def _watch(self, connection: Connection) -> None:
         """Register the events the connection waits for: reading while it has room, writing while
         it has something left to send."""
         events = 0
@@ -274,7 +258,7 @@ class HttpHookServer:
             elif not started and now - connection.since > IDLE_TIMEOUT:
                 self._close(connection)
 
-    def _close(self, connection: _Connection) -> None:
+    def _close(self, connection: Connection) -> None:
         self._connections.pop(connection.sock.fileno(), None)
         self._stalled.pop(id(connection), None)
         if connection.events:

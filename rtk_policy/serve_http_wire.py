@@ -1,4 +1,5 @@
-"""The HTTP/1.1 wire format of the http hook server: strict request parsing and answer bytes.
+"""The HTTP/1.1 wire format of the http hook server: a connection's buffers, strict request
+parsing and answer bytes.
 
 Only what a hook client needs: a request line, header lines, and a body framed by `Content-Length`
 (no chunked bodies: 411). Anything ambiguous is refused rather than guessed (request smuggling):
@@ -8,6 +9,7 @@ plain decimal digits.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 MAX_BODY = 1024 * 1024  #: bytes of payload at most (as the command hook's stdin)
@@ -28,6 +30,22 @@ _REASONS = {
     505: "HTTP Version Not Supported",
 }
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+
+
+class Connection:
+    """One client connection: what arrived and is not answered yet, what is left to send."""
+
+    __slots__ = ("sock", "peer", "inbox", "outbox", "pending", "closing", "since", "events")
+
+    def __init__(self, sock: Any, peer: str) -> None:
+        self.sock = sock
+        self.peer = peer
+        self.inbox = bytearray()
+        self.outbox = bytearray()
+        self.pending: Any = None  #: the parsed head of a request whose body is still arriving
+        self.closing = False  #: close once the outbox is sent
+        self.since = time.monotonic()  #: when the current request started, or the last answer
+        self.events = 0
 
 
 class HttpError(Exception):
