@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
 import attrs
@@ -31,17 +32,12 @@ def run_batch(
     engine: object, source: str, agent: str, stdin: IO[str], stdout: IO[str], stderr: IO[str]
 ) -> int:
     """Answer every line of `source` ('-' = stdin); returns 0, or 1 when the file cannot be read."""
-    handle = _open(source, stdin, stderr)
-    if handle is None:
-        return 1
     base = request_context(engine, os.getcwd(), agent=agent)
-    with contextlib.nullcontext(handle) if handle is stdin else handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            stdout.write(dumps(answer_line(engine, base, line)) + "\n")
-    stdout.flush()
-    return 0
+
+    def answers(lines: Iterable[str]) -> Iterator[str]:
+        return (dumps(answer_line(engine, base, line)) + "\n" for line in lines)
+
+    return _stream(source, stdin, stdout, stderr, answers)
 
 
 @attrs.frozen
@@ -59,27 +55,43 @@ def run_parallel_batch(
     spec: LoadSpec, jobs: int, source: str, stdin: IO[str], stdout: IO[str], stderr: IO[str]
 ) -> int:
     """`run_batch` on `jobs` worker processes (0: every core), answers written in input order."""
+    jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
+    return _stream(source, stdin, stdout, stderr, lambda lines: _parallel(spec, jobs, lines))
+
+
+def _stream(
+    source: str,
+    stdin: IO[str],
+    stdout: IO[str],
+    stderr: IO[str],
+    answers: Callable[[Iterable[str]], Iterator[str]],
+) -> int:
+    """Write `answers` of the non-blank lines of `source`; 1 when it cannot be read, else 0."""
+    handle = _open(source, stdin, stderr)
+    if handle is None:
+        return 1
+    with contextlib.nullcontext(handle) if handle is stdin else handle:
+        for text in answers(line for line in handle if line.strip()):
+            stdout.write(text)
+    stdout.flush()
+    return 0
+
+
+def _parallel(spec: LoadSpec, jobs: int, lines: Iterable[str]) -> Iterator[str]:
+    """Answers of chunks of `lines` from `jobs` workers, in order, at most 2 × jobs chunks in flight."""
     import multiprocessing
     from collections import deque
 
     from rtk_policy.replay_run import chunks
 
-    handle = _open(source, stdin, stderr)
-    if handle is None:
-        return 1
-    jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
-    lines = (line for line in handle if line.strip())
-    with contextlib.nullcontext(handle) if handle is stdin else handle:
-        with multiprocessing.get_context("spawn").Pool(jobs, _init_worker, (spec,)) as pool:
-            waiting: deque = deque()
-            for chunk in chunks(lines, CHUNK):
-                waiting.append(pool.apply_async(_answer_chunk, (chunk,)))
-                while len(waiting) >= 2 * jobs:
-                    stdout.write(waiting.popleft().get())
-            while waiting:
-                stdout.write(waiting.popleft().get())
-    stdout.flush()
-    return 0
+    with multiprocessing.get_context("spawn").Pool(jobs, _init_worker, (spec,)) as pool:
+        waiting: deque = deque()
+        for chunk in chunks(lines, CHUNK):
+            waiting.append(pool.apply_async(_answer_chunk, (chunk,)))
+            while len(waiting) >= 2 * jobs:
+                yield waiting.popleft().get()
+        while waiting:
+            yield waiting.popleft().get()
 
 
 def _open(source: str, stdin: IO[str], stderr: IO[str]) -> IO[str] | None:
