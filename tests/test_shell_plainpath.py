@@ -58,8 +58,20 @@ def _corpus() -> list[str]:
     return [c for c in out if isinstance(c, str)]
 
 
+QUOTED_CHARS = "ab =-@%+:;&|()<>$`\\#!*?[]{}~'\"\t"
+
+
+def _quoted(rng: random.Random) -> str:
+    quote = rng.choice("'\"")
+    body = "".join(rng.choice(QUOTED_CHARS) for _ in range(rng.randrange(0, 6)))
+    return quote + body.replace(quote, "") + quote
+
+
 def _word(rng: random.Random) -> str:
-    if rng.random() < 0.8:
+    roll = rng.random()
+    if roll < 0.2:  # quoted parts, also glued to reserved words: `for"x"` is `for "x"`
+        return rng.choice(("", "", rng.choice(VOCABULARY))) + _quoted(rng) + rng.choice(("", "x"))
+    if roll < 0.85:
         return rng.choice(VOCABULARY)
     return "".join(rng.choice(CHARSET) for _ in range(rng.randrange(1, 6)))
 
@@ -106,7 +118,16 @@ def test_the_fast_path_is_taken_for_plain_input():
     taken = sum(1 for text in INPUTS if plainpath.commands(text) is not None)
     assert taken > 2000
     assert plainpath.commands("git status && cargo test | tail -5; ls") is not None
-    for text in ("echo $HOME", "ls > f", "a &", "if x; then y; fi", "x@y z", "a\nb", "| x", "ls ;;"):
+    for text in (
+        "echo $HOME",
+        "ls > f",
+        "a &",
+        "if x; then y; fi",
+        "x@y z",
+        "a\nb",
+        "| x",
+        "ls ;;",
+    ):
         assert plainpath.commands(text) is None, text
 
 

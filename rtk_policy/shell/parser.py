@@ -154,7 +154,9 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
                 break
             sub = ctx
             if before or after:
-                sub = ctx._replace(op_before=before or ctx.op_before, op_after=after or ctx.op_after)
+                sub = ctx._replace(
+                    op_before=before or ctx.op_before, op_after=after or ctx.op_after
+                )
             if before == "|":
                 stage += 1
             elif after == "|":  # the first stage of a pipeline

@@ -1,37 +1,43 @@
 """The fast path: a source made only of plain words joined by `&&`, `||`, `|` and `;`, split without
 tree-sitter.
 
-Most commands an agent runs are `git status`, `cargo test --release | tail -5 && git diff`: no
-quoting, no expansion, no redirect, one line. For such a source the syntax tree is fully determined
-by the text, so `commands` cuts it with two regexes and the walker emits exactly the drafts the tree
-walk would (same words, operators, pipeline stages). Anything outside the narrow shape returns None
-and takes the tree-sitter walk: a character outside `_WORD_CHARS`, a newline or carriage return, a
-reserved or declaration word as a program (`if`, `time`, `export`, ...), an operator at the start or end
-(a trailing `;` excepted), `&`, `|&`, an assignment-only pipeline stage, non-ASCII text, more than
-`MAX_COMMANDS` commands. `tests/test_shell_plainpath.py` checks both paths give identical
-`CommandLine`s on every corpus and on generated variants.
+Most commands an agent runs are `git status`, `cargo test --release | tail -5 && git diff`,
+`git commit -m "fix: x"`: no expansion, no redirect, one line. For such a source the syntax tree is
+fully determined by the text, so `commands` cuts it with two regexes and the walker emits exactly
+the drafts the tree walk would (same words, operators, pipeline stages); everything after the walk
+(`assemble`) is shared. A plain word is made of `[A-Za-z0-9_./:,+@%=-]` and quoted parts ('...'
+without a line break, "..." without `$`, backquote, backslash or line break). Anything outside the
+narrow shape returns None and takes the tree-sitter walk: any other character unquoted (a dollar,
+a backslash, a backquote, `> < & ( ) { } * ? [ ~ # !`, a line break, non-ASCII), a reserved or
+declaration word as a program (`if`, `time`, `export`, also `for"x"`), a program or assignment word
+tree-sitter-bash misreads (see `_ASSIGNMENT`), an operator at the start or end (a trailing `;`
+excepted), `&`, `|&`, a pipeline stage starting with an assignment, more than `MAX_COMMANDS`
+commands. `tests/test_shell_plainpath.py` checks that both paths give identical `CommandLine`s on
+every corpus and on generated variants.
 """
 
 from __future__ import annotations
 
 import re
 
-from rtk_policy.shell.words import Word
+from rtk_policy.shell.words import Word, make_word
 
-_WORD = r"[A-Za-z0-9_./:,+@%=-]+"  #: any word of a plain source
-#: Where a statement starts, tree-sitter-bash's lexer looks for an assignment and misreads some words
-#: (`x@y` and `a+:` are ERROR nodes, a lone `-` vanishes, `y=||x` swallows the operator), so a
-#: command is assignments of a narrow shape, then a program word of a narrow shape, then arguments,
-#: which may hold any plain character but a leading `=` (`a ==` at the end is an ERROR).
-_ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*\+?=[A-Za-z0-9_./:,=-]+"
-_PROGRAM = r"[A-Za-z0-9_./][A-Za-z0-9_./-]*"
-_ARGUMENT = r"[A-Za-z0-9_./:,+@%-][A-Za-z0-9_./:,+@%=-]*"
-_COMMAND = (
-    rf"(?:{_ASSIGNMENT}[ \t]+)*(?:{_PROGRAM}(?:[ \t]+{_ARGUMENT})*|{_ASSIGNMENT})"
-)
+#: A quoted part of a word: single quotes hold anything but a line break; double quotes no
+#: expansion, escape or line break either.
+_QUOTED = r"""'[^'\n\r]*'|"[^"\\$`\n\r]*\""""
+_WORD = rf"(?:[A-Za-z0-9_./:,+@%=-]|{_QUOTED})+"  #: any word of a plain source
+#: Where a statement starts, tree-sitter-bash's lexer looks for an assignment and misreads some
+#: words (`x@y` and `a+:` are ERROR nodes, a lone `-` vanishes, `y=||x` swallows the operator), so
+#: a command is assignments of a narrow shape, then a program word of a narrow shape, then
+#: arguments, which may hold any plain character but a leading `=` (`a ==` at the end is an ERROR).
+_ASSIGNMENT = rf"[A-Za-z_][A-Za-z0-9_]*\+?=(?:[A-Za-z0-9_./:,=-]|{_QUOTED})+"
+_PROGRAM = rf"(?:[A-Za-z0-9_./]|{_QUOTED})(?:[A-Za-z0-9_./-]|{_QUOTED})*"
+_ARGUMENT = rf"(?:[A-Za-z0-9_./:,+@%-]|{_QUOTED})(?:[A-Za-z0-9_./:,+@%=-]|{_QUOTED})*"
+_COMMAND = rf"(?:{_ASSIGNMENT}[ \t]+)*(?:{_PROGRAM}(?:[ \t]+{_ARGUMENT})*|{_ASSIGNMENT})"
 _OP = r"&&|\|\||\||;"
 _SHAPE = re.compile(rf"[ \t]*{_COMMAND}(?:[ \t]*(?:{_OP})[ \t]*{_COMMAND})*[ \t]*(?:;[ \t]*)?")
 _TOKEN = re.compile(rf"({_WORD})|{_OP}")
+_ASSIGNMENT_RE = re.compile(_ASSIGNMENT)
 #: Words tree-sitter-bash reads as grammar (keywords, declaration commands) or that the walker
 #: treats specially before parsing (`time`, `coproc`): a source with one as a program word takes the
 #: tree walk (as an argument, `echo done`, it is a plain word).
@@ -81,12 +87,17 @@ def commands(text: str) -> list[PlainCommand] | None:
     for m in _TOKEN.finditer(text):
         raw = m.group(1)
         if raw is not None:
-            if program and "=" not in raw:
-                if raw in RESERVED:
+            if program and ("=" not in raw or _ASSIGNMENT_RE.fullmatch(raw) is None):
+                if _unquoted_head(raw) in RESERVED:  # tree-sitter reads `for"x"` as `for "x"`
                     return None
                 program = False
             start = m.start()
-            words.append(_new_tuple(Word, (raw, raw, start, start + len(raw), False, False, False)))
+            if "'" in raw or '"' in raw:
+                words.append(make_word(raw, start))
+            else:  # no quoting: the value is the word as typed
+                words.append(
+                    _new_tuple(Word, (raw, raw, start, start + len(raw), False, False, False))
+                )
             continue
         op = m.group()
         out.append((words, before, op))
@@ -96,6 +107,14 @@ def commands(text: str) -> list[PlainCommand] | None:
     if len(out) > MAX_COMMANDS or ("|" in text and "=" in text and not _stages_ok(out)):
         return None
     return out
+
+
+def _unquoted_head(raw: str) -> str:
+    """The part of a word before its first quote (the whole word when it has none)."""
+    for k, ch in enumerate(raw):
+        if ch == "'" or ch == '"':
+            return raw[:k]
+    return raw
 
 
 def _stages_ok(cmds: list[PlainCommand]) -> bool:
