@@ -21,7 +21,7 @@ MAX_PLANS = 4096
 Plan = tuple[tuple[int, Guard | None], ...]
 _FALSE = ("lit", False)
 #: version of the compiled payload (CompiledRule fields, load-time source rewrites): part of the cache key
-COMPILED_FORMAT = "3"
+COMPILED_FORMAT = "4"
 
 
 @attrs.frozen
@@ -51,6 +51,9 @@ class CompiledRule:
     derived: tuple[str, ...] = ()
     #: guard form of the match (`guard.py`): a Python pre-check that can prove the rule does not match
     guard: tuple[Any, ...] = ()
+    #: guard form of the rewrite (rewrite rules) or message (permission rules): when it gives a
+    #: plain string, that string is CEL's answer too and the backend is not called
+    output: tuple[Any, ...] = ()
 
     @property
     def index(self) -> tuple[str, ...]:
@@ -101,6 +104,7 @@ class PolicySet:
         self._functions = functions = guard_functions()
         self._specializer = Specializer(functions)
         self._generic: dict[int, Guard | None] = {}
+        self._outputs: dict[int, Guard | None] = {}
         #: (rule index, signature of its program tests) → (the rule is tried, its residual guard)
         self._residuals: dict[tuple[Any, ...], tuple[bool, Guard | None]] = {}
         self._no_when = {i: True for i, f in enumerate(files) if f.when == NO_PROGRAM}
@@ -246,7 +250,7 @@ class PolicySet:
             known = guard(run.values) if guard is not None else None
             if known is False:
                 continue
-            result = self._try(item, run.activation(), run.errors, run.trace, known is True)
+            result = self._try(rule_index, run, known is True)
             if result is None:
                 continue
             if run.trace or result.matched or result.error:
@@ -280,45 +284,55 @@ class PolicySet:
             cache[file_index] = found
         return found
 
-    def _try(
-        self,
-        item: CompiledRule,
-        activation: Any,
-        errors: list[str],
-        trace: bool = True,
-        proven: bool = False,
-    ) -> RuleResult | None:
+    def _try(self, index: int, run: _Run, proven: bool = False) -> RuleResult | None:
         """The result of one rule; None for a plain non-match when not tracing.
 
         `proven`: the guard gave `true`, which is CEL's answer too (`guard.py`), so the match is
-        not evaluated again; the message or the rewrite still is.
+        not evaluated again. Likewise a rewrite or message whose guard form gives a string.
         """
+        item = self.compiled_rules[index]
         rule = item.rule
         backend = self._backend
         try:
-            if not proven and not backend.run_bool(self._program(item.match), activation):
-                return RuleResult(rule, False) if trace else None
+            if not proven and not backend.run_bool(self._program(item.match), run.activation()):
+                return RuleResult(rule, False) if run.trace else None
             if rule.kind == "rewrite":
-                return RuleResult(
-                    rule, True, rewrite=backend.run_string(self._program(item.rewrite), activation)
-                )
+                rewrite = self._output(index, run)
+                if rewrite is None:
+                    rewrite = backend.run_string(self._program(item.rewrite), run.activation())
+                return RuleResult(rule, True, rewrite=rewrite)
         except EngineError as error:
-            errors.append(f"{rule.id}: {error}")
+            run.errors.append(f"{rule.id}: {error}")
             return unevaluable(rule, str(error))
         except EvalError as error:  # an error of the expression (e.g. a missing key): no match
-            errors.append(f"{rule.id}: {error}")
+            run.errors.append(f"{rule.id}: {error}")
             return RuleResult(rule, False, error=str(error))
         except Exception as error:  # noqa: BLE001 - the engine crashed: fail closed
-            errors.append(f"{rule.id}: {type(error).__name__}: {error}")
+            run.errors.append(f"{rule.id}: {type(error).__name__}: {error}")
             return unevaluable(rule, f"{type(error).__name__}: {error}")
-        return RuleResult(rule, True, message=self._message(item, activation, errors))
+        return RuleResult(rule, True, message=self._message(index, run))
 
-    def _message(self, item: CompiledRule, activation: Any, errors: list[str]) -> str:
+    def _output(self, index: int, run: _Run) -> str | None:
+        """The rule's rewrite or message from its guard form; None when CEL must say it."""
+        item = self.compiled_rules[index]
+        if run.trace or not item.output:
+            return None
+        if index not in self._outputs:
+            self._outputs[index] = build_guard(item.output, self._functions)
+        guard = self._outputs[index]
+        value = guard(run.values) if guard is not None else None
+        return value if type(value) is str else None
+
+    def _message(self, index: int, run: _Run) -> str:
+        item = self.compiled_rules[index]
         if item.message != NO_PROGRAM:
+            message = self._output(index, run)
+            if message is not None:
+                return message
             try:
-                return self._backend.run_string(self._program(item.message), activation)
+                return self._backend.run_string(self._program(item.message), run.activation())
             except EvalError as error:
-                errors.append(f"{item.rule.id}: message: {error}")
+                run.errors.append(f"{item.rule.id}: message: {error}")
         return default_message(item.rule)
 
     def _safe_consumer(self, run: _Run) -> bool:
