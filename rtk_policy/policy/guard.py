@@ -6,8 +6,10 @@ the small subset understood here (or its CEL evaluation would be an error). At e
 (`build_guard`, tuples → Python closures, no lark) the guard runs on the same plain values the CEL
 activation is built from. A rule whose guard gives `False` is skipped: its CEL result would be `false`
 too, because the guard follows CEL's rules (`&&` is false when one side is false even if the other
-errors, `||` is false only when both sides are false, comprehensions likewise). Anything uncertain gives
-`UNKNOWN`, and the rule is evaluated by the CEL backend as before. Custom functions are called through
+errors, `||` is false only when both sides are false, comprehensions likewise). For the same reason a
+plain `True` (a match, a file's `when`, a pipeline consumer) or a plain string (a rewrite, a message) is
+CEL's answer and is used without calling the backend (`policyset.py`). Anything uncertain gives
+`UNKNOWN`, and the expression is evaluated by the CEL backend as before. Custom functions are called through
 the same Python implementations the backends call, so a guard saves the backend round trip (and the
 cel-expr-python leak of every Python call from CEL).
 """
