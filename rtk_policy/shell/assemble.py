@@ -101,23 +101,42 @@ def _assemble(
         refused = refused or next(iter(bad_lines.values()))
     pipes = stage_programs(drafts)
     segments = tuple(
-        to_segment(d, pipes, _refusal(d, refused, starts, bad_lines, coproc_lines)) for d in drafts
+        [
+            to_segment(d, pipes, _refusal(d, refused, starts, bad_lines, coproc_lines))
+            for d in drafts
+        ]
     )
     redirects = _verbatim_redirects(drafts, walker.compound_redirects)
-    return CommandLine(
-        text=text,
-        segments=segments,
-        parse_error=bool(walker.errors),
-        has_substitution=sc.command_sub or sc.process_sub,
-        has_heredoc=_has_heredoc(sc, redirects),
-        has_here_string=any(r.op == "<<<" for r in redirects),
-        has_file_redirect=any(r.is_file for r in redirects),
-        unattestable=_unattestable(sc, redirects),
-        multiline=bool(sc.breaks)
+    return _new_command_line(
+        text,
+        segments,
+        bool(walker.errors),
+        sc.command_sub or sc.process_sub,
+        _has_heredoc(sc, redirects),
+        bool(redirects) and any(r.op == "<<<" for r in redirects),
+        bool(redirects) and any(r.is_file for r in redirects),
+        _unattestable(sc, redirects),
+        bool(sc.breaks)
         and sum(1 for s, e in physical_lines(text, sc) if _has_command(text[s:e])) > 1,
-        rewrite_refused=bool(refused),
-        error="; ".join(walker.errors),
+        bool(refused),
+        "; ".join(walker.errors),
     )
+
+
+#: The `CommandLine` fields in the order `_assemble` passes them positionally (faster than
+#: keywords); if the model's fields ever differ, `_new_command_line` takes keywords instead.
+_FIELDS = (
+    "text", "segments", "parse_error", "has_substitution", "has_heredoc", "has_here_string",
+    "has_file_redirect", "unattestable", "multiline", "rewrite_refused", "error",
+)  # fmt: skip
+_POSITIONAL = tuple(f.name for f in attrs.fields(CommandLine)) == _FIELDS
+
+
+def _new_command_line(*values: Any) -> CommandLine:
+    """A `CommandLine` from its field values in `_FIELDS` order."""
+    if _POSITIONAL:
+        return CommandLine(*values)
+    return CommandLine(**dict(zip(_FIELDS, values, strict=True)))
 
 
 def _refusal(

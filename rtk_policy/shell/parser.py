@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rtk_policy.shell import fallback, plainpath, reserved
+from rtk_policy.shell.assemble import assemble
 from rtk_policy.shell.benign import only_benign_errors
 from rtk_policy.shell.compound import RedirectedMixin
 from rtk_policy.shell.draft import MAX_SEGMENTS, Ctx, Draft
@@ -296,6 +297,4 @@ def _prefix_words(prefixes: Sequence[str]) -> tuple[tuple[str, ...], ...]:
 
 def parse_command_line(text: str, transparent_prefixes: Sequence[str] = ()) -> CommandLine:
     """Parse bash `text` into a `CommandLine`; never raises."""
-    from rtk_policy.shell.assemble import assemble
-
     return assemble(text, tuple(transparent_prefixes or ()), Walker)

@@ -38,6 +38,7 @@ _OP = r"&&|\|\||\||;"
 _SHAPE = re.compile(rf"[ \t]*{_COMMAND}(?:[ \t]*(?:{_OP})[ \t]*{_COMMAND})*[ \t]*(?:;[ \t]*)?")
 _TOKEN = re.compile(rf"({_WORD})|{_OP}")
 _ASSIGNMENT_RE = re.compile(_ASSIGNMENT)
+_UNQUOTED_HEAD = re.compile(r"[^'\"]*")  #: the part of a word before its first quote
 #: Words tree-sitter-bash reads as grammar (keywords, declaration commands) or that the walker
 #: treats specially before parsing (`time`, `coproc`): a source with one as a program word takes the
 #: tree walk (as an argument, `echo done`, it is a plain word).
@@ -85,36 +86,28 @@ def commands(text: str) -> list[PlainCommand] | None:
     before = ""
     program = True  # the next word that is not an assignment is a program word
     for m in _TOKEN.finditer(text):
-        raw = m.group(1)
-        if raw is not None:
-            if program and ("=" not in raw or _ASSIGNMENT_RE.fullmatch(raw) is None):
-                if _unquoted_head(raw) in RESERVED:  # tree-sitter reads `for"x"` as `for "x"`
-                    return None
-                program = False
-            start = m.start()
-            if "'" in raw or '"' in raw:
-                words.append(make_word(raw, start))
-            else:  # no quoting: the value is the word as typed
-                words.append(
-                    _new_tuple(Word, (raw, raw, start, start + len(raw), False, False, False))
-                )
+        raw = m[1]
+        if raw is None:
+            op = m[0]
+            out.append((words, before, op))
+            words, before, program = [], op, True
             continue
-        op = m.group()
-        out.append((words, before, op))
-        words, before, program = [], op, True
+        quoted = "'" in raw or '"' in raw
+        if program and ("=" not in raw or _ASSIGNMENT_RE.fullmatch(raw) is None):
+            # tree-sitter reads `for"x"` as `for "x"`
+            if (_UNQUOTED_HEAD.match(raw)[0] if quoted else raw) in RESERVED:
+                return None
+            program = False
+        start = m.start()
+        if quoted:
+            words.append(make_word(raw, start))
+        else:  # no quoting: the value is the word as typed
+            words.append(_new_tuple(Word, (raw, raw, start, start + len(raw), False, False, False)))
     if words:
         out.append((words, before, ""))
     if len(out) > MAX_COMMANDS or ("|" in text and "=" in text and not _stages_ok(out)):
         return None
     return out
-
-
-def _unquoted_head(raw: str) -> str:
-    """The part of a word before its first quote (the whole word when it has none)."""
-    for k, ch in enumerate(raw):
-        if ch == "'" or ch == '"':
-            return raw[:k]
-    return raw
 
 
 def _stages_ok(cmds: list[PlainCommand]) -> bool:
