@@ -24,9 +24,10 @@ VOCABULARY = (
     "docker kubectl get pods cat grep -v foo head wc -l echo hi true false RTK_DISABLED=1 - "
     "--flag=value a.b_c-d busybox flock script runuser --command=ls -S -Sls split-string 1a 08 "
     "1e5 -1 1=2 x+=1 =x a==b %h --format=%h user@host pkg@1.2 let test alias source typeset "
-    "if then fi do done in time coproc export local unset declare readonly function case esac"
+    "if then fi do done in time coproc export local unset declare readonly function case esac "
+    "2>&1 2>&1 2>&1 ~ ~/x *.py ? a* *"
 ).split()
-CHARSET = "abcxyzAZ019_./:,+@%=-"
+CHARSET = "abcxyzAZ019_./:,+@%=-~*?"
 OPS = (" && ", " || ", ";", "; ", " | ", " ; ", "&&", "||", "|", "\t&&\t", "  |  ")
 NEAR = ("&", " & ", "|&", "\n", "\r", "'", '"', "$", "\\", "*", "{", "}", "(", ")", "#", "~",
         ">", "<", "2>&1", "é", "!", "[", "\t", ";;", "`")  # fmt: skip
@@ -102,9 +103,15 @@ def _generated(count: int) -> list[str]:
     return out
 
 
+#: Plain words in the positions where their facts matter (a glob or quoted head refuses a rewrite).
+TARGETED = [
+    f"{head} {tail}"
+    for head in ("sudo", "env", "nice", "timeout 5", "command", "xargs", "find -exec", "rtk", "ls")
+    for tail in ("a?b", "*.py", "~/x", "'q'", '"d"', "x 2>&1", "2>&1", "2>&1 | wc -l", "'*' ?")
+]
 INPUTS = [
     text  # long inputs only when plain: the others take the same tree walk either way
-    for text in dict.fromkeys(_corpus() + _generated(4000))
+    for text in dict.fromkeys(_corpus() + TARGETED + _generated(4000))
     if len(text) <= 2000 or plainpath.commands(text) is not None
 ]
 

@@ -149,7 +149,7 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
         same operators, pipeline stages and limits, each command emitted like a simple command."""
         n = len(cmds)
         stage, size, pid = 0, 1, -1
-        for k, (words, before, after) in enumerate(cmds):
+        for k, (words, redirects, before, after) in enumerate(cmds):
             if len(self.drafts) >= MAX_SEGMENTS:
                 self.error("too many commands")
                 break
@@ -163,7 +163,7 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
             elif after == "|":  # the first stage of a pipeline
                 self._pipe_ids += 1
                 stage, size, pid = 0, 2, self._pipe_ids
-                while k + size < n and cmds[k + size - 1][2] == "|":
+                while k + size < n and cmds[k + size - 1][3] == "|":
                     size += 1
             if before == "|" or after == "|":
                 sub = sub._replace(pipe_id=pid, pipe_index=stage, pipe_size=size, pipe_stderr=False)
@@ -177,7 +177,8 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
                 continue
             self._level += 1
             try:
-                self.emit(src, words, [], words[0].start, words[-1].end, sub)
+                end = max(words[-1].end, redirects[-1].end) if redirects else words[-1].end
+                self.emit(src, words, redirects, words[0].start, end, sub)
             finally:
                 self._level -= 1
         self._after_close = False

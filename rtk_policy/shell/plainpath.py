@@ -1,15 +1,16 @@
 """The fast path: a source made only of plain words joined by `&&`, `||`, `|` and `;`, split without
 tree-sitter.
 
-Most commands an agent runs are `git status`, `cargo test --release | tail -5 && git diff`,
-`git commit -m "fix: x"`: no expansion, no redirect, one line. For such a source the syntax tree is
-fully determined by the text, so `commands` cuts it with two regexes and the walker emits exactly
-the drafts the tree walk would (same words, operators, pipeline stages); everything after the walk
-(`assemble`) is shared. A plain word is made of `[A-Za-z0-9_./:,+@%=-]` and quoted parts ('...'
-without a line break, "..." without `$`, backquote, backslash or line break). Anything outside the
-narrow shape returns None and takes the tree-sitter walk: any other character unquoted (a dollar,
-a backslash, a backquote, `> < & ( ) { } * ? [ ~ # !`, a line break, non-ASCII), a reserved or
-declaration word as a program (`if`, `time`, `export`, also `for"x"`), a program or assignment word
+Most commands an agent runs are `git status`, `cargo test --release 2>&1 | tail -5 && git diff`,
+`git commit -m "fix: x"`: no expansion, no file redirect, one line. For such a source the syntax
+tree is fully determined by the text, so `commands` cuts it with two regexes and the walker emits
+exactly the drafts the tree walk would (same words, redirects, operators, pipeline stages);
+everything after the walk (`assemble`) is shared. A plain word is made of `[A-Za-z0-9_./:,+@%=-]`
+and quoted parts ('...' without a line break, "..." without `$`, backquote, backslash or line
+break); an argument may also hold `~ * ?` or be the redirect `2>&1`. Anything outside the narrow
+shape returns None and takes the tree-sitter walk: any other character unquoted (a dollar, a
+backslash, a backquote, `> < & ( ) { } [ # !`, a line break, non-ASCII), a reserved or declaration
+word as a program (`if`, `time`, `export`, also `for"x"`), a program or assignment word
 tree-sitter-bash misreads (see `_ASSIGNMENT`), an operator at the start or end (a trailing `;`
 excepted), `&`, `|&`, a pipeline stage starting with an assignment, more than `MAX_COMMANDS`
 commands. `tests/test_shell_plainpath.py` checks that both paths give identical `CommandLine`s on
@@ -19,24 +20,27 @@ every corpus and on generated variants.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
+from rtk_policy.shell.model import Redirect
 from rtk_policy.shell.words import Word, make_word
 
 #: A quoted part of a word: single quotes hold anything but a line break; double quotes no
 #: expansion, escape or line break either.
 _QUOTED = r"""'[^'\n\r]*'|"[^"\\$`\n\r]*\""""
-_WORD = rf"(?:[A-Za-z0-9_./:,+@%=-]|{_QUOTED})+"  #: any word of a plain source
+_WORD = rf"(?:[A-Za-z0-9_./:,+@%=~*?-]|{_QUOTED})+"  #: any word of a plain source
 #: Where a statement starts, tree-sitter-bash's lexer looks for an assignment and misreads some
 #: words (`x@y` and `a+:` are ERROR nodes, a lone `-` vanishes, `y=||x` swallows the operator), so
 #: a command is assignments of a narrow shape, then a program word of a narrow shape, then
-#: arguments, which may hold any plain character but a leading `=` (`a ==` at the end is an ERROR).
+#: arguments, which may hold any plain character but a leading `=` (`a ==` at the end is an ERROR),
+#: also `~` and the globs `*` `?`, or be the redirect `2>&1`.
 _ASSIGNMENT = rf"[A-Za-z_][A-Za-z0-9_]*\+?=(?:[A-Za-z0-9_./:,=-]|{_QUOTED})+"
 _PROGRAM = rf"(?:[A-Za-z0-9_./]|{_QUOTED})(?:[A-Za-z0-9_./-]|{_QUOTED})*"
-_ARGUMENT = rf"(?:[A-Za-z0-9_./:,+@%-]|{_QUOTED})(?:[A-Za-z0-9_./:,+@%=-]|{_QUOTED})*"
-_COMMAND = rf"(?:{_ASSIGNMENT}[ \t]+)*(?:{_PROGRAM}(?:[ \t]+{_ARGUMENT})*|{_ASSIGNMENT})"
+_ARGUMENT = rf"(?:[A-Za-z0-9_./:,+@%~*?-]|{_QUOTED})(?:[A-Za-z0-9_./:,+@%=~*?-]|{_QUOTED})*"
+_COMMAND = rf"(?:{_ASSIGNMENT}[ \t]+)*(?:{_PROGRAM}(?:[ \t]+(?:2>&1|{_ARGUMENT}))*|{_ASSIGNMENT})"
 _OP = r"&&|\|\||\||;"
 _SHAPE = re.compile(rf"[ \t]*{_COMMAND}(?:[ \t]*(?:{_OP})[ \t]*{_COMMAND})*[ \t]*(?:;[ \t]*)?")
-_TOKEN = re.compile(rf"({_WORD})|{_OP}")
+_TOKEN = re.compile(rf"(2>&1)|({_WORD})|{_OP}")
 _ASSIGNMENT_RE = re.compile(_ASSIGNMENT)
 _UNQUOTED_HEAD = re.compile(r"[^'\"]*")  #: the part of a word before its first quote
 #: Words tree-sitter-bash reads as grammar (keywords, declaration commands) or that the walker
@@ -73,8 +77,20 @@ RESERVED = frozenset(
 MAX_COMMANDS = 1000  #: well below the walker's MAX_SEGMENTS, so its list limits never apply
 _new_tuple = tuple.__new__
 
-#: One command of a plain source: its words, and the operators before and after it ("" at an end).
-PlainCommand = tuple[list[Word], str, str]
+
+class PlainRedirect(NamedTuple):
+    """A `2>&1` of a plain command, with what the walker reads from a redirect node."""
+
+    redirect: Redirect
+    start: int
+    end: int
+    body: str = ""
+
+
+STDERR_TO_STDOUT = Redirect(op=">&", fd=2, target="&1", is_file=False)
+#: One command of a plain source: its words, its redirects, and the operators before and after it
+#: ("" at an end).
+PlainCommand = tuple[list[Word], list[PlainRedirect], str, str]
 
 
 def commands(text: str) -> list[PlainCommand] | None:
@@ -83,14 +99,19 @@ def commands(text: str) -> list[PlainCommand] | None:
         return None
     out: list[PlainCommand] = []
     words: list[Word] = []
+    redirects: list[PlainRedirect] = []
     before = ""
     program = True  # the next word that is not an assignment is a program word
     for m in _TOKEN.finditer(text):
-        raw = m[1]
+        raw = m[2]
         if raw is None:
+            if m[1] is not None:  # 2>&1, after the program word
+                start = m.start()
+                redirects.append(PlainRedirect(STDERR_TO_STDOUT, start, start + 4))
+                continue
             op = m[0]
-            out.append((words, before, op))
-            words, before, program = [], op, True
+            out.append((words, redirects, before, op))
+            words, redirects, before, program = [], [], op, True
             continue
         quoted = "'" in raw or '"' in raw
         if program and ("=" not in raw or _ASSIGNMENT_RE.fullmatch(raw) is None):
@@ -99,12 +120,12 @@ def commands(text: str) -> list[PlainCommand] | None:
                 return None
             program = False
         start = m.start()
-        if quoted:
+        if quoted or "*" in raw or "?" in raw:
             words.append(make_word(raw, start))
         else:  # no quoting: the value is the word as typed
             words.append(_new_tuple(Word, (raw, raw, start, start + len(raw), False, False, False)))
     if words:
-        out.append((words, before, ""))
+        out.append((words, redirects, before, ""))
     if len(out) > MAX_COMMANDS or ("|" in text and "=" in text and not _stages_ok(out)):
         return None
     return out
@@ -114,5 +135,5 @@ def _stages_ok(cmds: list[PlainCommand]) -> bool:
     """False when a pipeline stage starts with an assignment: tree-sitter may read the stage as an
     assignment statement, which the walker marks as a compound joined to a pipe."""
     return not any(
-        (before == "|" or after == "|") and "=" in words[0].raw for words, before, after in cmds
+        (before == "|" or after == "|") and "=" in words[0].raw for words, _, before, after in cmds
     )
