@@ -5,14 +5,15 @@ Wire protocol on the socket: the client sends a header line `AGENT NUL NAME=VALU
 environment variables of `client.FORWARDED_ENV` it has), then the payload bytes, and shuts down its
 write side; the server answers `stdout NUL stderr NUL \\n`. An answer without that trailer means
 the server died: the client decides in-process. Engines are kept per (environment, project folder) and
-reloaded when a policy or config file changes (one stat per file per request). The server exits after
-`idle` seconds without a request, removing its socket.
+reloaded when a policy or config file changes: one stat per watched file, at most once per
+`serve_memo.RECHECK_SECONDS` (10 ms) per engine, so a change is seen by every request that starts
+more than 10 ms after it was written. The server exits after `idle` seconds without a request,
+removing its socket.
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import signal
 import socket
@@ -21,8 +22,10 @@ import time
 from typing import Any
 
 from rtk_policy import audit
+from rtk_policy.agents.hook_input import STDIN_LIMIT, decode_payload
 from rtk_policy.client import FORWARDED_ENV, socket_path
-from rtk_policy.serve_memo import FolderFacts, MemoEngine, stat_stamp
+from rtk_policy import serve_memo
+from rtk_policy.serve_memo import FolderFacts, MemoEngine, env_values, stat_stamp
 
 MAX_REQUEST = 1024 * 1024 + 4096  #: bytes read from one connection at most
 _KEEP_ENGINES = 16  #: engines kept (one per environment and project folder); the oldest is dropped
@@ -33,7 +36,8 @@ class Resident:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._engines: dict[tuple, tuple[tuple, Any]] = {}
+        #: key -> [watched paths, their stamp, engine, monotonic time of the last stat check]
+        self._engines: dict[tuple, list] = {}
         self.facts = FolderFacts()  #: project folders and Claude rules per cwd, checked per request
         self.last_request = time.monotonic()
         self.requests = 0
@@ -68,8 +72,9 @@ class Resident:
                 audit.defer(records)
             try:
                 self.facts.new_request()
-                engine = self.engine_for(_payload_cwd(payload))
-                answer = answer_payload(payload, agent or None, engine=engine)
+                decoded = decode_payload(payload) if len(payload) <= STDIN_LIMIT else None
+                engine = self.engine_for(_payload_cwd(decoded[0] if decoded else None))
+                answer = answer_payload(payload, agent or None, engine=engine, decoded=decoded)
             finally:
                 if records is not None:
                     audit.defer(None)
@@ -84,15 +89,24 @@ class Resident:
     def engine_for(self, cwd: str | None) -> Any:
         """The engine for `cwd`'s project under the current environment, (re)loaded when stale.
 
-        None when loading fails: the hook then loads it itself and applies its fail mode.
+        Stale: a stat of one of its `watched_paths` differs from when it was loaded. That is checked
+        at most once per `serve_memo.RECHECK_SECONDS`: a file written at time t is in force for
+        every request that starts after t + RECHECK_SECONDS. None when loading fails: the hook then
+        loads it itself and applies its fail mode.
         """
         project = self.facts.project_dir(cwd)
-        key = (tuple(os.environ.get(name, "") for name in FORWARDED_ENV), str(project or ""))
+        key = (env_values(FORWARDED_ENV), str(project or ""))
         cached = self._engines.get(key)
-        if cached is not None and stat_stamp(cached[0]) == cached[1]:
-            return cached[2]
+        if cached is not None:
+            now = time.monotonic()
+            if now - cached[3] < serve_memo.RECHECK_SECONDS:
+                return cached[2]
+            if stat_stamp(cached[0]) == cached[1]:
+                cached[3] = now
+                return cached[2]
         from rtk_policy.engine import load_engine
 
+        checked = time.monotonic()
         watched = watched_paths(cwd)
         stamp = stat_stamp(watched)
         try:
@@ -100,7 +114,7 @@ class Resident:
         except Exception:  # noqa: BLE001 - the hook reloads and answers with its fail mode
             return None
         self._engines.pop(key, None)
-        self._engines[key] = (watched, stamp, engine)
+        self._engines[key] = [watched, stamp, engine, checked]
         while len(self._engines) > _KEEP_ENGINES:
             self._engines.pop(next(iter(self._engines)))
         return engine
@@ -115,12 +129,8 @@ def rss_kib() -> int:
         return 0
 
 
-def _payload_cwd(payload: bytes) -> str | None:
-    """The payload's `cwd` when it names a folder (as the hook itself decides), else None."""
-    try:
-        data = json.loads(payload)
-    except (ValueError, RecursionError):
-        return None
+def _payload_cwd(data: Any) -> str | None:
+    """The decoded payload's `cwd` when it names a folder (as the hook itself decides), else None."""
     cwd = data.get("cwd") if isinstance(data, dict) else None
     return cwd if isinstance(cwd, str) and cwd and os.path.isdir(cwd) else None
 

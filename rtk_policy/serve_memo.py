@@ -3,19 +3,22 @@ remembers is always what a fresh process would find.
 
 `MemoEngine`: `evaluate(text, context)` is a pure function of its arguments (and of the loaded
 policies and config, fixed for one engine), so a repeated command with the same context gets the
-same `Outcome` without evaluating the policies again. A remembered outcome is returned with
+same `Outcome` without evaluating the policies again; an agent's rendering of a remembered decision
+is remembered too (`rendered`). A remembered outcome is returned with
 `eval_us = 0`, so the audit log says no evaluation time was spent. Contexts that cannot be hashed (a
 `tool_input` holding lists or objects) are never remembered. Every hook call is still read, rendered
 and audited on its own.
 
 `FolderFacts`: the project folders and Claude permission rules of a cwd, which the hook would
 otherwise find by walking the folders with pathlib and reading the settings files on every call;
-remembered until a stat of one of the paths they depend on differs (checked once per call).
+remembered until a stat of one of the paths they depend on differs (checked at most once per
+`RECHECK_SECONDS`, see there).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections import OrderedDict
 from typing import Any
@@ -36,6 +39,7 @@ class MemoEngine:
         self.size = size
         self.hits = 0
         self._memo: OrderedDict[tuple[str, Any], Any] = OrderedDict()
+        self._rendered: OrderedDict[tuple, tuple[Any, str | None]] = OrderedDict()
 
     def context(self, **fields: Any) -> Any:
         """The wrapped engine's `Context`."""
@@ -63,6 +67,44 @@ class MemoEngine:
         """The `Decision` for `text`."""
         return self.evaluate(text, context).decision
 
+    def rendered(self, module: Any, decision: Any, request: Any) -> str | None:
+        """`module.render(decision, request)`, remembered for a remembered `decision`.
+
+        An agent's `render` reads the decision and these request fields only: agent, command,
+        tool_name, tool_input, cwd, permission_mode and variant (never the ids, the transcript path
+        or the raw payload; a test holds every agent to it). A request whose tool_input holds
+        lists or objects is rendered every time.
+        """
+        try:
+            key = (
+                module.__name__,
+                id(decision),
+                request.agent,
+                request.command,
+                request.tool_name,
+                request.cwd,
+                request.permission_mode,
+                request.variant,
+                tuple(request.tool_input.items()),
+            )
+            found = self._rendered.get(key)
+        except (TypeError, AttributeError):  # unhashable tool_input
+            return module.render(decision, request)
+        if found is not None and found[0] is decision:
+            return found[1]
+        line = module.render(decision, request)
+        self._rendered[key] = (decision, line)  # holding the decision keeps its id unique
+        if len(self._rendered) > self.size:
+            self._rendered.popitem(last=False)
+        return line
+
+
+#: Seconds during which a stat check that found nothing changed stands: a change to a watched file
+#: (a policy, a config, a Claude settings file, a project marker) is seen by every request that
+#: starts more than this long after the change was written; a request within that window may still
+#: get the answer of the files as they were. Under load this turns ~30 stats per request into one
+#: round of stats per interval.
+RECHECK_SECONDS = 0.01
 
 #: Probed paths whose mtime is this close to the moment they were read are not trusted yet: a change
 #: within the same timestamp tick, keeping size and inode, would otherwise go unseen.
@@ -82,6 +124,31 @@ def stat_stamp(paths: tuple[str, ...]) -> tuple:
     return tuple(stamp)
 
 
+_ENVIRON_DATA = getattr(os.environ, "_data", None)  #: CPython's bytes dict behind `os.environ`
+
+
+def env_values(names: tuple[str, ...]) -> tuple[str, ...]:
+    """`os.environ.get(name, "")` for each of `names` ("" for unset ones), read in one go.
+
+    Reads CPython's encoded mapping behind `os.environ` directly when it is there (a tenth of the
+    cost of `os.environ.get`, which encodes the name and decodes the value on every call).
+    """
+    data = _ENVIRON_DATA
+    if type(data) is not dict or os.name != "posix":
+        return tuple(os.environ.get(name, "") for name in names)
+    encoded = _ENCODED.get(names)
+    if encoded is None:
+        encoded = _ENCODED[names] = tuple(os.fsencode(name) for name in names)
+    return tuple(
+        "" if value is None else value.decode(_FS_ENCODING, "surrogateescape")
+        for value in map(data.get, encoded)
+    )
+
+
+_ENCODED: dict[tuple[str, ...], tuple[bytes, ...]] = {}
+_FS_ENCODING = sys.getfilesystemencoding()
+
+
 def newest_mtime(stamp: tuple) -> int:
     """The latest mtime in a `stat_stamp` (0 when nothing exists)."""
     return max((entry[2] for entry in stamp if entry is not None), default=0)
@@ -89,7 +156,8 @@ def newest_mtime(stamp: tuple) -> int:
 
 class FolderFacts:
     """What a hook call learns from the file system about its cwd, remembered per (cwd, HOME,
-    CLAUDE_CONFIG_DIR) until one of the paths it depends on changes (one stat per path per call).
+    CLAUDE_CONFIG_DIR) until one of the paths it depends on changes (one stat per path, at most once
+    per `recheck` seconds; within one request the facts of a cwd never change).
 
     The facts: the rtk-policy project folder (`config.project_dir`), the Claude project folder
     (`claude_project_dir`) and the merged Claude `Bash(...)` rules (`load_claude_rules`, whose
@@ -99,11 +167,11 @@ class FolderFacts:
     Claude settings files of that project and of the user.
     """
 
-    def __init__(self, size: int = 256) -> None:
+    def __init__(self, size: int = 256, recheck: float | None = None) -> None:
         self.size = size
-        self._known: OrderedDict[tuple[str, ...], tuple[tuple[str, ...], tuple, int, tuple]] = (
-            OrderedDict()
-        )
+        self.recheck = RECHECK_SECONDS if recheck is None else recheck
+        #: key -> [paths, stamp, trusted_after (ns), facts, monotonic time of the last stat check]
+        self._known: OrderedDict[tuple[str, ...], list] = OrderedDict()
         self._checked: set[tuple[str, ...]] = set()  #: keys already checked for this request
         self._last: tuple[str | None, tuple] | None = None  #: (cwd, facts) of this request
 
@@ -137,20 +205,25 @@ class FolderFacts:
 
     def _check(self, cwd: str | None) -> tuple:
         where = cwd or os.getcwd()
-        key = (where, os.environ.get("HOME", ""), os.environ.get("CLAUDE_CONFIG_DIR", ""))
+        key = (where, *env_values(("HOME", "CLAUDE_CONFIG_DIR")))
         known = self._known.get(key)
+        now = time.monotonic()
         if known is not None:
             if key in self._checked:
                 return known[3]
-            paths, stamp, trusted_after, facts = known
-            if time.time_ns() > trusted_after and stat_stamp(paths) == stamp:
+            paths, stamp, trusted_after, facts, checked = known
+            if time.time_ns() > trusted_after and (
+                now - checked < self.recheck or stat_stamp(paths) == stamp
+            ):
+                if now - checked >= self.recheck:
+                    known[4] = now
                 self._known.move_to_end(key)
                 self._checked.add(key)
                 return facts
         paths = probed_paths(where)
         stamp = stat_stamp(paths)  # before reading: a change while reading shows next time
         facts = _read_facts(where)
-        self._known[key] = (paths, stamp, newest_mtime(stamp) + RACY_NS, facts)
+        self._known[key] = [paths, stamp, newest_mtime(stamp) + RACY_NS, facts, now]
         self._known.move_to_end(key)
         self._checked.add(key)
         while len(self._known) > self.size:

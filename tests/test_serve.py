@@ -15,7 +15,7 @@ import pytest
 
 from conftest import private_folders
 
-from rtk_policy import client, serve, serve_http
+from rtk_policy import client, serve, serve_http, serve_memo
 from rtk_policy.commands.hook import answer_payload
 
 
@@ -141,6 +141,11 @@ def test_a_second_server_on_the_same_socket_refuses(server):
     assert client.ask_server("claude", payload("ls"), server.path) is not None
 
 
+def settle() -> None:
+    """Wait out the documented window: a change is in force for requests starting after it."""
+    time.sleep(serve_memo.RECHECK_SECONDS * 1.5)
+
+
 def test_hot_reload_picks_up_a_changed_policy_file(server, env):
     folder = env / "config" / "rtk-policy" / "policies"
     folder.mkdir(parents=True)
@@ -155,12 +160,15 @@ rules:
     message: '"frobnicate is {decision}"'
 """
     policy.write_text(rule.format(decision="deny"))
+    settle()
     out, _ = client.ask_server("claude", payload("frobnicate now"), server.path)
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     policy.write_text(rule.format(decision="ask") + "# changed\n")
+    settle()
     out, _ = client.ask_server("claude", payload("frobnicate now"), server.path)
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "ask"
     policy.unlink()
+    settle()
     out, _ = client.ask_server("claude", payload("frobnicate now"), server.path)
     assert b"permissionDecision" not in out
 

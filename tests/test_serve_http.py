@@ -320,7 +320,7 @@ def test_folder_facts_follow_changes_of_the_claude_settings(env, monkeypatch):
     sub = project / "src"
     sub.mkdir()
     settings = project / ".claude" / "settings.json"
-    facts = FolderFacts()
+    facts = FolderFacts(recheck=0)  # every request stats (the interval has its own test)
 
     def rules() -> tuple:
         facts.new_request()
@@ -354,7 +354,7 @@ def test_folder_facts_re_read_a_file_written_in_the_same_timestamp_tick(env):
     (project / ".claude").mkdir(parents=True)
     settings = project / ".claude" / "settings.json"
     now = time.time_ns()
-    facts = FolderFacts()
+    facts = FolderFacts(recheck=0)
     for verdict_list in ("deny", "ask"):  # same size, same inode, same mtime: the stamp is equal
         settings.write_text(json.dumps({"permissions": {verdict_list: ["Bash(frob:*)"]}}))
         os.utime(settings, ns=(now, now))

@@ -7,8 +7,10 @@ stderr message and the configured fail mode's answer (`open`: no opinion, `close
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import time
+from types import SimpleNamespace
 from typing import IO, Any
 
 from rtk_policy.agents import agent_module, detect_agent
@@ -23,8 +25,11 @@ CLAUDE_RULE_AGENTS = ("claude", "copilot", "codex")
 class _Hook:
     """The state of one hook call: the chosen protocol, the engine once loaded, what was answered."""
 
-    def __init__(self, args: Any, stdout: IO[str], stderr: IO[str], engine: Any) -> None:
+    def __init__(
+        self, args: Any, stdout: IO[str], stderr: IO[str], engine: Any, decoded: Any = None
+    ) -> None:
         self.args = args
+        self.decoded = decoded  #: `decode_payload`'s answer for stdin, when the caller has it
         self.stdout = stdout
         self.stderr = stderr
         self.engine = engine
@@ -38,8 +43,11 @@ class _Hook:
 
     def handle(self, stdin: IO[Any] | None) -> None:
         """Read, parse, decide, answer."""
-        data, problem = read_stdin(stdin)
-        payload, decode_problem = decode_payload(data) if data or not problem else (None, "")
+        if self.decoded is not None:
+            (payload, decode_problem), problem = self.decoded, ""
+        else:
+            data, problem = read_stdin(stdin)
+            payload, decode_problem = decode_payload(data) if data or not problem else (None, "")
         if payload is None:
             self.bad_input(problem or decode_problem)
             return
@@ -64,7 +72,11 @@ class _Hook:
         decision = (
             outcome.decision if outcome is not None else engine.decide(request.command, context)
         )
-        self.emit(self.module.render(decision, request))
+        remembered = getattr(engine, "rendered", None)  # the resident server's memo
+        if callable(remembered):
+            self.emit(remembered(self.module, decision, request))
+        else:
+            self.emit(self.module.render(decision, request))
         error = getattr(decision, "error", "")
         if error:
             self.say(f"policy error, fail mode applied: {error}")
@@ -205,9 +217,18 @@ class _Hook:
             pass
 
 
-def run(args: Any, stdin: IO[Any], stdout: IO[str], stderr: IO[str], engine: Any = None) -> int:
-    """Answer one hook call; `engine` replaces the loaded one (tests). Always returns 0."""
-    hook = _Hook(args, stdout, stderr, engine)
+def run(
+    args: Any,
+    stdin: IO[Any],
+    stdout: IO[str],
+    stderr: IO[str],
+    engine: Any = None,
+    decoded: Any = None,
+) -> int:
+    """Answer one hook call; `engine` replaces the loaded one (tests or the resident server);
+    `decoded` is `decode_payload`'s answer for stdin when the caller already has it (stdin is then
+    not read). Always returns 0."""
+    hook = _Hook(args, stdout, stderr, engine, decoded)
     try:
         with contextlib.redirect_stdout(stderr):  # stray prints from libraries never reach stdout
             hook.handle(stdin)
@@ -230,15 +251,16 @@ class HookAnswer:
         self.stderr = stderr
 
 
-def answer_payload(payload: bytes, agent: str | None, engine: Any = None) -> HookAnswer:
+def answer_payload(
+    payload: bytes, agent: str | None, engine: Any = None, decoded: Any = None
+) -> HookAnswer:
     """The hook's answer to raw `payload` bytes for `agent` (None: detect), as `run` would write it.
 
-    Used by the resident server and the thin client's in-process fallback.
+    Used by the resident server and the thin client's in-process fallback. `decoded` is
+    `decode_payload(payload)` when the caller has already parsed it (only for a payload within
+    `STDIN_LIMIT`).
     """
-    import io
-    from types import SimpleNamespace
-
     args = SimpleNamespace(agent=agent or None, policies=None, backend=None, config=None)
     out, err = io.StringIO(), io.StringIO()
-    run(args, io.BytesIO(payload), out, err, engine=engine)
+    run(args, io.BytesIO(payload), out, err, engine=engine, decoded=decoded)
     return HookAnswer(out.getvalue(), err.getvalue())
