@@ -45,21 +45,47 @@ def default_audit_path() -> str:
 def audit_path(config: Any) -> str:
     """The log path a `Config` selects: its `audit_path` (with `~` expanded) or the default."""
     configured = getattr(config, "audit_path", "") or ""
-    return os.path.expanduser(configured) if configured else default_audit_path()
+    environ = os.environ
+    key = (configured, environ.get("XDG_STATE_HOME"), environ.get("HOME"))
+    found = _paths.get(key)
+    if found is None:
+        found = os.path.expanduser(configured) if configured else default_audit_path()
+        if len(_paths) >= 64:
+            _paths.clear()
+        _paths[key] = found
+    return found
+
+
+#: (configured path, $XDG_STATE_HOME, $HOME) -> the log path (what `audit_path` depends on)
+_paths: dict[tuple[Any, ...], str] = {}
 
 
 def use_structlog() -> None:
-    """Render lines with structlog's `JSONRenderer` from now on (for long-lived processes)."""
+    """Render lines with structlog's `JSONRenderer` from now on (for long-lived processes).
+
+    Its serializer is `json.dumps` with the encoder built once (`audit_store.json_encoder`).
+    """
     global _renderer
     import structlog
 
-    renderer = structlog.processors.JSONRenderer()
+    renderer = structlog.processors.JSONRenderer(serializer=_dumps)
     _renderer = lambda event: renderer(None, "", event)  # noqa: E731
+
+
+_encoders: dict[Callable[[Any], Any], Callable[[Any], str]] = {}
+
+
+def _dumps(obj: Any, default: Callable[[Any], Any] = repr) -> str:
+    """`json.dumps(obj, default=default)`, one prebuilt encoder per `default`."""
+    encode = _encoders.get(default)
+    if encode is None:
+        encode = _encoders[default] = audit_store.json_encoder(default)
+    return encode(obj)
 
 
 def _json_line(event: dict[str, Any]) -> str:
     """What structlog's `JSONRenderer()` renders for `event`, without importing structlog."""
-    return json.dumps(event, default=repr)
+    return _dumps(event)
 
 
 def _render(event: dict[str, Any]) -> str:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import fcntl
 import json
+import json.encoder
 import os
 from collections.abc import Callable, Iterator
+from typing import Any
 
 try:  # the builtin sha256 (same digests) spares the hook the ~3 ms OpenSSL load of `hashlib`
     from _sha256 import sha256  # CPython <= 3.11
@@ -28,11 +30,35 @@ GENESIS = ""
 _TAIL_CHUNK = 8192
 
 
+def json_encoder(
+    default: Callable[[Any], Any],
+    sort_keys: bool = False,
+    compact: bool = False,
+    ensure_ascii: bool = True,
+) -> Callable[[Any], str]:
+    """`lambda obj: json.dumps(obj, default=default, sort_keys=sort_keys, ensure_ascii=ensure_ascii,
+    separators=(",", ":") if compact else None)`, with the encoder built once instead of per call.
+
+    No check for circular containers (the records are fresh trees of plain values).
+    """
+    item, key = (",", ":") if compact else (", ", ": ")
+    make = json.encoder.c_make_encoder
+    if make is None:  # pragma: no cover - an interpreter without the C accelerator
+        return json.JSONEncoder(
+            default=default, sort_keys=sort_keys, ensure_ascii=ensure_ascii, separators=(item, key)
+        ).encode
+    quote = json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring
+    chunks = make(None, default, quote, None, key, item, sort_keys, False, True)
+    return lambda obj: "".join(chunks(obj, 0))
+
+
+_canonical_json = json_encoder(str, sort_keys=True, compact=True, ensure_ascii=False)
+
+
 def canonical_hash(record: dict[str, object]) -> str:
     """sha256 hex of the canonical JSON (sorted keys, no spaces) of `record` without its `hash`."""
-    body = {key: value for key, value in record.items() if key != "hash"}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return sha256(text.encode("utf-8")).hexdigest()
+    body = record if "hash" not in record else {k: v for k, v in record.items() if k != "hash"}
+    return sha256(_canonical_json(body).encode("utf-8")).hexdigest()
 
 
 def rotated_path(path: str, number: int) -> str:
