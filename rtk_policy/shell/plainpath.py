@@ -28,18 +28,22 @@ from rtk_policy.shell.words import Word, make_word
 #: A quoted part of a word: single quotes hold anything but a line break; double quotes no
 #: expansion, escape or line break either.
 _QUOTED = r"""'[^'\n\r]*'|"[^"\\$`\n\r]*\""""
-_WORD = rf"(?:[A-Za-z0-9_./:,+@%=~*?-]|{_QUOTED})+"  #: any word of a plain source
+_WORD = rf"(?:[A-Za-z0-9_./:,+@%=~*?-]++|{_QUOTED})++"  #: any word of a plain source
 #: Where a statement starts, tree-sitter-bash's lexer looks for an assignment and misreads some
 #: words (`x@y` and `a+:` are ERROR nodes, a lone `-` vanishes, `y=||x` swallows the operator), so
 #: a command is assignments of a narrow shape, then a program word of a narrow shape, then
 #: arguments, which may hold any plain character but a leading `=` (`a ==` at the end is an ERROR),
 #: also `~` and the globs `*` `?`, or be the redirect `2>&1`.
-_ASSIGNMENT = rf"[A-Za-z_][A-Za-z0-9_]*\+?=(?:[A-Za-z0-9_./:,=-]|{_QUOTED})+"
-_PROGRAM = rf"(?:[A-Za-z0-9_./]|{_QUOTED})(?:[A-Za-z0-9_./-]|{_QUOTED})*"
-_ARGUMENT = rf"(?:[A-Za-z0-9_./:,+@%~*?-]|{_QUOTED})(?:[A-Za-z0-9_./:,+@%=~*?-]|{_QUOTED})*"
-_COMMAND = rf"(?:{_ASSIGNMENT}[ \t]+)*(?:{_PROGRAM}(?:[ \t]+(?:2>&1|{_ARGUMENT}))*|{_ASSIGNMENT})"
+#: Possessive quantifiers (`*+`, `++`): a word, the arguments and the list never give back what
+#: they matched (nothing after them could use it), so a long input that is not plain fails fast.
+_ASSIGNMENT = rf"[A-Za-z_][A-Za-z0-9_]*+\+?=(?:[A-Za-z0-9_./:,=-]++|{_QUOTED})++"
+_PROGRAM = rf"(?:[A-Za-z0-9_./]|{_QUOTED})(?:[A-Za-z0-9_./-]++|{_QUOTED})*+"
+_ARGUMENT = rf"(?:[A-Za-z0-9_./:,+@%~*?-]|{_QUOTED})(?:[A-Za-z0-9_./:,+@%=~*?-]++|{_QUOTED})*+"
+#: (`_ASSIGNMENT` is tried first: `_PROGRAM` matches the `a` of `a=b`, and a possessive list would
+#: not come back to try it.)
+_COMMAND = rf"(?:{_ASSIGNMENT}[ \t]+)*(?:{_ASSIGNMENT}|{_PROGRAM}(?:[ \t]+(?:2>&1|{_ARGUMENT}))*+)"
 _OP = r"&&|\|\||\||;"
-_SHAPE = re.compile(rf"[ \t]*{_COMMAND}(?:[ \t]*(?:{_OP})[ \t]*{_COMMAND})*[ \t]*(?:;[ \t]*)?")
+_SHAPE = re.compile(rf"[ \t]*{_COMMAND}(?:[ \t]*(?:{_OP})[ \t]*{_COMMAND})*+[ \t]*(?:;[ \t]*)?")
 _TOKEN = re.compile(rf"(2>&1)|({_WORD})|{_OP}")
 _ASSIGNMENT_RE = re.compile(_ASSIGNMENT)
 _UNQUOTED_HEAD = re.compile(r"[^'\"]*")  #: the part of a word before its first quote
@@ -95,6 +99,8 @@ PlainCommand = tuple[list[Word], list[PlainRedirect], str, str]
 
 def commands(text: str) -> list[PlainCommand] | None:
     """The commands of `text` when it has the plain shape, in source order; None when it has not."""
+    if text.count("|") + text.count("&") + text.count(";") > 2 * MAX_COMMANDS + 2:
+        return None  # surely too many commands (or quoted operators): no regex over all of it
     if _SHAPE.fullmatch(text) is None:
         return None
     out: list[PlainCommand] = []
