@@ -153,23 +153,35 @@ hf=(-n "python -c pass" "$(envs bare) $PY -c pass <$state/one.json"
 for i in "${!names[@]}"; do
   for p in $PAYLOADS; do hf+=(-n "${names[$i]} [$p]" "${commands[$i]} <$state/$p.json"); done
 done
+server_ticks() {  # utime+stime of our resident server, in clock ticks (its work is not in the client's CPU)
+  local pid; pid=$(cat "$state/ours/run/rtk-policy/engine.lock" 2>/dev/null) || { echo 0; return; }
+  awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0
+}
+TICKS_BEFORE=$(server_ticks)
 hyperfine -i --warmup 5 --min-runs "$RUNS" --export-json "$state/hyperfine.json" "${hf[@]}" >/dev/null
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+SERVER_SECONDS=$("$PY" -c 'import os, sys; print(int(sys.argv[1]) / os.sysconf("SC_CLK_TCK"))' "$(( $(server_ticks) - TICKS_BEFORE ))")
 
 cd "$ROOT"
 "$PY" - "$state/hyperfine.json" "$answers" "$OUT" "$LOAD_BEFORE" "$LOAD_AFTER" "$(nproc)" "$RUNS" \
-  "$("$PY" -VV | head -1)" "${notes[@]}" <<'PYEOF'
+  "$("$PY" -VV | head -1)" "$SERVER_SECONDS" "${notes[@]}" <<'PYEOF'
 import json, sys, time
-hf_path, answers_path, out_path, load_before, load_after, cores, runs, python, *notes = sys.argv[1:]
+hf_path, answers_path, out_path, load_before, load_after, cores, runs, python, server_seconds, *notes = sys.argv[1:]
 results = json.load(open(hf_path))["results"]
 answers = [json.loads(line) for line in open(answers_path)]
 base = results[0]
 print(f"\nload average {load_before} before, {load_after} after, {cores} cores, min runs {runs}")
-print(f"{'command':<62} {'median':>9} {'ratio':>7} {'cpu':>7}")
+print(f"{'command':<62} {'median':>9} {'ratio':>7} {'cpu (user+sys)':>16}")
 for r in results:
     cpu = r["user"] + r["system"]
     print(f"{r['command']:<62} {r['median'] * 1000:6.1f} ms {r['median'] / base['median']:6.2f}x"
-          f" {cpu / (base['user'] + base['system']):6.2f}x")
+          f" {cpu * 1000:6.1f} ms {cpu / (base['user'] + base['system']):6.2f}x")
+clients = [r for r in results if "server up" in r["command"]]
+calls = sum(len(r["times"]) + 5 for r in clients)  # measured runs + 5 warm-ups each
+server_ms = float(server_seconds) * 1000 / calls if calls else 0.0
+if calls:
+    print(f"resident server CPU during the run: {float(server_seconds):.2f} s for {calls} client calls,"
+          f" {server_ms:.1f} ms per call (not included in the client rows above)")
 
 def summary(a):
     """One line for what a hook answered: its decision, its rewrite, or nothing."""
@@ -193,7 +205,8 @@ for a in answers:
 for note in notes:
     print(f"  {note}")
 json.dump({"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cores": int(cores), "python": python,
-           "load_before": load_before, "load_after": load_after, "skipped": notes, "answers": answers,
+           "load_before": load_before, "load_after": load_after, "skipped": notes,
+           "server_cpu_ms_per_client_call": round(server_ms, 2), "answers": answers,
            "results": results}, open(out_path, "w"), indent=1)
 print(f"\nwrote {out_path}")
 PYEOF
