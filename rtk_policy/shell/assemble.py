@@ -132,11 +132,12 @@ _FIELDS = (
 _POSITIONAL = tuple(f.name for f in attrs.fields(CommandLine)) == _FIELDS
 
 
-def _new_command_line(*values: Any) -> CommandLine:
-    """A `CommandLine` from its field values in `_FIELDS` order."""
-    if _POSITIONAL:
-        return CommandLine(*values)
+def _command_line_by_keywords(*values: Any) -> CommandLine:
+    """A `CommandLine` from its field values in `_FIELDS` order, passed as keywords."""
     return CommandLine(**dict(zip(_FIELDS, values, strict=True)))
+
+
+_new_command_line = CommandLine if _POSITIONAL else _command_line_by_keywords
 
 
 def _refusal(

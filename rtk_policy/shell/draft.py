@@ -81,11 +81,12 @@ _SEGMENT_FIELDS = (
 _POSITIONAL = tuple(f.name for f in attrs.fields(Segment)) == _SEGMENT_FIELDS
 
 
-def _new_segment(*values: object) -> Segment:
-    """A `Segment` from its field values in `_SEGMENT_FIELDS` order."""
-    if _POSITIONAL:
-        return Segment(*values)
+def _segment_by_keywords(*values: object) -> Segment:
+    """A `Segment` from its field values in `_SEGMENT_FIELDS` order, passed as keywords."""
     return Segment(**dict(zip(_SEGMENT_FIELDS, values, strict=True)))
+
+
+_new_segment = Segment if _POSITIONAL else _segment_by_keywords
 
 
 def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Segment:

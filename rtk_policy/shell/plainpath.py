@@ -13,7 +13,7 @@ backslash, a backquote, `> < & ( ) { } [ # !`, a line break, non-ASCII), a reser
 word as a program (`if`, `time`, `export`, also `for"x"`), a program or assignment word
 tree-sitter-bash misreads (see `_ASSIGNMENT`), an operator at the start or end (a trailing `;`
 excepted), `&`, `|&`, a pipeline stage starting with an assignment, more than `MAX_COMMANDS`
-commands. `tests/test_shell_plainpath.py` checks that both paths give identical `CommandLine`s on
+commands. `tests/test_shell_speedups.py` checks that both paths give identical `CommandLine`s on
 every corpus and on generated variants.
 """
 

@@ -1,7 +1,12 @@
-"""The shell stage's fast path (`shell/plainpath.py`) gives exactly the `CommandLine` of the full
-tree-sitter walk: every corpus input and thousands of generated variants are parsed both ways (the
-fast path switched off by replacing `plainpath.commands` with a function that always declines) and
-the results must be equal field for field, with and without transparent prefixes."""
+"""The shell stage's speed-ups change nothing it returns.
+
+The fast path (`shell/plainpath.py`) gives exactly the `CommandLine` of the full tree-sitter walk:
+every corpus input and thousands of generated variants are parsed both ways (the fast path switched
+off by replacing `plainpath.commands` with a function that always declines) and the results must be
+equal field for field, with and without transparent prefixes. The positional construction of
+`Segment` / `CommandLine` gives the same values as the keyword fallback used if the models' fields
+ever change.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from rtk_policy.shell import parse, plainpath
+from rtk_policy.shell import assemble, draft, parse, plainpath
 
 ROOT = Path(__file__).resolve().parent
 REFERENCE = ROOT.parents[1] / "shared" / "reference" / "rtk_cases_public.json"
@@ -150,3 +155,16 @@ def test_fast_path_equals_the_tree_walk(monkeypatch, prefixes):
     slow = [parse(text, prefixes) for text in inputs]
     diffs = [(t, f, s) for t, f, s in zip(inputs, fast, slow, strict=True) if f != s]
     assert not diffs, "\n".join(f"{t!r}\n  fast {f!r}\n  tree {s!r}" for t, f, s in diffs[:3])
+
+
+def test_positional_models_equal_the_keyword_fallback(monkeypatch):
+    """`draft._new_segment` / `assemble._new_command_line` pass fields by position; the keyword
+    fallback (taken when the models' fields differ from the recorded order) gives equal values."""
+    # the recorded field orders match the models (if a field was added: record it there too)
+    assert draft._POSITIONAL, "update draft._SEGMENT_FIELDS to the fields of Segment"
+    assert assemble._POSITIONAL, "update assemble._FIELDS to the fields of CommandLine"
+    inputs = INPUTS[:3000]
+    positional = [parse(text) for text in inputs]
+    monkeypatch.setattr(draft, "_new_segment", draft._segment_by_keywords)
+    monkeypatch.setattr(assemble, "_new_command_line", assemble._command_line_by_keywords)
+    assert [parse(text) for text in inputs] == positional
