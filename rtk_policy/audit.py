@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from rtk_policy import audit_store
+from rtk_policy.audit_encode import Event, Shared, finish
 from rtk_policy.audit_redact import compile_extra, redact
 
 _renderer: Callable[[dict[str, Any]], str] | None = None
@@ -32,6 +33,9 @@ _deferred: dict[int, list[tuple[str, dict[str, Any], int]]] = {}
 _redacted: dict[tuple[str, tuple[Any, ...]], str] = {}
 _REDACTED_KEEP = 4096
 _REDACTED_LONGEST = 2048  #: longer texts are redacted every time (the memo stays under ~10 MB)
+#: (outcome id, decision id, command, ...) -> the record fields they decide (see `_decision_fields`)
+_fields: dict[tuple[Any, ...], tuple[Any, Any, Shared]] = {}
+_FIELDS_KEEP = 1024
 
 
 def default_audit_path() -> str:
@@ -184,7 +188,14 @@ def _chain(events: list[dict[str, Any]], prev: str) -> str:
 
 
 def _finish(event: dict[str, Any], prev: str) -> str:
-    """The line for `event` chained to `prev`: adds `prev` and `hash`, renders, adds the newline."""
+    """The line for `event` chained to `prev`: adds `prev` and `hash`, renders, adds the newline.
+
+    A record built by `build_event` is encoded by `audit_encode` (the same bytes, its decision's
+    fields encoded once); any other goes through the renderer and `canonical_hash`.
+    """
+    line = finish(event, prev, audit_store.sha256)
+    if line is not None:
+        return line + "\n"
     event["prev"] = prev
     event["hash"] = audit_store.canonical_hash(event)
     return _render(event) + "\n"
@@ -201,6 +212,39 @@ def build_event(
 ) -> dict[str, Any]:
     """The record of one decision, redacted, without `prev` and `hash`."""
     extra, errors = compile_extra(getattr(config, "audit_redact", ()) or ())
+    if outcome is not None and decision is None:
+        decision = outcome.decision
+    command = request.get("command")
+    if not isinstance(command, str):
+        command = getattr(decision, "command", "") if decision is not None else ""
+    shared = _decision_fields(outcome, decision, command, extra, errors, error)
+    fields = {
+        "time": _now(),
+        "decision_id": _new_id(),
+        "agent": agent,
+        "session_id": str(request.get("session_id") or ""),
+        "tool_use_id": str(request.get("tool_use_id") or ""),
+        "cwd": str(request.get("cwd") or ""),
+        **shared.fields,
+        "total_us": int(total_us or 0),
+        "errors": shared.errors,
+    }
+    return Event(fields, shared)
+
+
+def _decision_fields(
+    outcome: Any, decision: Any, command: str, extra: Any, errors: Any, error: str
+) -> Shared:
+    """The record's fields from `command` to `eval_us`, and its `errors`, all redacted.
+
+    A pure function of its arguments: remembered for the outcome objects a long-lived process
+    returns again (the resident server's memo hits). The remembered lists and dicts are shared by
+    the records that use them and never changed.
+    """
+    key = (id(outcome), id(decision), command, extra, errors, error)
+    found = _fields.get(key)
+    if found is not None and found[0] is outcome and found[1] is decision:
+        return found[2]
 
     def clean(text: Any) -> Any:
         if not isinstance(text, str) or len(text) > _REDACTED_LONGEST:
@@ -214,23 +258,12 @@ def build_event(
             _redacted[key] = found
         return found
 
-    if outcome is not None and decision is None:
-        decision = outcome.decision
     evaluation = getattr(outcome, "evaluation", None)
-    command = request.get("command")
-    if not isinstance(command, str):
-        command = getattr(decision, "command", "") if decision is not None else ""
     all_errors = [*errors, *getattr(evaluation, "errors", ())]
     for problem in (getattr(decision, "error", ""), error):
         if problem:
             all_errors.append(problem)
-    return {
-        "time": _now(),
-        "decision_id": _new_id(),
-        "agent": agent,
-        "session_id": str(request.get("session_id") or ""),
-        "tool_use_id": str(request.get("tool_use_id") or ""),
-        "cwd": str(request.get("cwd") or ""),
+    middle = {
         "command": clean(command),
         "segments": _segments(outcome, clean),
         "verdict": getattr(decision, "verdict", None),
@@ -246,9 +279,13 @@ def build_event(
         "policy_digest": getattr(evaluation, "policy_digest", ""),
         "backend": getattr(evaluation, "backend", ""),
         "eval_us": int(getattr(evaluation, "eval_us", 0) or 0),
-        "total_us": int(total_us or 0),
-        "errors": [clean(text) for text in all_errors],
     }
+    shared = Shared(middle, [clean(text) for text in all_errors])
+    if outcome is not None and len(command) <= _REDACTED_LONGEST:
+        if len(_fields) >= _FIELDS_KEEP:
+            _fields.clear()
+        _fields[key] = (outcome, decision, shared)  # holding them keeps the ids unique
+    return shared
 
 
 def _segments(outcome: Any, clean: Callable[[Any], Any]) -> list[dict[str, Any]]:

@@ -21,10 +21,9 @@ import threading
 import time
 from typing import Any
 
-from rtk_policy import audit
+from rtk_policy import audit, serve_memo
 from rtk_policy.agents.hook_input import STDIN_LIMIT, decode_payload
 from rtk_policy.client import FORWARDED_ENV, socket_path
-from rtk_policy import serve_memo
 from rtk_policy.serve_memo import FolderFacts, MemoEngine, env_values, stat_stamp
 
 MAX_REQUEST = 1024 * 1024 + 4096  #: bytes read from one connection at most
