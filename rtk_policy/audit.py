@@ -138,7 +138,9 @@ def record(
         if collecting is not None:
             collecting.append((audit_path(config), event, max_bytes))
             return
-        audit_store.append(audit_path(config), lambda prev: _finish(event, prev), max_bytes)
+        audit_store.append(
+            audit_path(config), lambda prev: (_finish(event, prev), event["hash"]), max_bytes
+        )
     except Exception as failure:  # noqa: BLE001 - the audit log must never break a hook
         try:
             sys.stderr.write(f"rtk-policy: audit log not written: {failure}\n")
@@ -178,13 +180,14 @@ def write_records(records: list[tuple[str, dict[str, Any], int]]) -> None:
                 pass
 
 
-def _chain(events: list[dict[str, Any]], prev: str) -> str:
-    """The lines of `events`, each chained to the one before, the first to `prev`."""
+def _chain(events: list[dict[str, Any]], prev: str) -> tuple[str, str]:
+    """The lines of `events`, each chained to the one before, the first to `prev`; and the last
+    one's hash."""
     lines = []
     for event in events:
         lines.append(_finish(event, prev))
         prev = event["hash"]
-    return "".join(lines)
+    return "".join(lines), prev
 
 
 def _finish(event: dict[str, Any], prev: str) -> str:

@@ -4,6 +4,12 @@ Every append happens under an exclusive `flock` on a sibling lock file (`audit.j
 rotated), so the steps "read the last hash → maybe rotate → write one line" are atomic across
 processes. The line goes out in a single `os.write` on an `O_APPEND` descriptor, so readers never
 see a torn line.
+
+A process remembers, per log path, the hash it wrote last together with the file's (device, inode,
+size, mtime) right after its write. Under the lock, when one `fstat` still shows exactly that file,
+nobody has written to it since (every writer appends, so the size would differ; a rotation changes
+the inode), and the remembered hash is the last one: the tail is not read again. Otherwise (another
+process appended, the file was rotated, replaced or truncated) the tail is read as before.
 """
 
 from __future__ import annotations
@@ -108,11 +114,20 @@ def last_hash(fd: int, size: int) -> str:
     return sha256(line).hexdigest()
 
 
-def append(path: str, build: Callable[[str], str], max_bytes: int) -> None:
-    """Append the line `build(prev_hash)` to the log at `path`, rotating it first when too big.
+#: log path -> ((device, inode, size, mtime) of the file right after our last append, its last hash)
+_written: dict[str, tuple[tuple[int, int, int, int], str]] = {}
 
-    `build` receives the hash of the previous record and returns the whole line (with its newline).
-    Raises OSError on I/O failure; the caller decides what to do with it.
+
+def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def append(path: str, build: Callable[[str], tuple[str, str]], max_bytes: int) -> None:
+    """Append the lines `build(prev_hash)` to the log at `path`, rotating it first when too big.
+
+    `build` receives the hash of the previous record and returns the whole text (lines with their
+    newlines) and the hash of its last record. Raises OSError on I/O failure; the caller decides
+    what to do with it.
     """
     folder = os.path.dirname(path)
     if folder:
@@ -125,22 +140,32 @@ def append(path: str, build: Callable[[str], str], max_bytes: int) -> None:
         os.close(lock_fd)  # closing releases the lock
 
 
-def _append_locked(path: str, build: Callable[[str], str], max_bytes: int) -> None:
+def _append_locked(path: str, build: Callable[[str], tuple[str, str]], max_bytes: int) -> None:
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        size = os.fstat(fd).st_size
-        prev = last_hash(fd, size) if size else _rotated_last_hash(path)
-        data = build(prev).encode("utf-8")
+        info = os.fstat(fd)
+        size = info.st_size
+        known = _written.get(path)
+        ours = known is not None and known[0] == _identity(info)  # nobody wrote since we did
+        if ours:
+            prev = known[1]  # type: ignore[index]
+        else:
+            prev = last_hash(fd, size) if size else _rotated_last_hash(path)
+        text, last = build(prev)
+        data = text.encode("utf-8")
         if size and max_bytes > 0 and size + len(data) > max_bytes:
             os.close(fd)
             fd = -1
             rotate(path)
             fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-        elif size and os.pread(fd, 1, size - 1) != b"\n":
+        elif size and not ours and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data  # never glue a record onto a torn last line
+        _written.pop(path, None)  # until the write is known to be whole
         written = os.write(fd, data)
         while written < len(data):  # a regular file takes it whole; be safe anyway
             written += os.write(fd, data[written:])
+        if data.endswith(b"\n"):
+            _written[path] = (_identity(os.fstat(fd)), last)
     finally:
         if fd >= 0:
             os.close(fd)

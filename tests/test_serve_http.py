@@ -400,3 +400,43 @@ def test_serve_with_http_answers_and_leaves_every_record_on_sigterm(env):
     assert [r["tool_use_id"] for r in records(env)] == ["s0", "s1", "s2"]
     assert process.stderr.read() == b""
     process.stderr.close()
+
+
+COLD_HOOKS = """
+import io, json, sys
+from rtk_policy.commands.hook import answer_payload
+for n in range(int(sys.argv[1])):
+    body = {"session_id": "cold", "tool_use_id": f"c{n}", "cwd": "/tmp", "tool_name": "Bash",
+            "tool_input": {"command": "git status" if n % 2 else "rm -rf /"}}
+    answer_payload(json.dumps(body).encode(), "claude")
+"""
+
+
+def test_a_mixed_run_of_the_server_and_cold_hooks_keeps_one_valid_chain(httpd, env):
+    """The server's batched appends (with its remembered last hash) and in-process hooks of other
+    processes write the same log at once: every record is there once and the chain verifies."""
+    import subprocess
+    import sys
+
+    cold = [
+        subprocess.Popen([sys.executable, "-c", COLD_HOOKS, "30"], stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    sent = 0
+    with connect(httpd) as sock:
+        reader = Reader(sock)
+        while any(process.poll() is None for process in cold) or sent < 60:
+            batch = [payload("git status" if n % 3 else "ls", f"h{sent + n}") for n in range(4)]
+            sock.sendall(b"".join(post(body) for body in batch))
+            assert [reader.answer()[0] for _ in batch] == [200] * 4
+            sent += len(batch)
+    assert [process.wait(120) for process in cold] == [0, 0]
+    assert [process.stderr.read() for process in cold] == [b"", b""]
+    found = [r["tool_use_id"] for r in records(env)]
+    colds = [i for i, name in enumerate(found) if name.startswith("c")]
+    assert any(name.startswith("h") for name in found[colds[0] : colds[-1]])  # interleaved
+    assert sorted(found) == sorted(
+        [f"h{n}" for n in range(sent)] + [f"c{n}" for n in range(30)] * 2
+    )
+    result = verify(str(env / "state" / "rtk-policy" / "audit.jsonl"))
+    assert result.ok and result.records == sent + 60
