@@ -3,7 +3,8 @@
 Usage: python benchmarks/http_load.py [--clients 8] [--requests 4000] [--seconds 60] [--unique]
 Starts `rtk-policy serve --http PORT` itself (private runtime folder) unless --port is given, and
 prints one JSON line: decisions per second, p50/p90/p99/max latency per decision in milliseconds,
-and the CPU time per decision spent by the server and by this load generator. Loopback only.
+and the CPU time per decision spent by the server (and the kernel's part of it) and by this load
+generator. Loopback only.
 
 Method (what a figure means):
 - Each of the N clients is one TCP keep-alive connection with at most one request in flight (closed
@@ -148,15 +149,21 @@ def percentile(values: list[float], q: float) -> float:
 
 def cpu_seconds(pid: int | None) -> float:
     """User + system CPU seconds of process `pid` (this process when None; 0 when unknown)."""
+    return sum(cpu_split(pid))
+
+
+def cpu_split(pid: int | None) -> tuple[float, float]:
+    """(user, system) CPU seconds of process `pid` (this process when None; 0s when unknown)."""
     if pid is None:
         times = os.times()
-        return times.user + times.system
+        return times.user, times.system
     try:
         with open(f"/proc/{pid}/stat") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        tick = os.sysconf("SC_CLK_TCK")
+        return int(fields[11]) / tick, int(fields[12]) / tick
     except (OSError, IndexError, ValueError):
-        return 0.0
+        return 0.0, 0.0
 
 
 def wait_until_answering(port: int, payload: bytes) -> None:
@@ -205,13 +212,15 @@ def main() -> int:
             for t in (f"{tag}-{i}" for i in range(args.clients))
         ]
         pid = server.pid if server else args.pid
-        server_cpu = cpu_seconds(pid) if pid else 0.0
+        server_split = cpu_split(pid) if pid else (0.0, 0.0)
         own_cpu = cpu_seconds(None)
         start = time.perf_counter()
         run_clients(clients, time.monotonic() + args.seconds)
         wall = time.perf_counter() - start
         own_cpu = cpu_seconds(None) - own_cpu
-        server_cpu = (cpu_seconds(pid) - server_cpu) if pid else None
+        after = cpu_split(pid) if pid else (0.0, 0.0)
+        server_user, server_sys = after[0] - server_split[0], after[1] - server_split[1]
+        server_cpu = server_user + server_sys if pid else None
         for client in clients:
             client.sock.close()
         latencies = [x for c in clients for x in c.latencies]
@@ -227,6 +236,7 @@ def main() -> int:
             },
             "max_ms": round(max(latencies) * 1000, 3),
             "server_cpu_us": round(server_cpu / count * 1e6) if server_cpu is not None else None,
+            "server_sys_us": round(server_sys / count * 1e6) if pid else None,
             "client_cpu_us": round(own_cpu / count * 1e6),
         }
         print(json.dumps(figures))

@@ -129,10 +129,13 @@ def append(path: str, build: Callable[[str], tuple[str, str]], max_bytes: int) -
     newlines) and the hash of its last record. Raises OSError on I/O failure; the caller decides
     what to do with it.
     """
-    folder = os.path.dirname(path)
-    if folder:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    lock_fd = os.open(path + ".lock", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        lock_fd = os.open(path + ".lock", os.O_WRONLY | os.O_CREAT, 0o600)
+    except FileNotFoundError:  # the folder does not exist yet
+        folder = os.path.dirname(path)
+        if folder:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+        lock_fd = os.open(path + ".lock", os.O_WRONLY | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX)
         _append_locked(path, build, max_bytes)

@@ -18,6 +18,7 @@ remembered until a stat of one of the paths they depend on differs (checked at m
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 from collections import OrderedDict
@@ -149,15 +150,36 @@ _ENCODED: dict[tuple[str, ...], tuple[bytes, ...]] = {}
 _FS_ENCODING = sys.getfilesystemencoding()
 
 
+def folder_stamp(paths: tuple[str, ...]) -> tuple:
+    """`stat_stamp` for the `FolderFacts`: a folder counts by its (mode, inode) only.
+
+    What the facts read from a folder is whether it exists (or which entries exist, each probed as
+    a path of its own), never its listing: so a file created in the cwd (a build, an editor's
+    backup) does not make the facts be read again.
+    """
+    stamp = []
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            stamp.append(None)
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            stamp.append((info.st_mode, info.st_ino))
+        else:
+            stamp.append((info.st_mode, info.st_ino, info.st_mtime_ns, info.st_size))
+    return tuple(stamp)
+
+
 def newest_mtime(stamp: tuple) -> int:
-    """The latest mtime in a `stat_stamp` (0 when nothing exists)."""
-    return max((entry[2] for entry in stamp if entry is not None), default=0)
+    """The latest mtime in a `stat_stamp` or `folder_stamp` (0 when it holds none)."""
+    return max((entry[2] for entry in stamp if entry is not None and len(entry) > 2), default=0)
 
 
 class FolderFacts:
     """What a hook call learns from the file system about its cwd, remembered per (cwd, HOME,
     CLAUDE_CONFIG_DIR) until one of the paths it depends on changes (one stat per path, at most once
-    per `recheck` seconds; within one request the facts of a cwd never change).
+    per `recheck` seconds, see `folder_stamp`; within one request the facts of a cwd never change).
 
     The facts: the rtk-policy project folder (`config.project_dir`), the Claude project folder
     (`claude_project_dir`) and the merged Claude `Bash(...)` rules (`load_claude_rules`, whose
@@ -213,7 +235,7 @@ class FolderFacts:
                 return known[3]
             paths, stamp, trusted_after, facts, checked = known
             if time.time_ns() > trusted_after and (
-                now - checked < self.recheck or stat_stamp(paths) == stamp
+                now - checked < self.recheck or folder_stamp(paths) == stamp
             ):
                 if now - checked >= self.recheck:
                     known[4] = now
@@ -221,7 +243,7 @@ class FolderFacts:
                 self._checked.add(key)
                 return facts
         paths = probed_paths(where)
-        stamp = stat_stamp(paths)  # before reading: a change while reading shows next time
+        stamp = folder_stamp(paths)  # before reading: a change while reading shows next time
         facts = _read_facts(where)
         self._known[key] = [paths, stamp, newest_mtime(stamp) + RACY_NS, facts, now]
         self._known.move_to_end(key)

@@ -440,3 +440,30 @@ def test_a_mixed_run_of_the_server_and_cold_hooks_keeps_one_valid_chain(httpd, e
     )
     result = verify(str(env / "state" / "rtk-policy" / "audit.jsonl"))
     assert result.ok and result.records == sent + 60
+
+
+def test_folder_facts_ignore_new_files_in_the_cwd_but_not_new_markers(env, monkeypatch):
+    """A folder counts by its identity (a build writing files in the cwd does not re-read the
+    facts); a marker or settings file appearing does."""
+    import rtk_policy.serve_memo as memo
+
+    monkeypatch.setattr(memo, "RACY_NS", 0)
+    reads = []
+    real = memo._read_facts
+    monkeypatch.setattr(memo, "_read_facts", lambda cwd: reads.append(cwd) or real(cwd))
+    project = env / "home" / "busy"
+    (project / ".git").mkdir(parents=True)
+    facts = FolderFacts(recheck=0)
+
+    def project_dir():
+        facts.new_request()
+        return facts.claude_project_dir(str(project))
+
+    assert project_dir() == project and len(reads) == 1
+    (project / "build.log").write_text("x")
+    os.utime(project, ns=(1, 1))  # the folder's own mtime changed too
+    assert project_dir() == project and len(reads) == 1
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text('{"permissions": {"deny": ["Bash(x:*)"]}}')
+    facts.new_request()
+    assert facts.claude_rules(str(project))[0] == ("x:*",) and len(reads) == 2
