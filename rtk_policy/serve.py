@@ -24,6 +24,7 @@ from typing import Any
 from rtk_policy import audit, serve_memo
 from rtk_policy.agents.hook_input import STDIN_LIMIT, decode_payload
 from rtk_policy.client import FORWARDED_ENV, socket_path
+from rtk_policy.serve_answers import AnswerMemo
 from rtk_policy.serve_memo import FolderFacts, MemoEngine, env_values, stat_stamp
 
 MAX_REQUEST = 1024 * 1024 + 4096  #: bytes read from one connection at most
@@ -38,6 +39,7 @@ class Resident:
         #: key -> [watched paths, their stamp, engine, monotonic time of the last stat check]
         self._engines: dict[tuple, list] = {}
         self.facts = FolderFacts()  #: project folders and Claude rules per cwd, checked per request
+        self.answers = AnswerMemo()  #: whole answers of repeated Claude calls
         self.last_request = time.monotonic()
         self.requests = 0
         self.rss_kib = 0  #: resident memory, sampled every 1000 requests
@@ -62,8 +64,7 @@ class Resident:
         With `records`, the call's audit record is added to that list instead of being written: the
         caller must hand the list to `audit.write_records` (before or right after answering).
         """
-        from rtk_policy.commands.hook import answer_payload
-
+        started = time.perf_counter_ns()
         self.last_request = time.monotonic()
         with self._lock:
             saved = _apply_env(env) if env is not None else None
@@ -72,8 +73,9 @@ class Resident:
             try:
                 self.facts.new_request()
                 decoded = decode_payload(payload) if len(payload) <= STDIN_LIMIT else None
-                engine = self.engine_for(_payload_cwd(decoded[0] if decoded else None))
-                answer = answer_payload(payload, agent or None, engine=engine, decoded=decoded)
+                data = decoded[0] if decoded else None
+                engine = self.engine_for(_payload_cwd(data))
+                answer = self._answer(payload, agent, data, decoded, engine, started)
             finally:
                 if records is not None:
                     audit.defer(None)
@@ -84,6 +86,26 @@ class Resident:
                 self.rss_kib = rss_kib()
             self.last_request = time.monotonic()
         return answer.stdout, answer.stderr
+
+    def _answer(
+        self, payload: bytes, agent: str, data: Any, decoded: Any, engine: Any, started: int
+    ) -> Any:
+        """The hook's answer, replayed from `self.answers` when a Claude call repeats."""
+        from rtk_policy.commands.hook import answer_payload
+
+        key = facts = None
+        if agent == "claude" and engine is not None and type(data) is dict:
+            cwd = data.get("cwd")
+            facts = self.facts.facts_of(cwd if type(cwd) is str and cwd else None)
+            key = self.answers.key(agent, data, engine, facts)
+            if key is not None:
+                found = self.answers.replay(key, data, engine, facts, started)
+                if found is not None:
+                    return found
+        answer = answer_payload(payload, agent or None, engine=engine, decoded=decoded)
+        if key is not None:
+            self.answers.remember(key, data, engine, facts, answer)
+        return answer
 
     def engine_for(self, cwd: str | None) -> Any:
         """The engine for `cwd`'s project under the current environment, (re)loaded when stale.

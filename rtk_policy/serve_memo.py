@@ -58,8 +58,7 @@ class MemoEngine:
             self.hits += 1
             return found[1]
         outcome = self.engine.evaluate(text, context)
-        again = attrs.evolve(outcome, evaluation=attrs.evolve(outcome.evaluation, eval_us=0))
-        self._memo[key] = (outcome, again)
+        self._memo[key] = (outcome, unevaluated(outcome))
         if len(self._memo) > self.size:
             self._memo.popitem(last=False)
         return outcome
@@ -98,6 +97,14 @@ class MemoEngine:
         if len(self._rendered) > self.size:
             self._rendered.popitem(last=False)
         return line
+
+
+def unevaluated(outcome: Any) -> Any:
+    """`outcome` as a remembered one is given again: the same decision, `eval_us` 0 (the audit log
+    then says that no evaluation time was spent)."""
+    if outcome is None or getattr(outcome.evaluation, "eval_us", 0) == 0:
+        return outcome
+    return attrs.evolve(outcome, evaluation=attrs.evolve(outcome.evaluation, eval_us=0))
 
 
 #: Seconds during which a stat check that found nothing changed stands: a change to a watched file
@@ -216,6 +223,11 @@ class FolderFacts:
         if warnings and stderr is not None:
             stderr.write(warnings)
         return rules
+
+    def facts_of(self, cwd: str | None) -> tuple:
+        """The facts of `cwd` as one object, a new one whenever they are read again (compare it
+        by identity to know that nothing they depend on changed)."""
+        return self._facts(cwd)
 
     def _facts(self, cwd: str | None) -> tuple:
         last = self._last

@@ -16,6 +16,7 @@ import pytest
 from conftest import private_folders
 
 from rtk_policy import client, serve, serve_http, serve_memo
+from rtk_policy.audit_verify import verify
 from rtk_policy.commands.hook import answer_payload
 
 
@@ -271,7 +272,7 @@ def test_remembered_outcomes_are_the_same_and_audited_each_time(server, env):
         out, _ = client.ask_server("claude", payload("git status"), server.path)
         assert json.loads(out)["hookSpecificOutput"]["updatedInput"]["command"] == "rtk git status"
     engine = next(iter(server.resident._engines.values()))[2]
-    assert engine.hits >= 2
+    assert engine.hits + server.resident.answers.hits >= 2
     log = env / "state" / "rtk-policy" / "audit.jsonl"
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [r["command"] for r in records] == ["git status"] * 3
@@ -320,3 +321,91 @@ def test_worn_out_server_finishes_and_exits(env):
     assert not running.thread.is_alive() and running.code == [0]
     assert not os.path.exists(running.path)
     assert serve.rss_kib() > 0
+
+
+def with_id(body: bytes, tool_use_id: str, **fields: object) -> bytes:
+    """`body` with another `tool_use_id` (and `fields` changed)."""
+    data = json.loads(body)
+    data.update(tool_use_id=tool_use_id, **fields)
+    return json.dumps(data).encode()
+
+
+def test_repeated_claude_calls_are_replayed_and_each_audited(env):
+    resident = serve.Resident()
+    commands = ["git status", "rm -rf /", "ls -la | head"]
+    fresh = [answer_payload(with_id(payload(c), "x"), "claude") for c in commands]
+    for round_ in range(3):
+        for n, command in enumerate(commands):
+            out, err = resident.answer("claude", with_id(payload(command), f"r{round_}-{n}"))
+            assert (out, err) == (fresh[n].stdout, fresh[n].stderr)
+    assert resident.answers.hits == 2 * len(commands)
+    log = env / "state" / "rtk-policy" / "audit.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    mine = [r for r in records if r["tool_use_id"].startswith("r")]
+    assert [r["tool_use_id"] for r in mine] == [f"r{i}-{n}" for i in range(3) for n in range(3)]
+    assert [r["command"] for r in mine] == commands * 3
+    assert all(r["eval_us"] == 0 for r in mine[len(commands) :])
+    assert [r["verdict"] for r in mine[len(commands) :]] == [r["verdict"] for r in mine[:3]] * 2
+    assert verify(str(log)).ok
+
+
+def test_a_replay_needs_the_same_payload_engine_and_folder_facts(env, monkeypatch):
+    monkeypatch.setattr(serve_memo, "RACY_NS", 0)
+    resident = serve.Resident()
+    resident.facts.recheck = 0
+    project = env / "home" / "proj"
+    (project / ".git").mkdir(parents=True)
+    body = payload("frob now", cwd=str(project))
+    first, _ = resident.answer("claude", body)
+    assert first == "" and resident.answers.hits == 0
+    assert resident.answer("claude", with_id(body, "t2"))[0] == "" and resident.answers.hits == 1
+    other = with_id(body, "t3", session_id=1)  # another payload (1, not "1"): evaluated anew
+    resident.answer("claude", other)
+    assert resident.answers.hits == 1
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Bash(frob:*)"]}})
+    )
+    out, _ = resident.answer("claude", with_id(body, "t4"))  # the facts changed: no replay
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert resident.answers.hits == 1
+
+
+def test_frozen_payloads_tell_json_types_apart():
+    from rtk_policy.serve_answers import _frozen
+
+    values = [1, 1.0, True, "1", [1], {"a": 1}, None, 0, False]
+    assert len({_frozen(value) for value in values}) == len(values)
+    assert _frozen({"a": [1, {"b": True}]}) == _frozen({"a": [1, {"b": True}]})
+
+
+def test_agents_render_without_the_ids_transcript_or_raw_payload():
+    """What the remembered renderings rely on: `render` reads none of these request fields."""
+    import attrs
+    from test_audit_support import make_decision
+
+    from rtk_policy.agents import AGENTS, agent_module
+    from rtk_policy.agents.common import HookRequest
+
+    decisions = [
+        make_decision("git status", "rtk git status", verdict="allow"),
+        make_decision("rm -rf /", None, verdict="deny", reasons=("no",)),
+        make_decision("curl x", None, verdict="ask", warnings=("careful",)),
+        make_decision("ls", "rtk ls", verdict="none"),
+    ]
+    for name in AGENTS:
+        module = agent_module(name)
+        for variant in ("", "claude", "cli", "ide", "beforeShellExecution"):
+            base = HookRequest(
+                agent=name,
+                command="git status",
+                tool_name="Bash",
+                tool_input={"command": "git status"},
+                cwd="/tmp",
+                variant=variant,
+            )
+            other = attrs.evolve(
+                base, session_id="s9", tool_use_id="t9", transcript_path="/x", raw={"a": 1}
+            )
+            for decision in decisions:
+                assert module.render(decision, base) == module.render(decision, other)

@@ -38,6 +38,8 @@ class _Hook:
         self.request: HookRequest | None = None
         self.started = time.perf_counter_ns()
         self.answered = False
+        #: (request, outcome, decision) once the engine's decision was answered without any error
+        self.decided: tuple[HookRequest, Any, Any] | None = None
 
     # -- the flow ---------------------------------------------------------------------------------
 
@@ -81,6 +83,8 @@ class _Hook:
         if error:
             self.say(f"policy error, fail mode applied: {error}")
         self.audit(outcome=outcome, decision=decision)
+        if not error:
+            self.decided = (request, outcome, decision)
 
     def load_engine(self, request: HookRequest) -> Any:
         """The injected engine, or the real one loaded for the request's folder."""
@@ -193,28 +197,51 @@ class _Hook:
 
     def audit(self, outcome: Any = None, decision: Any = None, error: str = "") -> None:
         """Record the call in the audit log (`rtk_policy.audit` owns the record format)."""
-        try:
-            from rtk_policy import audit
-            from rtk_policy.config import Config
+        record_call(
+            self.config,
+            self.request,
+            outcome,
+            decision,
+            (time.perf_counter_ns() - self.started) // 1000,
+            error,
+            agent=getattr(self.module, "NAME", ""),
+        )
 
-            request = self.request
-            fields = {
-                "session_id": request.session_id if request else "",
-                "tool_use_id": request.tool_use_id if request else "",
-                "cwd": request.cwd if request else "",
-                "command": request.command if request else "",
-            }
-            audit.record(
-                self.config if self.config is not None else Config(),
-                agent=request.agent if request else getattr(self.module, "NAME", ""),
-                request=fields,
-                outcome=outcome,
-                decision=decision,
-                total_us=(time.perf_counter_ns() - self.started) // 1000,
-                error=error,
-            )
-        except Exception:  # noqa: BLE001 - the audit log must never break the answer
-            pass
+
+def record_call(
+    config: Any,
+    request: HookRequest | None,
+    outcome: Any,
+    decision: Any,
+    total_us: int,
+    error: str = "",
+    agent: str = "",
+) -> None:
+    """Write the audit record of one hook call (`agent` names it when there is no `request`).
+
+    Never raises: the audit log must never break the answer.
+    """
+    try:
+        from rtk_policy import audit
+        from rtk_policy.config import Config
+
+        fields = {
+            "session_id": request.session_id if request else "",
+            "tool_use_id": request.tool_use_id if request else "",
+            "cwd": request.cwd if request else "",
+            "command": request.command if request else "",
+        }
+        audit.record(
+            config if config is not None else Config(),
+            agent=request.agent if request else agent,
+            request=fields,
+            outcome=outcome,
+            decision=decision,
+            total_us=total_us,
+            error=error,
+        )
+    except Exception:  # noqa: BLE001 - the audit log must never break the answer
+        pass
 
 
 def run(
@@ -228,27 +255,33 @@ def run(
     """Answer one hook call; `engine` replaces the loaded one (tests or the resident server);
     `decoded` is `decode_payload`'s answer for stdin when the caller already has it (stdin is then
     not read). Always returns 0."""
-    hook = _Hook(args, stdout, stderr, engine, decoded)
-    try:
-        with contextlib.redirect_stdout(stderr):  # stray prints from libraries never reach stdout
-            hook.handle(stdin)
-    except Exception as error:  # noqa: BLE001 - the hook answers whatever happens
-        try:
-            with contextlib.redirect_stdout(stderr):
-                hook.internal_error(error)
-        except Exception:  # noqa: BLE001
-            pass
+    _run(_Hook(args, stdout, stderr, engine, decoded), stdin)
     return 0
 
 
+def _run(hook: _Hook, stdin: IO[Any]) -> None:
+    try:
+        with contextlib.redirect_stdout(hook.stderr):  # stray prints never reach stdout
+            hook.handle(stdin)
+    except Exception as error:  # noqa: BLE001 - the hook answers whatever happens
+        try:
+            with contextlib.redirect_stdout(hook.stderr):
+                hook.internal_error(error)
+        except Exception:  # noqa: BLE001
+            pass
+
+
 class HookAnswer:
-    """What one hook call wrote: `stdout` (the protocol answer, or "") and `stderr` (diagnostics)."""
+    """What one hook call wrote: `stdout` (the protocol answer, or "") and `stderr` (diagnostics);
+    `decided` is (request, outcome, decision) when the engine's decision was answered without an
+    error (None for bad input, a tool passed through, a failure)."""
 
-    __slots__ = ("stdout", "stderr")
+    __slots__ = ("stdout", "stderr", "decided")
 
-    def __init__(self, stdout: str, stderr: str) -> None:
+    def __init__(self, stdout: str, stderr: str, decided: Any = None) -> None:
         self.stdout = stdout
         self.stderr = stderr
+        self.decided = decided
 
 
 def answer_payload(
@@ -262,5 +295,6 @@ def answer_payload(
     """
     args = SimpleNamespace(agent=agent or None, policies=None, backend=None, config=None)
     out, err = io.StringIO(), io.StringIO()
-    run(args, io.BytesIO(payload), out, err, engine=engine, decoded=decoded)
-    return HookAnswer(out.getvalue(), err.getvalue())
+    hook = _Hook(args, out, err, engine, decoded)
+    _run(hook, io.BytesIO(payload))
+    return HookAnswer(out.getvalue(), err.getvalue(), hook.decided)
