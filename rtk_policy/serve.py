@@ -7,8 +7,8 @@ write side; the server answers `stdout NUL stderr NUL \\n`. An answer without th
 the server died: the client decides in-process. Engines are kept per (environment, project folder) and
 reloaded when a policy or config file changes: one stat per watched file, at most once per
 `serve_memo.RECHECK_SECONDS` (10 ms) per engine, so a change is seen by every request that starts
-more than 10 ms after it was written. The server exits after `idle` seconds without a request,
-removing its socket.
+more than 10 ms after it was written. A repeated Claude call is answered from `serve_answers` (and
+audited on its own). The server exits after `idle` seconds without a request, removing its socket.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class Resident:
         if agent == "claude" and engine is not None and type(data) is dict:
             cwd = data.get("cwd")
             facts = self.facts.facts_of(cwd if type(cwd) is str and cwd else None)
-            key = self.answers.key(agent, data, engine, facts)
+            key = self.answers.key(agent, len(payload), data, engine, facts)
             if key is not None:
                 found = self.answers.replay(key, data, engine, facts, started)
                 if found is not None:

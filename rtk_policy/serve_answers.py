@@ -24,6 +24,8 @@ from rtk_policy.serve_memo import unevaluated
 
 #: Answers kept; the least recently used one is dropped first.
 ANSWERS_SIZE = 2048
+#: Payloads longer than this (bytes) are never remembered (the memo stays within a few MB).
+LONGEST_PAYLOAD = 16 * 1024
 
 
 class AnswerMemo:
@@ -34,10 +36,12 @@ class AnswerMemo:
         self.hits = 0
         self._answers: OrderedDict[tuple, tuple[Any, Any, HookAnswer]] = OrderedDict()
 
-    def key(self, agent: str, data: Any, engine: Any, facts: Any) -> tuple | None:
-        """The memo key of a decoded payload `data` (None: not remembered). `facts` is the folder
-        facts object of the payload's cwd (`FolderFacts.facts_of`)."""
+    def key(self, agent: str, size: int, data: Any, engine: Any, facts: Any) -> tuple | None:
+        """The memo key of a decoded payload `data` of `size` bytes (None: not remembered).
+        `facts` is the folder facts object of the payload's cwd (`FolderFacts.facts_of`)."""
         if agent != "claude" or type(data) is not dict or engine is None or facts is None:
+            return None
+        if size > LONGEST_PAYLOAD:
             return None
         tool_use_id = data.get("tool_use_id")
         if tool_use_id is not None and type(tool_use_id) is not str:

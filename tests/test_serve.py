@@ -409,3 +409,13 @@ def test_agents_render_without_the_ids_transcript_or_raw_payload():
             )
             for decision in decisions:
                 assert module.render(decision, base) == module.render(decision, other)
+
+
+def test_long_payloads_are_not_remembered(env):
+    from rtk_policy.serve_answers import LONGEST_PAYLOAD
+
+    resident = serve.Resident()
+    body = payload("echo " + "x" * LONGEST_PAYLOAD)
+    for n in range(2):
+        resident.answer("claude", with_id(body, f"long{n}"))
+    assert resident.answers.hits == 0 and not resident.answers._answers
