@@ -53,6 +53,8 @@ MAX_PIPES = 1000
 def analysed_length(text: str) -> int:
     """How much of `text` the parser is given: all of it, unless it is too long or too piped."""
     limit = min(len(text), MAX_ANALYSED)
+    if text.count("|", 0, limit) < MAX_PIPES:
+        return limit
     at = -1
     for _ in range(MAX_PIPES):
         at = text.find("|", at + 1, limit)
@@ -149,6 +151,8 @@ def _refusal(
     own = draft_refusal(d)
     if own:
         return own
+    if not bad and not coproc:
+        return d.peel.inner_refused
     off = d.src.absolute(d.start)
     ln = line_of(starts, off)
     if ln in bad:
@@ -163,12 +167,15 @@ def _verbatim_redirects(
 ) -> list[Redirect]:
     """Redirects typed in the input itself (not inside bash -c / eval text)."""
     out = [r for d in drafts if d.src.base >= 0 for r, _, _ in d.redirects]
-    out.extend(r for r, _ in compound)
+    if compound:
+        out.extend(r for r, _ in compound)
     return out
 
 
 def _has_heredoc(sc: Scan, redirects: Sequence[Redirect]) -> bool:
     """A parsed << or <<- redirect, or an unquoted "<<" that no here-string explains."""
+    if not redirects:
+        return sc.heredoc
     if any(r.op in ("<<", "<<-") for r in redirects):
         return True
     return sc.heredoc and not any(r.op == "<<<" for r in redirects)
@@ -178,7 +185,7 @@ def _unattestable(sc: Scan, redirects: Sequence[Redirect]) -> bool:
     """RTK's contains_unattestable_construct (reference §4.6)."""
     if sc.command_sub or sc.arith or sc.process_sub or sc.ansi_c_divergence:
         return True
-    return any(r.is_file or r.op in ("<<", "<<-", "<<<") for r in redirects)
+    return bool(redirects) and any(r.is_file or r.op in ("<<", "<<-", "<<<") for r in redirects)
 
 
 def _has_command(line: str) -> bool:

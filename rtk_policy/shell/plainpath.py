@@ -99,7 +99,9 @@ PlainCommand = tuple[list[Word], list[PlainRedirect], str, str]
 
 def commands(text: str) -> list[PlainCommand] | None:
     """The commands of `text` when it has the plain shape, in source order; None when it has not."""
-    if text.count("|") + text.count("&") + text.count(";") > 2 * MAX_COMMANDS + 2:
+    if len(text) > 2 * MAX_COMMANDS and (
+        text.count("|") + text.count("&") + text.count(";") > 2 * MAX_COMMANDS + 2
+    ):
         return None  # surely too many commands (or quoted operators): no regex over all of it
     if _SHAPE.fullmatch(text) is None:
         return None

@@ -154,7 +154,11 @@ def line_of(starts: Sequence[int], offset: int) -> int:
 def draft_line_refusal(d: Draft) -> str:
     """Word text RTK's walker cannot place: an extglob, or ${x:-a b} in a pipeline (§3.3)."""
     span = d.src.text[d.start : d.end]
-    if "(" not in span and "${" not in span and all("(" not in w.raw for w in d.lead_grammar):
+    if (
+        "(" not in span
+        and "${" not in span
+        and (not d.lead_grammar or all("(" not in w.raw for w in d.lead_grammar))
+    ):
         return ""  # neither check below can fire (a 1 MiB command costs no loop)
     words = d.lead_grammar + d.words
     for k, w in enumerate(words):
