@@ -100,15 +100,16 @@ def _render(event: dict[str, Any]) -> str:
 
 def _now() -> str:
     """UTC time with microseconds, ISO-8601 (tests replace this to freeze time)."""
+    global _second
     now = time.time_ns() // 1000
     seconds, micros = divmod(now, 1_000_000)
-    second = _second
+    second = _second  # one read: another thread may replace it meanwhile
     if second[0] != seconds:  # the formatted second is kept: a busy process formats it once
-        second[:] = [seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))]
+        second = _second = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)))
     return f"{second[1]}.{micros:06d}Z"
 
 
-_second: list[Any] = [None, ""]  #: [whole seconds, their ISO-8601 text] of the last `_now`
+_second: tuple[Any, str] = (None, "")  #: [whole seconds, their ISO-8601 text] of the last `_now`
 
 
 def _new_id() -> str:
