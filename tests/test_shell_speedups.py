@@ -168,3 +168,12 @@ def test_positional_models_equal_the_keyword_fallback(monkeypatch):
     monkeypatch.setattr(draft, "_new_segment", draft._segment_by_keywords)
     monkeypatch.setattr(assemble, "_new_command_line", assemble._command_line_by_keywords)
     assert [parse(text) for text in inputs] == positional
+
+
+def test_context_shortcuts_equal_replace():
+    """`draft.with_ops` / `with_pipe` build the same `Ctx` as `_replace` (fields by position)."""
+    ctx = draft.Ctx(3, "eval", 5, True, True, "a", "b", 7, 1, 4, True, "why")
+    assert draft.with_ops(ctx, "&&", "|") == ctx._replace(op_before="&&", op_after="|")
+    piped = ctx._replace(pipe_id=9, pipe_index=2, pipe_size=3, pipe_stderr=False)
+    assert draft.with_pipe(ctx, 9, 2, 3) == piped
+    assert type(draft.with_ops(ctx, "", "")) is draft.Ctx

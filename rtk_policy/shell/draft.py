@@ -40,6 +40,19 @@ class Ctx(NamedTuple):
     )
 
 
+_new_tuple = tuple.__new__
+
+
+def with_ops(ctx: Ctx, op_before: str, op_after: str) -> Ctx:
+    """`ctx._replace(op_before=…, op_after=…)` without the cost of `_replace` (a hot loop)."""
+    return _new_tuple(Ctx, (*ctx[:5], op_before, op_after, *ctx[7:]))
+
+
+def with_pipe(ctx: Ctx, pipe_id: int, index: int, size: int) -> Ctx:
+    """`ctx._replace(pipe_id=…, pipe_index=…, pipe_size=…, pipe_stderr=False)`, as cheaply."""
+    return _new_tuple(Ctx, (*ctx[:7], pipe_id, index, size, False, *ctx[11:]))
+
+
 @attrs.define(slots=True)
 class Draft:
     """A simple command found by the walker, before it becomes a frozen `Segment`."""
@@ -97,6 +110,7 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
     prog = words[i] if i < len(words) else None
     cmd_words = words[i:]
     argv = tuple(map(_VALUE, cmd_words))
+    raw_words = tuple(map(_RAW, cmd_words))
     args = argv[1:]
     last_end = words[-1].end if words else (d.lead_grammar[-1].end if d.lead_grammar else start)
     if prog is not None:
@@ -121,7 +135,7 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
         program_path,
         argv,
         args,
-        tuple(map(_RAW, cmd_words)),
+        raw_words,
         sub,
         flags(args),
         tuple(d.peel.env),
@@ -130,7 +144,7 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
         command,
         text[max(last_end, cut) : end],
         tuple([r for r, _, _ in d.redirects]) if d.redirects else (),
-        match_text(words),
+        match_text(words) if i else _joined(raw_words),
         ctx.pipe_index,
         ctx.pipe_size,
         before,
@@ -151,7 +165,11 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
 
 def match_text(words: Sequence[Word]) -> str:
     """The words as typed, single-spaced, with grammar words dropped (redirects are not words)."""
-    raws = list(map(_RAW, words))
+    return _joined(list(map(_RAW, words)))
+
+
+def _joined(raws: Sequence[str]) -> str:
+    """`raws` single-spaced, grammar words dropped (`match_text` of words typed as `raws`)."""
     if GRAMMAR_WORDS.isdisjoint(raws):
         return " ".join(raws)
     return " ".join(r for r in raws if r not in GRAMMAR_WORDS)

@@ -15,7 +15,7 @@ from rtk_policy.shell import fallback, plainpath, reserved
 from rtk_policy.shell.assemble import assemble
 from rtk_policy.shell.benign import only_benign_errors
 from rtk_policy.shell.compound import RedirectedMixin
-from rtk_policy.shell.draft import MAX_SEGMENTS, Ctx, Draft
+from rtk_policy.shell.draft import MAX_SEGMENTS, Ctx, Draft, with_ops, with_pipe
 from rtk_policy.shell.model import CommandLine
 from rtk_policy.shell.pipes import PipelineMixin
 from rtk_policy.shell.plainpath import PlainCommand
@@ -154,10 +154,6 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
                 self.error("too many commands")
                 break
             sub = ctx
-            if before or after:
-                sub = ctx._replace(
-                    op_before=before or ctx.op_before, op_after=after or ctx.op_after
-                )
             if before == "|":
                 stage += 1
             elif after == "|":  # the first stage of a pipeline
@@ -166,7 +162,10 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
                 while k + size < n and cmds[k + size - 1][3] == "|":
                     size += 1
             if before == "|" or after == "|":
-                sub = sub._replace(pipe_id=pid, pipe_index=stage, pipe_size=size, pipe_stderr=False)
+                sub = with_ops(ctx, before or ctx.op_before, after or ctx.op_after)
+                sub = with_pipe(sub, pid, stage, size)
+            elif before or after:
+                sub = with_ops(ctx, before or ctx.op_before, after or ctx.op_after)
             if self._after_close:
                 self._after_close = False
                 if not sub.op_before:

@@ -179,10 +179,19 @@ class CommandsMixin:
         if not words and not redirs:
             return -1
         p = peel(words, self.transparent, pipeline_start=ctx.pipe_index == 0)
-        d = Draft(src, start, end, words, [(r.redirect, r.start, r.end) for r in redirs], ctx, p)
-        d.lead_grammar = lead
-        d.no_rewrite = no_rewrite
-        d.index = len(self.drafts)
+        d = Draft(
+            src,
+            start,
+            end,
+            words,
+            [(r.redirect, r.start, r.end) for r in redirs] if redirs else [],
+            ctx,
+            p,
+            lead,
+            False,
+            no_rewrite,
+            len(self.drafts),
+        )
         self.drafts.append(d)
         if words and words[0].value == "coproc" and src.base >= 0:
             self.coproc_at.append(src.absolute(start))

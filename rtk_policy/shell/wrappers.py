@@ -49,10 +49,10 @@ def peel(
     `transparent` holds the user's transparent prefixes as word tuples, longest first.
     """
     p = Peel()
-    i = assignments(words, 0, p, shell=True)
+    i = assignments(words, 0, p, shell=True) if words and "=" in words[0].raw else 0
     layers, last = 0, ""
     while i < len(words):
-        tp = _match_transparent(words, i, transparent)
+        tp = _match_transparent(words, i, transparent) if transparent else 0
         if tp:
             p.wrappers.append(" ".join(w.value for w in words[i : i + tp]))
             i, layers, last = i + tp, layers + 1, "transparent"
