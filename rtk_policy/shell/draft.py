@@ -124,8 +124,10 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
             last_end = max(last_end, start)
         program_path = program = command = sub = ""
         cut = last_end
-    ctx = d.ctx
-    before, after = _pipe_neighbours(d, pipes) if ctx.pipe_id >= 0 else ((), ())
+    depth, origin, parent, negated, background, op_before, op_after, pipe_id = d.ctx[:8]
+    pipe_index, pipe_size, pipe_stderr = d.ctx[8:11]
+    before, after = _pipe_neighbours(d, pipes) if pipe_id >= 0 else ((), ())
+    p = d.peel
     return _new_segment(
         d.index,
         text[start:end],
@@ -137,26 +139,26 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
         args,
         raw_words,
         sub,
-        flags(args),
-        tuple(d.peel.env),
-        tuple(d.peel.wrappers),
+        flags(args) if args else (),
+        tuple(p.env) if p.env else (),
+        tuple(p.wrappers) if p.wrappers else (),
         text[start:cut],
         command,
         text[max(last_end, cut) : end],
         tuple([r for r, _, _ in d.redirects]) if d.redirects else (),
         match_text(words) if i else _joined(raw_words),
-        ctx.pipe_index,
-        ctx.pipe_size,
+        pipe_index,
+        pipe_size,
         before,
         after,
-        ctx.pipe_stderr,
-        ctx.op_before,
-        ctx.op_after,
-        ctx.background,
-        ctx.negated,
-        ctx.depth,
-        ctx.origin,
-        ctx.parent,
+        pipe_stderr,
+        op_before,
+        op_after,
+        background,
+        negated,
+        depth,
+        origin,
+        parent,
         d.dynamic,
         not refusal or refusal == "assignment after uv run",
         refusal,
