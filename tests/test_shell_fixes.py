@@ -217,3 +217,26 @@ def test_a_long_broken_pipeline_is_cut_before_the_parser_blows_up():
     assert line.parse_error and line.unattestable and "too large" in line.error
     assert line.segments[0].program == "rm"
     assert len(line.segments) <= MAX_PIPES + 1
+
+
+@pytest.mark.parametrize(
+    ("text", "bodies"),
+    [
+        ("echo $(a) `b` <(c) >(d)", ["a", "b", "c", "d"]),
+        ("echo $( x $(y) )", [" x $(y) "]),  # outermost only; the lexer looks inside again
+        ("echo '$(a)' $((1+2)) \\$(b)", []),  # quoted, arithmetic, escaped: no code
+        ("echo $(unclosed", ["unclosed"]),
+    ],
+)
+def test_substitution_bodies_for_the_recovery_lexer(text, bodies):
+    from rtk_policy.shell.fallback import substitution_bodies
+
+    assert [text[lo:hi] for lo, hi in substitution_bodies(text, 0, len(text))] == bodies
+
+
+def test_recovery_looks_inside_substitutions_tree_sitter_cannot_parse():
+    from rtk_policy.shell import parse
+
+    line = parse("echo $( time f() { rm -rf /; }; f )")
+    assert line.parse_error
+    assert ("rm", ("-rf", "/")) in [(s.program, s.args) for s in line.segments]

@@ -31,6 +31,8 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
+#: how deep the lexer looks into substitutions inside substitutions
+MAX_NESTING = 8
 _LEADING = frozenset({"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "time"})
 
 
@@ -54,14 +56,17 @@ class LexRedirect:
         self.body = ""
 
 
-def commands(text: str) -> Iterator[tuple[list[Word], list[LexRedirect], int, int]]:
-    """Yield (words, redirects, start, end) for every simple command in `text`."""
+def commands(
+    text: str, lo: int = 0, hi: int | None = None
+) -> Iterator[tuple[list[Word], list[LexRedirect], int, int]]:
+    """Yield (words, redirects, start, end) for every simple command in `text[lo:hi]` (positions
+    stay those of `text`)."""
     words: list[Word] = []
     redirs: list[LexRedirect] = []
     pending: tuple[str, int] | None = None
     start = -1
     end = 0
-    for m in _TOKEN.finditer(text):
+    for m in _TOKEN.finditer(text, lo, len(text) if hi is None else hi):
         kind = m.lastgroup
         if kind == "ws":
             continue
@@ -108,15 +113,63 @@ def recover(walker: Any, src: Source, ctx: Ctx, first: int, limit: int) -> None:
         if d.src is src and d.program_word is not None
     }
     safe = ctx._replace(no_rewrite=ctx.no_rewrite or "recovered from a syntax error")
-    for words, redirs, start, end in commands(src.text):
-        if len(walker.drafts) >= limit:
-            walker.error("too many commands")
-            return
-        p = peel(words, walker.transparent)
-        prog = words[p.program_index] if p.program_index < len(words) else None
-        if prog is None or (prog.start, basename(prog.value)) in seen:
-            continue
-        walker.emit(src, words, redirs, start, end, safe)
+    spans = [(0, len(src.text))]
+    for _ in range(MAX_NESTING + 1):  # the text, then the bodies of its substitutions, ...
+        inner: list[tuple[int, int]] = []
+        for lo, hi in spans:
+            for words, redirs, start, end in commands(src.text, lo, hi):
+                if len(walker.drafts) >= limit:
+                    walker.error("too many commands")
+                    return
+                for word in words:
+                    inner.extend(substitution_bodies(src.text, word.start, word.end))
+                p = peel(words, walker.transparent)
+                prog = words[p.program_index] if p.program_index < len(words) else None
+                if prog is None or (prog.start, basename(prog.value)) in seen:
+                    continue
+                seen.add((prog.start, basename(prog.value)))
+                walker.emit(src, words, redirs, start, end, safe)
+        spans = inner
+
+
+def substitution_bodies(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """The (start, end) of the code inside each `$( )`, `<( )`, `>( )` and backquote pair of
+    `text[lo:hi]` (outermost only; single-quoted text has none)."""
+    found = []
+    i = lo
+    while i < hi:
+        c = text[i]
+        if c == "\\":
+            i += 2
+        elif c == "'":
+            close = text.find("'", i + 1, hi)
+            i = hi if close < 0 else close + 1
+        elif c in "$<>" and text.startswith("(", i + 1) and not text.startswith("((", i + 1):
+            close = _closing(text, i + 2, hi)
+            found.append((i + 2, close))
+            i = close + 1
+        elif c == "`":
+            close = i + 1
+            while close < hi and text[close] != "`":
+                close += 2 if text[close] == "\\" else 1
+            found.append((i + 1, min(close, hi)))
+            i = close + 1
+        else:
+            i += 1
+    return found
+
+
+def _closing(text: str, lo: int, hi: int) -> int:
+    """The index of the `)` closing a group opened just before `lo` (`hi` when it is missing)."""
+    depth = 1
+    for i in range(lo, hi):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return hi
 
 
 def best_effort(walker: Any, src: Source, ctx: Ctx) -> None:
