@@ -26,6 +26,9 @@ command -v hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install 
 "$PY" -c 'import compileall, sys, sysconfig; compileall.compile_dir(sysconfig.get_paths()["purelib"], quiet=1)' \
   >/dev/null 2>&1 || true
 CLIENT=$("$PY" -c 'import rtk_policy.client as c, os; print(os.path.realpath(c.__file__))')
+# the in-process hook as `init --in-process` installs it: the console script beside the interpreter
+HOOK="$(dirname "$PY")/rtk-policy"
+[ -x "$HOOK" ] || HOOK="$PY -m rtk_policy"
 
 state=$(mktemp -d)
 cleanup() {
@@ -63,8 +66,8 @@ for backend in $BACKENDS; do
     -n "python -c pass" "$envs $PY -c pass <$state/one.json" \
     -n "client, server up, 1 segment ($backend)" "$envs $PY -S -I $CLIENT claude <$state/one.json" \
     -n "client, server up, 10 segments ($backend)" "$envs $PY -S -I $CLIENT claude <$state/ten.json" \
-    -n "hook claude cold, 1 segment ($backend)" "$cold $PY -m rtk_policy hook claude <$state/one.json" \
-    -n "hook claude cold, 10 segments ($backend)" "$cold $PY -m rtk_policy hook claude <$state/ten.json" \
+    -n "hook claude cold, 1 segment ($backend)" "$cold $HOOK hook claude <$state/one.json" \
+    -n "hook claude cold, 10 segments ($backend)" "$cold $HOOK hook claude <$state/ten.json" \
     >/dev/null
   "$PY" - "benchmarks/results-$backend.json" <<'PYEOF'
 import json, sys

@@ -65,13 +65,21 @@ class CelExprBackend:
 
     def __init__(self) -> None:
         self.version = file_version(cel.__file__ or "")
-        grouped: dict[str, list[Function]] = {}
-        for fn in all_functions():
-            grouped.setdefault(fn.name, []).append(fn)
-        self.env = cel.NewEnv(
-            variables={name: _T.Map(_T.STRING, _T.DYN) for name in facts.VARIABLES},
-            functions=[_declaration(name, fns) for name, fns in grouped.items()],
-        )
+        self._env: Any = None
+
+    @property
+    def env(self) -> Any:
+        """The cel-expr environment with our variables and functions, built on first use (guards
+        answer most expressions, so a short-lived hook process often never needs it)."""
+        if self._env is None:
+            grouped: dict[str, list[Function]] = {}
+            for fn in all_functions():
+                grouped.setdefault(fn.name, []).append(fn)
+            self._env = cel.NewEnv(
+                variables={name: _T.Map(_T.STRING, _T.DYN) for name in facts.VARIABLES},
+                functions=[_declaration(name, fns) for name, fns in grouped.items()],
+            )
+        return self._env
 
     def compile(self, source: str, expected: str) -> Any:
         """Static checks, then cel-expr's own parse and type check."""
