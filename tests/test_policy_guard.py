@@ -125,3 +125,17 @@ def test_guards_change_no_answer_of_the_shipped_packs():
             assert _key(fast) == _key(traced), text
             for full, quick in zip(traced.results, fast.results, strict=True):
                 assert [r for r in full.tried if r.matched or r.error] == list(quick.tried)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ('"n=" + string(command.segment_count)', "n=1000"),
+        ('string(segment.program) + "!"', "git!"),
+        ("string(command.flag)", UNKNOWN),  # a bool: CEL says "true", left to CEL
+    ],
+)
+def test_string_conversion_of_ints_and_strings(source, expected):
+    guard = build_guard(guard_ir(source), FNS)
+    env = {"command": {"segment_count": 1000, "flag": True}, "segment": dict(SEGMENT)}
+    assert guard(env) == expected if expected is not UNKNOWN else guard(env) is UNKNOWN

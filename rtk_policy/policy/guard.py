@@ -348,6 +348,11 @@ def _size(value: Any) -> Any:
     return len(value) if type(value) in (str, list, dict) else UNKNOWN
 
 
+def _string(value: Any) -> Any:
+    """CEL's `string()` of a string or an int (decimal); other types are left to CEL."""
+    return str(value) if type(value) in (str, int) else UNKNOWN
+
+
 def _strings(method: Callable[[str, str], bool]) -> Callable[[Any, Any], Any]:
     def call(text: Any, arg: Any) -> Any:
         return method(text, arg) if type(text) is str and type(arg) is str else UNKNOWN
@@ -370,6 +375,8 @@ def _b_call(ir: tuple[Any, ...], fns: dict[str, Any]) -> Guard:
     name, args = ir[1], [_build(a, fns) for a in ir[2]]
     if name == "size" and len(args) == 1:
         impl, params = _size, None
+    elif name == "string" and len(args) == 1:
+        impl, params = _string, None
     elif (name, len(args)) in fns:
         impl, params = fns[(name, len(args))]
     else:
