@@ -15,32 +15,13 @@
 # Writes benchmarks/results-peers.json (hyperfine results + answers + machine/load) and prints two tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
-PY=${1:-}
-if [ -z "$PY" ]; then
-  for candidate in "$ROOT/.venv/bin/python" /work/venv/bin/python; do
-    [ -x "$candidate" ] && { PY=$candidate; break; }
-  done
-  PY=${PY:-$(command -v python3)}
-fi
-QUICK=${2:-}
-RUNS=30; [ "$QUICK" = "--quick" ] && RUNS=10
+# shellcheck source=benchmarks/common.sh
+. benchmarks/common.sh
 PEERS_DIR=${PEERS_DIR:-/work/peers}
 OUT=${OUT:-benchmarks/results-peers.json}
 command -v hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install hyperfine)" >&2; exit 1; }
 
-"$PY" -m compileall -q "$ROOT/rtk_policy" >/dev/null
-"$PY" -c 'import compileall, sys, sysconfig; compileall.compile_dir(sysconfig.get_paths()["purelib"], quiet=1)' \
-  >/dev/null 2>&1 || true
 
-state=$(mktemp -d)
-cleanup() {
-  for lock in "$state"/*/run/rtk-policy/engine.lock; do
-    [ -f "$lock" ] && kill "$(cat "$lock")" 2>/dev/null || true
-  done
-  rm -rf "$state"
-}
-trap cleanup EXIT
 
 # Hooks run in the project's directory: a fresh git repository, the same for every tool (RTK runs
 # `git rev-parse --show-toplevel` to find project config; bashgate checks paths against the payload's cwd).

@@ -7,37 +7,18 @@
 # Writes benchmarks/results-<backend>.json (hyperfine) and benchmarks/results-extra.jsonl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
-PY=${1:-}
-if [ -z "$PY" ]; then
-  for candidate in "$ROOT/.venv/bin/python" /work/venv/bin/python; do
-    [ -x "$candidate" ] && { PY=$candidate; break; }
-  done
-  PY=${PY:-$(command -v python3)}
-fi
-QUICK=${2:-}
+# shellcheck source=benchmarks/common.sh
+. benchmarks/common.sh
 PARTS=${PARTS:-processes http throughput memory}
 BACKENDS=${BACKENDS:-cel-expr cel-python}
 want() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
-RUNS=30; [ "$QUICK" = "--quick" ] && RUNS=10
 command -v hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install hyperfine)" >&2; exit 1; }
 
-"$PY" -m compileall -q "$ROOT/rtk_policy" >/dev/null
-"$PY" -c 'import compileall, sys, sysconfig; compileall.compile_dir(sysconfig.get_paths()["purelib"], quiet=1)' \
-  >/dev/null 2>&1 || true
 CLIENT=$("$PY" -c 'import rtk_policy.client as c, os; print(os.path.realpath(c.__file__))')
 # the in-process hook as `init --in-process` installs it: the console script beside the interpreter
 HOOK="$(dirname "$PY")/rtk-policy"
 [ -x "$HOOK" ] || HOOK="$PY -m rtk_policy"
 
-state=$(mktemp -d)
-cleanup() {
-  for lock in "$state"/*/run/rtk-policy/engine.lock; do
-    [ -f "$lock" ] && kill "$(cat "$lock")" 2>/dev/null || true
-  done
-  rm -rf "$state"
-}
-trap cleanup EXIT
 
 payload() {  # payload FILE COMMAND
   "$PY" -c 'import json, sys; print(json.dumps({"session_id": "bench", "transcript_path": "/tmp/t.jsonl",

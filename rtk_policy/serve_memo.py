@@ -119,8 +119,9 @@ RECHECK_SECONDS = 0.01
 RACY_NS = 50_000_000
 
 
-def stat_stamp(paths: tuple[str, ...]) -> tuple:
-    """(mode, inode, mtime, size) of each path (following symlinks), None for a missing one."""
+def stat_stamp(paths: tuple[str, ...], folders_by_identity: bool = False) -> tuple:
+    """(mode, inode, mtime, size) of each path (following symlinks), None for a missing one;
+    with `folders_by_identity`, a folder's entry is its (mode, inode) only."""
     stamp = []
     for path in paths:
         try:
@@ -128,7 +129,10 @@ def stat_stamp(paths: tuple[str, ...]) -> tuple:
         except (OSError, ValueError):
             stamp.append(None)
             continue
-        stamp.append((info.st_mode, info.st_ino, info.st_mtime_ns, info.st_size))
+        if folders_by_identity and stat.S_ISDIR(info.st_mode):
+            stamp.append((info.st_mode, info.st_ino))
+        else:
+            stamp.append((info.st_mode, info.st_ino, info.st_mtime_ns, info.st_size))
     return tuple(stamp)
 
 
@@ -164,18 +168,7 @@ def folder_stamp(paths: tuple[str, ...]) -> tuple:
     a path of its own), never its listing: so a file created in the cwd (a build, an editor's
     backup) does not make the facts be read again.
     """
-    stamp = []
-    for path in paths:
-        try:
-            info = os.stat(path)
-        except (OSError, ValueError):
-            stamp.append(None)
-            continue
-        if stat.S_ISDIR(info.st_mode):
-            stamp.append((info.st_mode, info.st_ino))
-        else:
-            stamp.append((info.st_mode, info.st_ino, info.st_mtime_ns, info.st_size))
-    return tuple(stamp)
+    return stat_stamp(paths, folders_by_identity=True)
 
 
 def newest_mtime(stamp: tuple) -> int:

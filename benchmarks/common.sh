@@ -1,0 +1,29 @@
+# Shared by the benchmark scripts (sourced, run from the repository root): picks the interpreter
+# (argument 1, else .venv/bin/python, else /work/venv/bin/python, else python3) into PY, the --quick flag
+# (argument 2) into QUICK and the hyperfine run count into RUNS; compiles .pyc files; makes the scratch
+# folder $state, removed (and its servers stopped) at exit.
+ROOT=$PWD
+PY=${1:-}
+if [ -z "$PY" ]; then
+  for candidate in "$ROOT/.venv/bin/python" /work/venv/bin/python; do
+    [ -x "$candidate" ] && { PY=$candidate; break; }
+  done
+  PY=${PY:-$(command -v python3)}
+fi
+QUICK=${2:-}
+RUNS=30; [ "$QUICK" = "--quick" ] && RUNS=10
+
+# .pyc files first: the machine may export PYTHONDONTWRITEBYTECODE, and every run would recompile
+"$PY" -m compileall -q "$ROOT/rtk_policy" >/dev/null
+"$PY" -c 'import compileall, sys, sysconfig; compileall.compile_dir(sysconfig.get_paths()["purelib"], quiet=1)' \
+  >/dev/null 2>&1 || true
+
+# private HOME/XDG trees live under $state; any resident server started there is stopped at exit
+state=$(mktemp -d)
+cleanup() {
+  for lock in "$state"/*/run/rtk-policy/engine.lock; do
+    [ -f "$lock" ] && kill "$(cat "$lock")" 2>/dev/null || true
+  done
+  rm -rf "$state"
+}
+trap cleanup EXIT
