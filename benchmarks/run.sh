@@ -43,13 +43,20 @@ for backend in $BACKENDS; do
   for _ in $(seq 1 200); do [ -S "$home/run/rtk-policy/engine.sock" ] && break; sleep 0.1; done
   sleep 1
   $envs "$PY" -S -I "$CLIENT" claude <"$state/ten.json" | grep -q "rtk git log" || echo "warning: no rewrite from the server" >&2
+  # the installed client when no server answers: it starts one in the background and decides in-process;
+  # before each of its runs the server the previous run started is stopped (a runtime folder of its own)
+  none="env -i HOME=$home XDG_CONFIG_HOME=$home/config XDG_STATE_HOME=$home/state XDG_CACHE_HOME=$home/cache XDG_RUNTIME_DIR=$home/run2 PATH=/usr/bin:/bin"
+  mkdir -p "$home/run2" && chmod 700 "$home/run2"
+  stop="p=\$(cat $home/run2/rtk-policy/engine.lock 2>/dev/null) && kill \$p 2>/dev/null; while [ -n \"\$p\" ] && kill -0 \$p 2>/dev/null; do sleep 0.01; done; rm -f $home/run2/rtk-policy/engine.sock; true"
   hyperfine --warmup 5 --min-runs "$RUNS" --export-json "benchmarks/results-$backend.json" \
-    -n "python -c pass" "$envs $PY -c pass <$state/one.json" \
-    -n "client, server up, 1 segment ($backend)" "$envs $PY -S -I $CLIENT claude <$state/one.json" \
-    -n "client, server up, 10 segments ($backend)" "$envs $PY -S -I $CLIENT claude <$state/ten.json" \
-    -n "hook claude cold, 1 segment ($backend)" "$cold $HOOK hook claude <$state/one.json" \
-    -n "hook claude cold, 10 segments ($backend)" "$cold $HOOK hook claude <$state/ten.json" \
+    -p true -n "python -c pass" "$envs $PY -c pass <$state/one.json" \
+    -p true -n "client, server up, 1 segment ($backend)" "$envs $PY -S -I $CLIENT claude <$state/one.json" \
+    -p true -n "client, server up, 10 segments ($backend)" "$envs $PY -S -I $CLIENT claude <$state/ten.json" \
+    -p "$stop" -n "client, no server, 1 segment ($backend)" "$none $PY -S -I $CLIENT claude <$state/one.json" \
+    -p true -n "hook claude cold, 1 segment ($backend)" "$cold $HOOK hook claude <$state/one.json" \
+    -p true -n "hook claude cold, 10 segments ($backend)" "$cold $HOOK hook claude <$state/ten.json" \
     >/dev/null
+  kill "$(cat "$home/run2/rtk-policy/engine.lock" 2>/dev/null)" 2>/dev/null || true
   "$PY" - "benchmarks/results-$backend.json" <<'PYEOF'
 import json, sys
 results = json.load(open(sys.argv[1]))["results"]
