@@ -131,8 +131,48 @@ def decide_in_process(agent, payload):
         answer = answer_payload(payload, agent or None)
         return answer.stdout.encode(), answer.stderr.encode("utf-8", "replace")
     except BaseException as error:  # noqa: BLE001 - the hook answers whatever happens
-        message = f"rtk-policy hook: cannot decide ({type(error).__name__}: {error}); no opinion\n"
-        return b"", message.encode("utf-8", "replace")
+        why = f"{type(error).__name__}: {error}"
+        out = undecided(agent, why)
+        message = f"rtk-policy hook: cannot decide ({why}); {_FAIL_ACTIONS[_fail_mode()]}\n"
+        return out, message.encode("utf-8", "replace")
+
+
+_FAIL_ACTIONS = {"open": "no opinion", "closed": "asking for approval", "deny": "blocking the command"}
+
+
+def _fail_mode():
+    mode = os.environ.get("RTK_POLICY_FAIL", "open")
+    return mode if mode in _FAIL_ACTIONS else "open"
+
+
+def undecided(agent, why):
+    """The answer when nothing can decide (a broken install), as the delegate script gives it:
+    `RTK_POLICY_FAIL` open (default) is no opinion — empty, or `{}` for Cursor —, closed asks, deny
+    blocks, in the agent's own protocol."""
+    mode = _fail_mode()
+    if mode == "open":
+        return b"{}\n" if agent == "cursor" else b""
+    import json
+
+    verdict = "ask" if mode == "closed" else "deny"
+    reason = f"rtk-policy cannot decide ({why}); {_FAIL_ACTIONS[mode]}"
+    if agent == "copilot":
+        answer = {"permissionDecisionReason": reason, "permissionDecision": verdict}
+    elif agent == "gemini":
+        answer = {"decision": "ask_user" if verdict == "ask" else verdict, "reason": reason}
+    elif agent == "cursor":
+        answer = {"continue": True, "permission": verdict, "user_message": reason}
+        if verdict == "deny":
+            answer["agent_message"] = reason
+    else:
+        answer = {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecisionReason": reason,
+                "permissionDecision": verdict,
+            }
+        }
+    return (json.dumps(answer) + "\n").encode()
 
 
 def main(argv):

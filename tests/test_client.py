@@ -234,3 +234,38 @@ def test_init_serve_installs_the_thin_client_and_uninstall_removes_it(env, tmp_p
     )
     left = tmp_path / "claude" / "settings.json"
     assert not left.exists() or "client.py" not in left.read_text()
+
+
+@pytest.mark.parametrize(
+    ("agent", "mode", "expected"),
+    [
+        ("claude", None, b""),
+        ("cursor", None, {}),
+        ("claude", "closed", {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                                     "permissionDecisionReason": "R",
+                                                     "permissionDecision": "ask"}}),
+        ("copilot", "deny", {"permissionDecisionReason": "R", "permissionDecision": "deny"}),
+        ("gemini", "closed", {"decision": "ask_user", "reason": "R"}),
+        ("cursor", "deny", {"continue": True, "permission": "deny", "user_message": "R",
+                            "agent_message": "R"}),
+    ],
+)  # fmt: skip
+def test_a_broken_install_answers_like_the_delegate_script(monkeypatch, agent, mode, expected):
+    """RTK_POLICY_FAIL as `hooks/rtk-policy-hook.sh` reads it: open (no opinion), closed, deny."""
+    from rtk_policy import client
+
+    if mode is None:
+        monkeypatch.delenv("RTK_POLICY_FAIL", raising=False)
+    else:
+        monkeypatch.setenv("RTK_POLICY_FAIL", mode)
+    out = client.undecided(agent, "ImportError: x")
+    if expected == b"":
+        assert out == b""
+        return
+    answer = json.loads(out)
+    for shape in (answer, answer.get("hookSpecificOutput", {})):
+        for key in ("reason", "permissionDecisionReason", "user_message", "agent_message"):
+            if key in shape:
+                assert "ImportError: x" in shape[key]
+                shape[key] = "R"
+    assert answer == expected
