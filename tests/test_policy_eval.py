@@ -215,3 +215,11 @@ def test_a_rewrite_into_a_denied_command_is_denied(tmp_path):
     decision = engine.decide("git status", engine.context())
     assert decision.rewrite == "rm -rf /"
     assert decision.verdict == "deny" and decision.gate == "deny" and decision.rewritten is None
+
+
+def test_deny_only_with_trace_lists_only_the_deny_rules(policies):
+    command = line(seg("rm -rf /"), seg("git status"))
+    traced = policies.evaluate(command, Context(claude_ask=("git status",)), trace=True, deny_only=True)
+    tried = {r.rule.id for result in traced.results for r in result.tried}
+    assert tried == {"rm-root"}
+    assert [_ids(r) for r in traced.results] == [["rm-root"], []]

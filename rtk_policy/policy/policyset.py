@@ -11,15 +11,10 @@ from rtk_policy.policy.backend import Backend, EngineError, EvalError
 from rtk_policy.policy.facts import VARIABLES, command_value, context_values, segment_value
 from rtk_policy.policy.guard import Guard, build_guard, guard_functions
 from rtk_policy.policy.model import Context, Evaluation, Rule, RuleResult, SegmentResult
-from rtk_policy.policy.specialize import Specializer
+from rtk_policy.policy.plans import Planner
 from rtk_policy.shell.model import CommandLine
 
 NO_PROGRAM = -1
-#: programs whose specialised plans are kept (a bound for a long-running server fed arbitrary text)
-MAX_PLANS = 4096
-#: the rules tried on one program: (index of the rule, its specialised guard or None)
-Plan = tuple[tuple[int, Guard | None], ...]
-_FALSE = ("lit", False)
 #: version of the compiled payload (CompiledRule fields, load-time source rewrites): part of the cache key
 COMPILED_FORMAT = "4"
 
@@ -88,25 +83,9 @@ class PolicySet:
         self._programs = programs
         self._expected = expected
         self._restored = [not isinstance(p, (bytes, bytearray)) for p in programs]
-        self._unindexed = tuple(i for i, c in enumerate(compiled) if not c.index)
-        self._by_program: dict[str, list[int]] = {}
-        for index, item in enumerate(compiled):
-            for program in item.index:
-                self._by_program.setdefault(program, []).append(index)
-        self._candidates: dict[str, tuple[int, ...]] = {}
-        self._plans: dict[str, Plan] = {}
-        self._deny_plans: dict[str, Plan] = {}
-        self._denying = frozenset(
-            i
-            for i, c in enumerate(compiled)
-            if (c.rule.kind, c.rule.decision, c.rule.mode) == ("permission", "deny", "enforce")
-        )
         self._functions = functions = guard_functions()
-        self._specializer = Specializer(functions)
-        self._generic: dict[int, Guard | None] = {}
+        self._planner = Planner(compiled, functions)
         self._outputs: dict[int, Guard | None] = {}
-        #: (rule index, signature of its program tests) → (the rule is tried, its residual guard)
-        self._residuals: dict[tuple[Any, ...], tuple[bool, Guard | None]] = {}
         self._no_when = {i: True for i, f in enumerate(files) if f.when == NO_PROGRAM}
         self._when_guards = tuple(build_guard(f.when_guard, functions) for f in files)
         self._consumers = tuple(
@@ -135,54 +114,7 @@ class PolicySet:
 
     def candidates(self, program: str) -> tuple[int, ...]:
         """Indexes of the rules tried on a segment running `program`, in load order."""
-        found = self._candidates.get(program)
-        if found is None:
-            found = tuple(sorted({*self._unindexed, *self._by_program.get(program, ())}))
-            self._candidates[program] = found
-        return found
-
-    def plan(self, program: str) -> Plan:
-        """The rules tried on a segment running `program`, each with its guard specialised to it.
-
-        A rule whose guard is false once the program is known (`specialize.py`) is left out; the
-        others keep the residual guard (None: no guard). Plans are kept for `MAX_PLANS` programs.
-        """
-        found = self._plans.get(program)
-        if found is None:
-            if len(self._plans) >= MAX_PLANS:
-                self._plans.clear()
-                self._deny_plans.clear()
-                self._residuals.clear()
-            found = tuple(self._planned(program))
-            self._plans[program] = found
-        return found
-
-    def _planned(self, program: str) -> Any:
-        specializer = self._specializer
-        for index in self.candidates(program):
-            ir = self.compiled_rules[index].guard
-            if not specializer.mentions(ir):  # the same guard for every program: built once
-                if index not in self._generic:
-                    self._generic[index] = build_guard(ir, self._functions)
-                yield index, self._generic[index]
-                continue
-            # programs whose tests in this rule give the same values share its residual guard
-            key = (index, specializer.signature(ir, program))
-            step = self._residuals.get(key)
-            if step is None:
-                residual = specializer.specialize(ir, program)
-                guard = None if residual == _FALSE else build_guard(residual, self._functions)
-                step = self._residuals[key] = (residual != _FALSE, guard)
-            if step[0]:
-                yield index, step[1]
-
-    def deny_plan(self, program: str) -> Plan:
-        """`plan` limited to the enforce-mode deny rules (the re-check of a rewrite)."""
-        found = self._deny_plans.get(program)
-        if found is None:
-            found = tuple(step for step in self.plan(program) if step[0] in self._denying)
-            self._deny_plans[program] = found
-        return found
+        return self._planner.candidates(program)
 
     def evaluate(
         self,
@@ -231,10 +163,11 @@ class PolicySet:
         rewrite: RuleResult | None = None
         when_cache = dict(self._no_when)  # files without `when` apply everywhere
         compiled_rules, disabled = self.compiled_rules, run.disabled
+        planner = self._planner
         if run.trace:
-            steps: Plan = tuple((i, None) for i in self.candidates(program))
+            steps = planner.traced(program, run.deny_only)
         else:
-            steps = self.deny_plan(program) if run.deny_only else self.plan(program)
+            steps = planner.deny_plan(program) if run.deny_only else planner.plan(program)
         for rule_index, guard in steps:
             item = compiled_rules[rule_index]
             rule = item.rule

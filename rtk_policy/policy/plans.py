@@ -1,0 +1,98 @@
+"""Which rules a segment tries, by program: the rule index and the guards specialised to the program.
+
+A rule is tried on a program when it lists it (`programs:` or a `segment.program` conjunct of its match,
+`program_index.py`) or lists none. Its guard (`guard.py`) is then specialised to the program
+(`specialize.py`): a rule whose guard becomes `false` is left out, the others keep the residual guard.
+Programs whose tests in a rule give the same values share that rule's residual; plans are kept for
+`MAX_PLANS` programs (a bound for a long-running server fed arbitrary text).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rtk_policy.policy.guard import Guard, build_guard
+from rtk_policy.policy.specialize import Specializer
+
+#: programs whose plans are kept
+MAX_PLANS = 4096
+#: the rules tried on one program: (index of the rule, its specialised guard or None)
+Plan = tuple[tuple[int, Guard | None], ...]
+_FALSE = ("lit", False)
+
+
+class Planner:
+    """The plans of one policy set's compiled rules (anything with `.index`, `.guard`, `.rule`)."""
+
+    def __init__(self, compiled: tuple[Any, ...], functions: dict[Any, Any]) -> None:
+        self._compiled = compiled
+        self._functions = functions
+        self._unindexed = tuple(i for i, c in enumerate(compiled) if not c.index)
+        self._by_program: dict[str, list[int]] = {}
+        for index, item in enumerate(compiled):
+            for program in item.index:
+                self._by_program.setdefault(program, []).append(index)
+        self._denying = frozenset(
+            i
+            for i, c in enumerate(compiled)
+            if (c.rule.kind, c.rule.decision, c.rule.mode) == ("permission", "deny", "enforce")
+        )
+        self._specializer = Specializer(functions)
+        self._candidates: dict[str, tuple[int, ...]] = {}
+        self._plans: dict[str, Plan] = {}
+        self._deny_plans: dict[str, Plan] = {}
+        self._generic: dict[int, Guard | None] = {}
+        #: (rule index, signature of its program tests) → (the rule is tried, its residual guard)
+        self._residuals: dict[tuple[Any, ...], tuple[bool, Guard | None]] = {}
+
+    def candidates(self, program: str) -> tuple[int, ...]:
+        """Indexes of the rules tried on a segment running `program`, in load order."""
+        found = self._candidates.get(program)
+        if found is None:
+            found = tuple(sorted({*self._unindexed, *self._by_program.get(program, ())}))
+            self._candidates[program] = found
+        return found
+
+    def traced(self, program: str, deny_only: bool) -> Plan:
+        """Every candidate rule without guards (explain), only the enforce-mode deny rules when
+        `deny_only`."""
+        return tuple(
+            (i, None) for i in self.candidates(program) if not deny_only or i in self._denying
+        )
+
+    def plan(self, program: str) -> Plan:
+        """`candidates` without the rules false for `program`, each with its residual guard."""
+        found = self._plans.get(program)
+        if found is None:
+            if len(self._plans) >= MAX_PLANS:
+                self._plans.clear()
+                self._deny_plans.clear()
+                self._residuals.clear()
+            found = self._plans[program] = tuple(self._planned(program))
+        return found
+
+    def deny_plan(self, program: str) -> Plan:
+        """`plan` limited to the enforce-mode deny rules (the re-check of a rewrite)."""
+        found = self._deny_plans.get(program)
+        if found is None:
+            found = tuple(step for step in self.plan(program) if step[0] in self._denying)
+            self._deny_plans[program] = found
+        return found
+
+    def _planned(self, program: str) -> Any:
+        specializer = self._specializer
+        for index in self.candidates(program):
+            ir = self._compiled[index].guard
+            if not specializer.mentions(ir):  # the same guard for every program: built once
+                if index not in self._generic:
+                    self._generic[index] = build_guard(ir, self._functions)
+                yield index, self._generic[index]
+                continue
+            key = (index, specializer.signature(ir, program))
+            step = self._residuals.get(key)
+            if step is None:
+                residual = specializer.specialize(ir, program)
+                guard = None if residual == _FALSE else build_guard(residual, self._functions)
+                step = self._residuals[key] = (residual != _FALSE, guard)
+            if step[0]:
+                yield index, step[1]
