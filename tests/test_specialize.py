@@ -8,7 +8,8 @@ import pytest
 
 from rtk_policy.engine import load_engine
 from rtk_policy.policy.facts import command_value, context_values, segment_value
-from rtk_policy.policy.guard import UNKNOWN, build_guard, guard_functions, guard_ir
+from rtk_policy.policy.guard import UNKNOWN, build_guard, guard_functions
+from rtk_policy.policy.guard_ir import guard_ir
 from rtk_policy.policy.specialize import specialize
 from rtk_policy.pytest_plugin import read_corpus
 from rtk_policy.shell import parse

@@ -1,6 +1,6 @@
 """Guards: a cheap Python pre-check of a rule's `match:` that can prove the rule does not match.
 
-At load time (`guard_ir`, lark tree → nested tuples, kept in the compiled cache) a match expression is
+At load time (`guard_ir.py`: lark tree → nested tuples, kept in the compiled cache) a match expression is
 translated into a three-valued form: each node gives a plain value, or `UNKNOWN` when the node is outside
 the small subset understood here (or its CEL evaluation would be an error). At evaluation time
 (`build_guard`, tuples → Python closures, no lark) the guard runs on the same plain values the CEL
@@ -23,101 +23,10 @@ from rtk_policy.policy.regex import re_matches, searcher
 
 UNKNOWN: Any = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN"})()
 Guard = Callable[[dict[str, Any]], Any]
-_NO_IR: tuple[str, ...] = ("unknown",)
-_PASS = frozenset(
-    {"expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary",
-     "member", "primary", "paren_expr"}
-)  # fmt: skip
-_RELATIONS = {
-    "relation_eq": "eq", "relation_ne": "ne", "relation_lt": "lt", "relation_le": "le",
-    "relation_gt": "gt", "relation_ge": "ge", "relation_in": "in",
-}  # fmt: skip
 _PY_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,), "int": (int,), "bool": (bool,), "list<string>": (list,), "list<dyn>": (list,),
     "map<string,dyn>": (dict,),
 }  # fmt: skip
-
-
-# ------------------------------------------------------------------------------ load time: tree → IR
-
-
-def guard_ir(source: str) -> tuple[Any, ...]:
-    """The guard form of a CEL source; `("unknown",)` when it does not parse."""
-    from rtk_policy.policy.checker import parse_tree
-
-    tree, syntax = parse_tree(source)
-    if syntax is not None:
-        return _NO_IR
-    try:
-        return _ir(tree)
-    except Exception:  # noqa: BLE001 - an unexpected tree shape: no guard
-        return _NO_IR
-
-
-def _ir(node: Any) -> tuple[Any, ...]:
-    data = getattr(node, "data", None)
-    children = getattr(node, "children", [])
-    if data in _PASS and len(children) == 1:
-        return _ir(children[0])
-    if data == "conditionaland" and len(children) == 2:
-        return ("and", _ir(children[0]), _ir(children[1]))
-    if data == "conditionalor" and len(children) == 2:
-        return ("or", _ir(children[0]), _ir(children[1]))
-    if data == "unary" and len(children) == 2 and getattr(children[0], "data", "") == "unary_not":
-        return ("not", _ir(children[1]))
-    if data == "relation" and len(children) == 2:
-        operator = children[0]
-        name = _RELATIONS.get(getattr(operator, "data", ""))
-        if name is not None and len(operator.children) == 1:
-            return ("rel", name, _ir(operator.children[0]), _ir(children[1]))
-    if data == "addition" and len(children) == 2:
-        operator = children[0]
-        if getattr(operator, "data", "") == "addition_add" and len(operator.children) == 1:
-            return ("add", _ir(operator.children[0]), _ir(children[1]))
-    if data == "literal":
-        return _literal(node)
-    if data == "ident":
-        return ("ident", str(children[0]))
-    if data == "member_dot" and len(children) == 2:
-        return ("dot", _ir(children[0]), str(children[1]))
-    if data == "member_index" and len(children) == 2:
-        return ("index", _ir(children[0]), _ir(children[1]))
-    if data == "list_lit":
-        items = children[0].children if children else []
-        return ("list", tuple(_ir(item) for item in items))
-    if data == "ident_arg":
-        args = children[1].children if len(children) > 1 else []
-        return ("call", str(children[0]), tuple(_ir(a) for a in args))
-    if data == "member_dot_arg" and len(children) in (2, 3):
-        args = children[2].children if len(children) == 3 else []
-        return _member_call(_ir(children[0]), str(children[1]), args)
-    return _NO_IR
-
-
-def _member_call(target: tuple[Any, ...], name: str, args: list[Any]) -> tuple[Any, ...]:
-    if name in ("exists", "all") and len(args) == 2:
-        variable = _ir(args[0])
-        if variable[0] != "ident":
-            return _NO_IR
-        return (name, target, variable[1], _ir(args[1]))
-    return ("mcall", name, target, tuple(_ir(a) for a in args))
-
-
-def _literal(node: Any) -> tuple[Any, ...]:
-    from rtk_policy.policy.fast_source import string_literal
-
-    token = node.children[0]
-    kind = getattr(token, "type", "")
-    if kind in ("STRING_LIT", "MLSTRING_LIT"):
-        value = string_literal(node)
-        return _NO_IR if value is None else ("lit", value)
-    if kind == "BOOL_LIT":
-        return ("lit", str(token) == "true")
-    if kind == "INT_LIT":
-        text = str(token)
-        if text.lstrip("-").isdigit():
-            return ("lit", int(text))
-    return _NO_IR
 
 
 # ------------------------------------------------------------------------------ run time: IR → closure
