@@ -90,3 +90,30 @@ def test_no_cache_when_disabled(tmp_path):
     load_policy_set([write(tmp_path, "p.yaml", TEXT)], use_cache=False)
     assert _files() == []
     assert load_module.expand_paths([str(tmp_path)]) == [str(tmp_path / "p.yaml")]
+
+
+def test_old_compiled_sets_are_pruned(tmp_path, monkeypatch):
+    """Each write keeps the KEEP newest sets; the one just written and fresh temp files survive."""
+    import os
+    import time
+
+    from rtk_policy.policy import cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(cache, "KEEP", 3)
+    folder = cache.cache_dir()
+    folder.mkdir(parents=True)
+    now = time.time()
+    for age in range(6):  # six older sets, the oldest first to go
+        path = folder / f"policies-old{age}.pickle"
+        path.write_bytes(b"x")
+        os.utime(path, (now - 100 - age, now - 100 - age))
+    (folder / ".tmp-stale").write_bytes(b"x")
+    os.utime(folder / ".tmp-stale", (now - 7200, now - 7200))
+    (folder / ".tmp-fresh").write_bytes(b"x")
+    (folder / "notes.txt").write_bytes(b"not ours")
+    assert cache.write_cache("new", {"a": 1})
+    left = sorted(p.name for p in folder.iterdir())
+    assert left == [".tmp-fresh", "notes.txt", "policies-new.pickle", "policies-old0.pickle",
+                    "policies-old1.pickle"]  # fmt: skip
+    assert cache.read_cache("new") is not None

@@ -3,6 +3,8 @@
 Key: sha256 over the policy files (paths and bytes), the engine version, the backend name and build, the
 function table and the variable schema. A file holds a magic line, the sha256 of its payload and the
 pickled payload; anything that does not verify is ignored (and rebuilt by the caller), never trusted.
+Each write keeps the `KEEP` newest compiled sets and removes older ones (and temp files left by a writer
+that died), so editing policies does not fill the disk.
 """
 
 from __future__ import annotations
@@ -82,4 +84,46 @@ def write_cache(key: str, payload: dict[str, Any]) -> bool:
             raise
     except OSError:
         return False
+    prune(keep=_path(key).name)
     return True
+
+
+#: compiled sets kept in the cache folder (each policy edit makes a new one, ~0.5 MB for the packs)
+KEEP = 32
+#: a temp file this old was left by a writer that died
+_STALE_TEMP_SECONDS = 3600
+
+
+def prune(keep: str = "", limit: int | None = None) -> int:
+    """Remove all but the `limit` (default `KEEP`) newest compiled sets (never `keep`) and stale temp
+    files; returns how many were removed. Errors (a file removed meanwhile, a read-only folder) are
+    ignored."""
+    import time
+
+    try:
+        entries = list(os.scandir(cache_dir()))
+    except OSError:
+        return 0
+    sets, removed, now = [], 0, time.time()
+    for entry in entries:
+        try:
+            modified = entry.stat().st_mtime
+        except OSError:
+            continue
+        if entry.name.startswith("policies-") and entry.name.endswith(".pickle"):
+            sets.append((modified, entry.name, entry.path))
+        elif entry.name.startswith(".tmp-") and now - modified > _STALE_TEMP_SECONDS:
+            removed += _remove(entry.path)
+    sets.sort(reverse=True)
+    for _, name, path in sets[KEEP if limit is None else limit :]:
+        if name != keep:
+            removed += _remove(path)
+    return removed
+
+
+def _remove(path: str) -> int:
+    try:
+        os.unlink(path)
+    except OSError:
+        return 0
+    return 1
