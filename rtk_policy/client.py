@@ -6,10 +6,9 @@ server's answer comes back as `stdout NUL stderr`. When no server answers (none 
 request), it starts one in the background and decides this call in-process, so protection never lapses.
 """
 
+import _socket
 import os
 import sys
-
-import _socket
 
 _LIMIT = 1024 * 1024 + 1  # one byte over the hook's limit, so the server can say "too large"
 _TIMEOUT = 10.0

@@ -12,7 +12,6 @@ import threading
 import time
 
 import pytest
-
 from conftest import private_folders
 
 from rtk_policy import client, serve, serve_http, serve_memo
