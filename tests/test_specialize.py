@@ -105,3 +105,9 @@ def test_programs_with_the_same_test_values_share_a_signature() -> None:
     assert specializer.signature(ir, "rm") == (True,)
     outside = guard_ir('segment.args.exists(a, a == segment.program)')
     assert specializer.signature(outside, "ls") == ("ls",)  # read outside a test: no sharing
+
+
+def test_program_read_as_the_first_operand_of_a_call_or_list_is_folded() -> None:
+    assert _residual('segment.program in ["ls", "cat"] && true', "ls") == ("lit", True)
+    assert _residual('basename(segment.program) == "git" && false', "x") == ("lit", False)
+    assert _residual('basename(segment.program) == "git"', "/usr/bin/git") == ("lit", True)

@@ -51,7 +51,8 @@ class Specializer:
             return False
         known = self._mentions.get(id(ir))
         if known is None:
-            known = ir == _PROGRAM or any(self.mentions(part) for part in ir[1:])
+            parts = ir if not isinstance(ir[0], str) else ir[1:]  # call operands, list items: all
+            known = ir == _PROGRAM or any(self.mentions(part) for part in parts)
             self._mentions[id(ir)] = known
             self._seen.append(ir)
         return known
