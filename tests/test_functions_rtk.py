@@ -1,10 +1,12 @@
-"""Unit tests of the RTK registry helpers in rtk_policy.policy.functions_rtk (no CEL involved)."""
+"""Unit tests of the RTK registry helpers in rtk_policy.policy.functions_rtk and functions_rtk_read
+(no CEL involved)."""
 
 from __future__ import annotations
 
 import pytest
 
 from rtk_policy.policy import functions_rtk as f
+from rtk_policy.policy import functions_rtk_read as r
 
 
 @pytest.mark.parametrize(
@@ -97,7 +99,7 @@ def test_excluded(text: str, argv: list[str], entries: list[str], expected: bool
     ],
 )
 def test_read(text: str, expected: str) -> None:
-    assert f.rtk_read(text) == expected
+    assert r.rtk_read(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -113,17 +115,17 @@ def test_read(text: str, expected: str) -> None:
     ],
 )
 def test_tail_follows(argv: list[str], expected: bool) -> None:
-    assert f.rtk_tail_follows(argv) is expected
+    assert r.rtk_tail_follows(argv) is expected
 
 
 def test_search_modes() -> None:
-    assert f.rtk_search_pattern_file(["grep", "-f", "pats.txt"])
-    assert f.rtk_search_pattern_file(["rg", "--file=p"])
-    assert not f.rtk_search_pattern_file(["grep", "-e", "-f", "x"])
-    assert f.rtk_search_lists_files(["grep", "-l", "x"])
-    assert not f.rtk_search_lists_files(["grep", "-lc", "x"])
-    assert not f.rtk_search_lists_files(["grep", "-e", "-l", "x"])
-    assert f.rtk_search_lists_files(["rg", "--files"])
+    assert r.rtk_search_pattern_file(["grep", "-f", "pats.txt"])
+    assert r.rtk_search_pattern_file(["rg", "--file=p"])
+    assert not r.rtk_search_pattern_file(["grep", "-e", "-f", "x"])
+    assert r.rtk_search_lists_files(["grep", "-l", "x"])
+    assert not r.rtk_search_lists_files(["grep", "-lc", "x"])
+    assert not r.rtk_search_lists_files(["grep", "-e", "-l", "x"])
+    assert r.rtk_search_lists_files(["rg", "--files"])
 
 
 def test_uv_run_routing() -> None:

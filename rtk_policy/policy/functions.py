@@ -28,7 +28,10 @@ from rtk_policy.policy.bash_pattern import bash_rule_matches
 from rtk_policy.policy.regex import re_matches
 
 #: Modules holding further `FUNCTIONS` tables, imported when present.
-EXTENSION_MODULES: tuple[str, ...] = ("rtk_policy.policy.functions_rtk",)
+EXTENSION_MODULES: tuple[str, ...] = (
+    "rtk_policy.policy.functions_rtk",
+    "rtk_policy.policy.functions_rtk_read",
+)
 
 
 @attrs.frozen

@@ -2,8 +2,8 @@
 
 Pure functions over plain strings and lists. The rewrite packs in `policies/rtk-rewrite*.yaml` say
 *which* tool maps to *which* `rtk` command; these helpers only do the text work that CEL cannot do
-comfortably: RTK's classification normal form, prefix replacement at word boundaries, exclusion
-matching, the `rtk read` transform of head/tail/cat, and the pipeline-consumer checks.
+comfortably: RTK's classification normal form, prefix replacement at word boundaries and exclusion
+matching (the `rtk read` transform and the pipeline checks are in `functions_rtk_read.py`).
 
 Text-level helpers work on the verbatim `segment.command` slice, split on IFS (space, tab, newline)
 with quotes honoured, because RTK matches its rules against text: a CR, VT, FF or NBSP is a word byte.
@@ -77,7 +77,8 @@ def split_words(text: str) -> list[tuple[str, int]]:
     return words
 
 
-def _value(raw: str) -> str:
+def word_value(raw: str) -> str:
+    """The value of a raw shell word, quotes removed."""
     return dequote(raw)[0]
 
 
@@ -118,7 +119,7 @@ def _golangci_run_part(words: list[tuple[str, int]]) -> str:
     """" run …" when only global options precede `run`, else ""."""
     i = 1
     while i < len(words):
-        value = _value(words[i][0])
+        value = word_value(words[i][0])
         if value == "run":
             return " " + " ".join(w for w, _ in words[i:])
         if not value.startswith("-") or value == "--":
@@ -209,10 +210,11 @@ def _uv_run_layers(prefix: str, transparent: list[str]) -> list[tuple[int, bool]
                 i += len(pre)
                 break
         else:
-            if _value(words[i][0]) == "uv" and i + 1 < len(words) and _value(words[i + 1][0]) == "run":
+            uv_run = i + 1 < len(words) and word_value(words[i + 1][0]) == "run"
+            if word_value(words[i][0]) == "uv" and uv_run:
                 if _refused_uv_run(words, i + 2):
                     break  # FOO=1 after `uv run`: that layer (and all it wraps) is refused
-                options = i + 2 < len(words) and _value(words[i + 2][0]).startswith("-")
+                options = i + 2 < len(words) and word_value(words[i + 2][0]).startswith("-")
                 layers.append((words[i][1], options))
                 i += 2
             else:
@@ -225,7 +227,7 @@ def _refused_uv_run(words: list[tuple[str, int]], k: int) -> bool:
     return (
         2 <= k < len(words)
         and assignment_name(words[k][0]) is not None
-        and [_value(w) for w, _ in words[k - 2 : k]] == ["uv", "run"]
+        and [word_value(w) for w, _ in words[k - 2 : k]] == ["uv", "run"]
     )
 
 
@@ -237,9 +239,9 @@ def _uv_fallback(prefix: str, command: str, offset: int, excluded: list[str]) ->
         if _refused_uv_run(words, k):
             break  # reading through the layers stops at a refused `uv run` layer
         tail = wrapped[start:]
-        if rtk_excluded(tail, [_value(w) for w, _ in split_words(tail)], excluded):
+        if rtk_excluded(tail, [word_value(w) for w, _ in split_words(tail)], excluded):
             return ""
-    if excluded and rtk_excluded(wrapped, [_value(w) for w, _ in words], excluded):
+    if excluded and rtk_excluded(wrapped, [word_value(w) for w, _ in words], excluded):
         return ""
     return prefix[:offset] + "rtk " + wrapped
 
@@ -337,129 +339,6 @@ def rtk_excluded(text: str, argv: list[str], entries: list[str]) -> bool:
     return any(_entry_matches(m, f) for m in matchers for f in forms if f)
 
 
-# ---------------------------------------------------------------------------------------------
-# head / tail / cat → rtk read (§3.10)
-
-_REDIRECT_WORD = re.compile(r"[0-9]*[<>&]")
-_OPERAND_RE = re.compile(r"^[\w.\-/~+@:,=]+$")
-
-
-def _plain_operand(raw: str) -> bool:
-    """A file operand `rtk read` can take as written: word characters and . _ / - ~ + @ : , =."""
-    return bool(_OPERAND_RE.match(raw)) and not raw.startswith("-")
-
-
-@lru_cache(maxsize=1024)
-def rtk_read(text: str) -> str:
-    """The `rtk read …` form of a head/tail/cat command, "" when RTK keeps it native."""
-    words = [w for w, _ in split_words(collapse_continuations(text).strip(IFS))]
-    if len(words) < 2 or any(_REDIRECT_WORD.match(w) for w in words):
-        return ""
-    program, args = words[0], words[1:]
-    if program == "cat":
-        return _cat(args)
-    if program in ("head", "tail"):
-        return _head_tail(program, args)
-    return ""
-
-
-def _cat(args: list[str]) -> str:
-    operands = 0
-    for raw in args:
-        value = _value(raw)
-        if value.startswith("-") and value != "-":
-            if raw != "-n":
-                return ""
-        else:
-            operands += 1
-    return "rtk read " + " ".join(args) if operands else ""
-
-
-def _head_tail(program: str, args: list[str]) -> str:
-    count, files, i = "", [], 0
-    while i < len(args):
-        raw = args[i]
-        if re.fullmatch(r"-[0-9]+", raw):
-            count = raw[1:]
-        elif raw in ("-n", "--lines") and i + 1 < len(args):
-            count, i = args[i + 1], i + 1
-        elif raw.startswith("--lines="):
-            count = raw[len("--lines=") :]
-        elif raw.startswith("-n") and raw[2:].isdigit():
-            count = raw[2:]
-        elif _plain_operand(raw):
-            files.append(raw)
-        else:
-            return ""
-        i += 1
-    if len(files) != 1 or (count and not count.isdigit()):
-        return ""
-    if not count:
-        if program == "tail":
-            return ""
-        count = "10"
-    flag = "--head-lines" if program == "head" else "--tail-lines"
-    return f"rtk read {files[0]} {flag} {count}"
-
-
-def rtk_spaced(suffix: str) -> str:
-    """A trailing-redirect suffix with one space before it when it was glued to the last word."""
-    return " " + suffix if suffix and suffix[0] not in IFS else suffix
-
-
-# ---------------------------------------------------------------------------------------------
-# pipelines (§3.4)
-
-
-def rtk_tail_follows(argv: list[str]) -> bool:
-    """True when a tail command follows its input: -f, -F, bundles holding f/F, --follow or an
-    unambiguous prefix of it (`--f`, `--fo=x`)."""
-    for arg in argv[1:]:
-        if arg == "--":
-            break
-        if arg.startswith("--"):
-            name = arg[2:].split("=", 1)[0]
-            if name and "follow".startswith(name):
-                return True
-        elif arg.startswith("-") and ("f" in arg[1:] or "F" in arg[1:]):
-            return True
-    return False
-
-
-def _short_bundles(argv: list[str]) -> list[str]:
-    """Short option bundles of a grep/rg command, stopping at `--` and after `-e`/`-f` operands."""
-    out: list[str] = []
-    skip = False
-    for arg in argv[1:]:
-        if skip:
-            skip = False
-            continue
-        if arg == "--":
-            break
-        if arg.startswith("-") and not arg.startswith("--") and len(arg) > 1:
-            out.append(arg[1:])
-            if arg[-1] in "ef" and len(arg) == 2:
-                skip = arg[-1] == "e"
-    return out
-
-
-def rtk_search_pattern_file(argv: list[str]) -> bool:
-    """grep/rg reads its patterns from a file (-f, --file, --file=)."""
-    longs = any(a == "--file" or a.startswith("--file=") for a in argv[1:])
-    return longs or any("f" in b for b in _short_bundles(argv))
-
-
-_FILE_LIST_LONG = ("--files", "--files-with-matches", "--files-without-match", "--files-with-match")
-
-
-def rtk_search_lists_files(argv: list[str]) -> bool:
-    """grep/rg prints file names instead of lines (-l, -L, --files, --files-with-matches, …)."""
-    if any(a.split("=", 1)[0] in _FILE_LIST_LONG for a in argv[1:]):
-        return True
-    # a bundle that also counts (-lc) prints counts, which the filter keeps
-    return any(("l" in b or "L" in b) and "c" not in b for b in _short_bundles(argv))
-
-
 _S, _B, _LS = "string", "bool", "list<string>"
 
 #: The functions of this module (see rtk_policy.policy.functions for the mechanism).
@@ -473,9 +352,4 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("rtk_uv_run_options", (_S, _S, _LS, _LS), _S, rtk_uv_run_options),
     Function("rtk_uv_run_fallback", (_S, _S, _LS, _LS), _S, rtk_uv_run_fallback),
     Function("rtk_tool_form", (_LS,), _S, rtk_tool_form),
-    Function("rtk_read", (_S,), _S, rtk_read),
-    Function("rtk_spaced", (_S,), _S, rtk_spaced),
-    Function("rtk_tail_follows", (_LS,), _B, rtk_tail_follows),
-    Function("rtk_search_pattern_file", (_LS,), _B, rtk_search_pattern_file),
-    Function("rtk_search_lists_files", (_LS,), _B, rtk_search_lists_files),
 )
