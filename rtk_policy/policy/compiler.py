@@ -129,7 +129,11 @@ def _compile_file(state: Compilation, spec: FileSpec) -> None:
         if match == NO_PROGRAM or (spec.kind == "rewrite" and rewrite == NO_PROGRAM):
             continue
         derived = () if item.rule.programs else derived_programs(item.match.source)
-        output = _guard(item.rewrite, rewrite) if spec.kind == "rewrite" else _guard(item.message, message)
+        output = (
+            _guard(item.rewrite, rewrite)
+            if spec.kind == "rewrite"
+            else _guard(item.message, message)
+        )
         state.rules.append(
             CompiledRule(
                 item.rule,

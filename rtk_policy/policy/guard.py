@@ -1,16 +1,16 @@
-"""Guards: a cheap Python pre-check of a rule's `match:` that can prove the rule does not match.
+"""Guards: a cheap Python form of a rule's expressions that gives CEL's answer where it can.
 
-At load time (`guard_ir.py`: lark tree → nested tuples, kept in the compiled cache) a match expression is
-translated into a three-valued form: each node gives a plain value, or `UNKNOWN` when the node is outside
-the small subset understood here (or its CEL evaluation would be an error). At evaluation time
+At load time (`guard_ir.py`: lark tree → nested tuples, kept in the compiled cache) an expression is
+translated into a three-valued form: each node gives a plain value, or `UNKNOWN` when the node is
+outside the small subset understood here (or its CEL evaluation would be an error). At evaluation time
 (`build_guard`, tuples → Python closures, no lark) the guard runs on the same plain values the CEL
 activation is built from. A rule whose guard gives `False` is skipped: its CEL result would be `false`
 too, because the guard follows CEL's rules (`&&` is false when one side is false even if the other
 errors, `||` is false only when both sides are false, comprehensions likewise). For the same reason a
-plain `True` (a match, a file's `when`, a pipeline consumer) or a plain string (a rewrite, a message) is
-CEL's answer and is used without calling the backend (`policyset.py`). Anything uncertain gives
-`UNKNOWN`, and the expression is evaluated by the CEL backend as before. Custom functions are called through
-the same Python implementations the backends call, so a guard saves the backend round trip (and the
+plain `True` (a match, a file's `when`, a pipeline consumer) or a plain string (a rewrite, a message)
+is CEL's answer and is used without calling the backend (`policyset.py`). Anything uncertain gives
+`UNKNOWN`, and the expression is evaluated by the CEL backend. Custom functions are called through the
+same Python implementations the backends call, so a guard saves the backend round trip (and the
 cel-expr-python leak of every Python call from CEL).
 """
 

@@ -177,7 +177,7 @@ class PolicySet:
                 continue
             applies = when_cache.get(item.file_index)
             if applies is None:
-                applies = self._file_applies(item.file_index, run, when_cache)
+                applies = when_cache[item.file_index] = self._file_applies(item.file_index, run)
             if not applies:
                 continue
             known = guard(run.values) if guard is not None else None
@@ -196,26 +196,20 @@ class PolicySet:
         safe = not run.deny_only and self._safe_consumer(run)
         return SegmentResult(index, tuple(tried), tuple(hits), rewrite, safe)
 
-    def _file_applies(self, file_index: int, run: _Run, cache: dict[int, bool]) -> bool:
-        found = cache.get(file_index)
-        if found is None:
-            compiled = self.compiled_files[file_index]
-            found = True
-            if compiled.when != NO_PROGRAM:
-                guard = self._when_guards[file_index]
-                known = guard(run.values) if guard is not None and not run.trace else None
-                if known is not None and type(known) is bool:  # the guard's answer is CEL's
-                    found = known
-                else:
-                    try:
-                        found = self._backend.run_bool(
-                            self._program(compiled.when), run.activation()
-                        )
-                    except Exception as error:  # noqa: BLE001 - fail towards trying the rules
-                        run.errors.append(f"{compiled.name}: when: {error}")
-                        found = True  # a `when` that cannot be evaluated never hides a deny
-            cache[file_index] = found
-        return found
+    def _file_applies(self, file_index: int, run: _Run) -> bool:
+        """Whether the file's `when` holds for this segment (True for a file without one)."""
+        compiled = self.compiled_files[file_index]
+        if compiled.when == NO_PROGRAM:
+            return True
+        guard = self._when_guards[file_index]
+        known = guard(run.values) if guard is not None and not run.trace else None
+        if type(known) is bool:  # the guard's answer is CEL's
+            return known
+        try:
+            return self._backend.run_bool(self._program(compiled.when), run.activation())
+        except Exception as error:  # noqa: BLE001 - fail towards trying the rules
+            run.errors.append(f"{compiled.name}: when: {error}")
+            return True  # a `when` that cannot be evaluated never hides a deny
 
     def _try(self, index: int, run: _Run, proven: bool = False) -> RuleResult | None:
         """The result of one rule; None for a plain non-match when not tracing.
