@@ -100,6 +100,9 @@ _RULE_SOURCES: tuple[tuple[tuple[str, ...], str, str], ...] = (
 )
 
 _compiled: dict[str, re.Pattern[str]] = {}
+#: every trigger of every rule, each tested once per text
+_TRIGGERS = tuple(sorted({trigger for triggers, _, _ in _RULE_SOURCES for trigger in triggers}))
+_RULES = tuple((frozenset(triggers), source, replacement) for triggers, source, replacement in _RULE_SOURCES)
 
 
 def _pattern(source: str) -> re.Pattern[str]:
@@ -127,11 +130,11 @@ def redact(text: str, extra: Iterable[re.Pattern[str]] = ()) -> str:
     if not text:
         return text
     lowered = text.lower()
-    for triggers, source, replacement in _RULE_SOURCES:
-        if any(trigger in lowered for trigger in triggers):
-            masked = _pattern(source).sub(replacement, text)
-            if masked != text:
-                text, lowered = masked, masked.lower()
+    present = {trigger for trigger in _TRIGGERS if trigger in lowered}
+    if present:
+        for triggers, source, replacement in _RULES:
+            if not triggers.isdisjoint(present):
+                text = _pattern(source).sub(replacement, text)
     for pattern in extra:
         text = pattern.sub(MASK, text)
     return text

@@ -39,7 +39,7 @@ class MemoEngine:
         self.config = engine.config
         self.size = size
         self.hits = 0
-        self._memo: OrderedDict[tuple[str, Any], Any] = OrderedDict()
+        self._memo: OrderedDict[tuple[str, Any], list[Any]] = OrderedDict()
         self._rendered: OrderedDict[tuple, tuple[Any, str | None]] = OrderedDict()
 
     def context(self, **fields: Any) -> Any:
@@ -56,9 +56,11 @@ class MemoEngine:
         if found is not None:
             self._memo.move_to_end(key)
             self.hits += 1
+            if found[1] is None:  # made on the first repeat: most commands are never repeated
+                found[1] = unevaluated(found[0])
             return found[1]
         outcome = self.engine.evaluate(text, context)
-        self._memo[key] = (outcome, unevaluated(outcome))
+        self._memo[key] = [outcome, None]
         if len(self._memo) > self.size:
             self._memo.popitem(last=False)
         return outcome

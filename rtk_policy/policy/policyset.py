@@ -86,6 +86,8 @@ class PolicySet:
         self._functions = functions = guard_functions()
         self._planner = Planner(compiled, functions)
         self._outputs: dict[int, Guard | None] = {}
+        #: per rule, what the evaluation loop tests before its guard: (id, is a rewrite, file index)
+        self._step_facts = tuple((c.rule.id, c.rule.kind == "rewrite", c.file_index) for c in compiled)
         self._no_when = {i: True for i, f in enumerate(files) if f.when == NO_PROGRAM}
         self._when_guards = tuple(build_guard(f.when_guard, functions) for f in files)
         self._consumers = tuple(
@@ -161,35 +163,30 @@ class PolicySet:
         tried: list[RuleResult] = []
         hits: list[RuleResult] = []
         rewrite: RuleResult | None = None
-        when_cache = dict(self._no_when)  # files without `when` apply everywhere
-        compiled_rules, disabled = self.compiled_rules, run.disabled
-        planner = self._planner
-        if run.trace:
-            steps = planner.traced(program, run.deny_only)
-        else:
-            steps = planner.deny_plan(program) if run.deny_only else planner.plan(program)
+        when_cache = self._no_when.copy()  # files without `when` apply everywhere
+        disabled, values, trace = run.disabled, run.values, run.trace
+        steps_of = self._planner.deny_plan if run.deny_only else self._planner.plan
+        steps = self._planner.traced(program, run.deny_only) if trace else steps_of(program)
+        step_facts = self._step_facts
         for rule_index, guard in steps:
-            item = compiled_rules[rule_index]
-            rule = item.rule
-            if rule.id in disabled or (
-                rule.kind == "rewrite" and (rewrite is not None or not rewritable)
-            ):
+            rule_id, is_rewrite, file_index = step_facts[rule_index]
+            if (is_rewrite and (rewrite is not None or not rewritable)) or rule_id in disabled:
                 continue
-            applies = when_cache.get(item.file_index)
+            applies = when_cache.get(file_index)
             if applies is None:
-                applies = when_cache[item.file_index] = self._file_applies(item.file_index, run)
+                applies = when_cache[file_index] = self._file_applies(file_index, run)
             if not applies:
                 continue
-            known = guard(run.values) if guard is not None else None
+            known = guard(values) if guard is not None else None
             if known is False:
                 continue
             result = self._try(rule_index, run, known is True)
             if result is None:
                 continue
-            if run.trace or result.matched or result.error:
+            if trace or result.matched or result.error:
                 tried.append(result)
             if result.matched:
-                if rule.kind == "rewrite":
+                if is_rewrite:
                     rewrite = result
                 else:
                     hits.append(result)
