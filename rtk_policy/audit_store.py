@@ -21,13 +21,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
-try:  # the builtin sha256 (same digests) spares the hook the ~3 ms OpenSSL load of `hashlib`
-    from _sha256 import sha256  # CPython <= 3.11
-except ImportError:  # pragma: no cover - depends on the interpreter
-    try:
-        from _sha2 import sha256  # CPython >= 3.12
-    except ImportError:
-        from hashlib import sha256
+from rtk_policy.hashing import sha256  # not hashlib: spares the hook the OpenSSL load
 
 #: How many rotated files (`audit.jsonl.1` … `.N`) are kept; older ones are deleted.
 KEEP_ROTATED = 5

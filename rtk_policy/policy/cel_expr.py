@@ -1,11 +1,14 @@
-"""The primary CEL backend: cel-expr-python (Google's CEL, C++ core). The only module importing it."""
+"""The primary CEL backend: cel-expr-python (Google's CEL, C++ core). The only module importing it.
+
+The library is imported when the environment is first needed (compiling, or restoring a cached
+program): a hook process whose every rule the guards decide never loads it.
+"""
 
 from __future__ import annotations
 
 import re
+from importlib.util import find_spec
 from typing import Any
-
-from cel_expr_python import cel
 
 from rtk_policy.policy import facts
 from rtk_policy.policy.backend import (
@@ -18,17 +21,44 @@ from rtk_policy.policy.backend import (
 from rtk_policy.policy.functions import Function, all_functions
 
 _ERROR_LINE = re.compile(r"ERROR: <input>:(\d+):(\d+): (.*)")
-_T = cel.Type
-_TYPES = {
-    "string": _T.STRING,
-    "bool": _T.BOOL,
-    "int": _T.INT,
-    "dyn": _T.DYN,
-    "list<string>": _T.List(_T.STRING),
-    "list<dyn>": _T.List(_T.DYN),
-    "map<string,dyn>": _T.Map(_T.STRING, _T.DYN),
-}
-_EXPECTED = {"bool": _T.BOOL, "string": _T.STRING}
+_LIBRARY = "cel_expr_python.cel"
+#: the library module and its types, set by `_load_library` (None until then)
+cel: Any = None
+_T: Any = None
+_TYPES: dict[str, Any] = {}
+_EXPECTED: dict[str, Any] = {}
+
+
+def _load_library() -> Any:
+    """Import cel-expr-python (once) and build the type tables."""
+    global cel, _T
+    if cel is None:
+        from cel_expr_python import cel as library
+
+        t = library.Type
+        _TYPES.update(
+            {
+                "string": t.STRING,
+                "bool": t.BOOL,
+                "int": t.INT,
+                "dyn": t.DYN,
+                "list<string>": t.List(t.STRING),
+                "list<dyn>": t.List(t.DYN),
+                "map<string,dyn>": t.Map(t.STRING, t.DYN),
+            }
+        )
+        _EXPECTED.update({"bool": t.BOOL, "string": t.STRING})
+        cel, _T = library, t
+    return cel
+
+
+def _library_file() -> str:
+    """The path of the library's extension module, found without importing it; raise ImportError
+    when it is not installed (the backend is then unavailable)."""
+    spec = find_spec(_LIBRARY)
+    if spec is None or not spec.origin:
+        raise ImportError(f"No module named {_LIBRARY!r}")
+    return spec.origin
 
 
 def _declaration(name: str, overloads: list[Function]) -> Any:
@@ -64,7 +94,7 @@ class CelExprBackend:
     name = "cel-expr"
 
     def __init__(self) -> None:
-        self.version = file_version(cel.__file__ or "")
+        self.version = file_version(cel.__file__ if cel is not None else _library_file())
         self._env: Any = None
 
     @property
@@ -72,6 +102,7 @@ class CelExprBackend:
         """The cel-expr environment with our variables and functions, built on first use (guards
         answer most expressions, so a short-lived hook process often never needs it)."""
         if self._env is None:
+            _load_library()
             grouped: dict[str, list[Function]] = {}
             for fn in all_functions():
                 grouped.setdefault(fn.name, []).append(fn)
