@@ -156,7 +156,7 @@ def _line_context(base: object, request: object) -> object:
             raise TypeError('"claude" must be an object')
         for key in ("deny", "ask", "allow"):
             changes[f"claude_{key}"] = _strings(claude.get(key, []), f"claude.{key}")
-    return attrs.evolve(base, **changes)  # type: ignore[misc]
+    return attrs.evolve(base, **changes) if changes else base  # type: ignore[misc]
 
 
 def _strings(value: object, name: str) -> tuple[str, ...]:
