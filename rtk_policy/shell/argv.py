@@ -26,10 +26,6 @@ def subcommand(program: str, args: Sequence[str]) -> str:
 
 def flags(args: Sequence[str]) -> tuple[str, ...]:
     """Return the arguments that start with "-" (not "-" itself), up to a "--"."""
-    out: list[str] = []
-    for a in args:
-        if a == "--":
-            break
-        if a.startswith("-") and a != "-":
-            out.append(a)
-    return tuple(out)
+    if "--" in args:
+        args = args[: args.index("--")]
+    return tuple([a for a in args if a[:1] == "-" and a != "-"])

@@ -17,9 +17,8 @@ from rtk_policy.shell.walk import (
     draft_refusal,
     line_of,
     logical_line_starts,
-    malformed_pipeline,
     physical_lines,
-    refusal,
+    whole_refusal,
 )
 
 
@@ -88,17 +87,9 @@ def _assemble(
     walker = walker_cls(transparent)
     walker.walk_source(Source(text, 0), Ctx())
     drafts: list[Draft] = walker.drafts
-    refused = refusal(text, sc) or malformed_pipeline(text, bool(walker.errors))
+    refused = whole_refusal(text, sc, bool(walker.errors))
     starts = logical_line_starts(text, sc)
-    bad_lines = {line_of(starts, off): why for off, why in walker.line_refusals}
-    coproc_lines: dict[int, int] = {}
-    for off in walker.coproc_at:
-        ln = line_of(starts, off)
-        coproc_lines[ln] = min(off, coproc_lines.get(ln, off))
-    for d in drafts:
-        why = draft_line_refusal(d) if d.src.base >= 0 else ""
-        if why:
-            bad_lines.setdefault(line_of(starts, d.src.absolute(d.start)), why)
+    bad_lines, coproc_lines = _line_refusals(text, starts, walker)
     if len(starts) == 1 and bad_lines:
         refused = refused or next(iter(bad_lines.values()))
     pipes = stage_programs(drafts)
@@ -123,6 +114,24 @@ def _assemble(
         bool(refused),
         "; ".join(walker.errors),
     )
+
+
+def _line_refusals(
+    text: str, starts: Sequence[int], walker: Any
+) -> tuple[dict[int, str], dict[int, int]]:
+    """Per logical line: why RTK refuses it ({line: reason}) and where a `coproc` starts on it
+    ({line: offset})."""
+    bad = {line_of(starts, off): why for off, why in walker.line_refusals}
+    coproc: dict[int, int] = {}
+    for off in walker.coproc_at:
+        ln = line_of(starts, off)
+        coproc[ln] = min(off, coproc.get(ln, off))
+    if "(" in text or "${" in text:  # else no verbatim draft can hold what draft_line_refusal seeks
+        for d in walker.drafts:
+            why = draft_line_refusal(d) if d.src.base >= 0 else ""
+            if why:
+                bad.setdefault(line_of(starts, d.src.absolute(d.start)), why)
+    return bad, coproc
 
 
 #: The `CommandLine` fields in the order `_assemble` passes them positionally (faster than

@@ -104,30 +104,28 @@ _new_segment = Segment if _POSITIONAL else _segment_by_keywords
 
 def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Segment:
     """Freeze a draft into a `Segment`; `pipes` comes from `stage_programs`."""
-    src, words, start, end = d.src, d.words, d.start, d.end
+    src, words, start, end, p = d.src, d.words, d.start, d.end, d.peel
     text, base = src.text, src.base
-    i = d.peel.program_index
-    prog = words[i] if i < len(words) else None
-    cmd_words = words[i:]
+    i = p.program_index
+    cmd_words = words[i:] if i else words
     argv = tuple(map(_VALUE, cmd_words))
     raw_words = tuple(map(_RAW, cmd_words))
     args = argv[1:]
     last_end = words[-1].end if words else (d.lead_grammar[-1].end if d.lead_grammar else start)
-    if prog is not None:
-        program_path = prog.value
+    if cmd_words:
+        program_path = argv[0]
         program = basename(program_path)
-        cut = prog.start
+        cut = cmd_words[0].start
         command = text[cut:last_end]
-        sub = subcommand(program, args)
+        sub = args[0] if args and args[0][:1] != "-" else subcommand(program, args)
     else:
         if words and d.redirects:
             last_end = max(last_end, start)
         program_path = program = command = sub = ""
         cut = last_end
-    depth, origin, parent, negated, background, op_before, op_after, pipe_id = d.ctx[:8]
-    pipe_index, pipe_size, pipe_stderr = d.ctx[8:11]
-    before, after = _pipe_neighbours(d, pipes) if pipe_id >= 0 else ((), ())
-    p = d.peel
+    (depth, origin, parent, negated, background, op_before, op_after, pipe_id, pipe_index,
+     pipe_size, pipe_stderr, _) = d.ctx  # fmt: skip
+    before, after = _pipe_neighbours(pipes, pipe_id, pipe_index) if pipe_id >= 0 else ((), ())
     return _new_segment(
         d.index,
         text[start:end],
@@ -178,13 +176,12 @@ def _joined(raws: Sequence[str]) -> str:
 
 
 def _pipe_neighbours(
-    d: Draft, pipes: dict[int, tuple[str, ...]]
+    pipes: dict[int, tuple[str, ...]], pipe_id: int, k: int
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Programs of the earlier and later stages of the draft's pipeline (at most 100 each side)."""
-    progs = pipes.get(d.ctx.pipe_id)
+    """Programs of the earlier and later stages of stage `k` of a pipeline (at most 100 each side)."""
+    progs = pipes.get(pipe_id)
     if progs is None:
         return (), ()
-    k = d.ctx.pipe_index
     return progs[max(0, k - PIPE_NEIGHBOURS) : k], progs[k + 1 : k + 1 + PIPE_NEIGHBOURS]
 
 

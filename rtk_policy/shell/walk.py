@@ -38,9 +38,16 @@ def physical_lines(text: str, sc: Scan) -> list[tuple[int, int]]:
     return out
 
 
-def refusal(text: str, sc: Scan) -> str:
-    """Why RTK passes the whole input through unchanged ("" when it walks it)."""
+def whole_refusal(text: str, sc: Scan, parse_error: bool) -> str:
+    """Why RTK passes the whole input through unchanged: `refusal`, else `malformed_pipeline`
+    (continuations joined once for both)."""
     joined = join_continuations(text)
+    return refusal(text, sc, joined) or malformed_pipeline(joined, parse_error)
+
+
+def refusal(text: str, sc: Scan, joined: str) -> str:
+    """Why RTK passes the whole input through unchanged ("" when it walks it); `joined` is
+    `join_continuations(text)`."""
     if sc.heredoc:
         return "heredoc"
     if "$((" in joined:
@@ -54,9 +61,10 @@ def refusal(text: str, sc: Scan) -> str:
     return ""
 
 
-def malformed_pipeline(text: str, parse_error: bool) -> str:
-    """`| grep X`, `cargo test |`, `cargo test | | grep X` (RTK passes these through)."""
-    body = _strip_comment(join_continuations(text).strip(" \t\n"))[0].strip(" \t\n")
+def malformed_pipeline(joined: str, parse_error: bool) -> str:
+    """`| grep X`, `cargo test |`, `cargo test | | grep X` (RTK passes these through); `joined`
+    is the input with its continuations joined."""
+    body = _strip_comment(joined.strip(" \t\n"))[0].strip(" \t\n")
     if body.startswith("|") or body.endswith(("|", "|&")) and not body.endswith("||"):
         return "malformed pipeline"
     if parse_error and _EMPTY_STAGE.search(body):

@@ -239,8 +239,9 @@ def split_assignment(value: str) -> tuple[str, str]:
 
 def basename(path: str) -> str:
     """The last path component of `path` ("rm" for "/bin/rm"); `path` itself if it ends in "/"."""
-    base = path.rsplit("/", 1)[-1]
-    return base or path
+    if "/" not in path:
+        return path
+    return path.rsplit("/", 1)[-1] or path
 
 
 def is_path_spelled(word: Word) -> bool:
