@@ -16,6 +16,7 @@ cel-expr-python leak of every Python call from CEL).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -196,6 +197,9 @@ def _b_rel(ir: tuple[Any, ...], fns: dict[str, Any]) -> Guard:
     if op in ("eq", "ne") and ir[3][0] == "lit" and _scalar(ir[3][1]):  # `x == "lit"`
         value, kind, equal = ir[3][1], type(ir[3][1]), op == "eq"
         return lambda env: ((v == value) is equal) if type(v := left(env)) is kind else UNKNOWN
+    if op in _ORDER and ir[3][0] == "lit" and type(ir[3][1]) in (int, str):  # `size(x) > 0`
+        value, kind, test = ir[3][1], type(ir[3][1]), _ORDER[op]
+        return lambda env: test(v, value) if type(v := left(env)) is kind else UNKNOWN
 
     def relation(env: dict[str, Any]) -> Any:
         a = left(env)
@@ -232,13 +236,12 @@ def _in(a: Any, b: Any) -> Any:
     return UNKNOWN
 
 
+#: the ordered relations, for operands of one type (int or str)
+_ORDER = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
 _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "eq": _eq,
     "ne": _ne,
-    "lt": _ordered(lambda a, b: a < b),
-    "le": _ordered(lambda a, b: a <= b),
-    "gt": _ordered(lambda a, b: a > b),
-    "ge": _ordered(lambda a, b: a >= b),
+    **{op: _ordered(test) for op, test in _ORDER.items()},
     "in": _in,
 }
 
@@ -253,8 +256,11 @@ def _b_add(ir: tuple[Any, ...], fns: dict[str, Any]) -> Guard:
     return add
 
 
+_SIZED = (str, list, dict)  #: what CEL's size() measures here
+
+
 def _size(value: Any) -> Any:
-    return len(value) if type(value) in (str, list, dict) else UNKNOWN
+    return len(value) if type(value) in _SIZED else UNKNOWN
 
 
 def _string(value: Any) -> Any:
@@ -283,8 +289,9 @@ def _b_call(ir: tuple[Any, ...], fns: dict[str, Any]) -> Guard:
         return _literal_search(_build(ir[2][0], fns), ir[2][1][1])
     name, args = ir[1], [_build(a, fns) for a in ir[2]]
     if name == "size" and len(args) == 1:
-        impl, params = _size, None
-    elif name == "string" and len(args) == 1:
+        (arg,) = args
+        return lambda env: len(v) if type(v := arg(env)) in _SIZED else UNKNOWN
+    if name == "string" and len(args) == 1:
         impl, params = _string, None
     elif (name, len(args)) in fns:
         impl, params = fns[(name, len(args))]
