@@ -13,10 +13,14 @@ that died), so editing policies does not fill the disk.
 from __future__ import annotations
 
 import os
-import pickle
 from binascii import crc32
 from pathlib import Path
 from typing import Any
+
+try:  # the C unpickler alone: `import pickle` (its Python half) costs the hook ~1.5 ms
+    from _pickle import loads as _loads
+except ImportError:  # pragma: no cover - an interpreter without the accelerator
+    from pickle import loads as _loads
 
 import rtk_policy
 from rtk_policy.hashing import sha256
@@ -66,7 +70,7 @@ def read_cache(key: str) -> dict[str, Any] | None:
     if _checksum(body) != checksum:
         return None
     try:
-        payload = pickle.loads(body)
+        payload = _loads(body)
     except Exception:  # noqa: BLE001 - a payload that does not unpickle is not trusted
         return None
     if not isinstance(payload, dict) or payload.get("key") != key:
@@ -76,7 +80,7 @@ def read_cache(key: str) -> dict[str, Any] | None:
 
 def write_cache(key: str, payload: dict[str, Any]) -> bool:
     """Store `payload` under `key` atomically (temp file + rename); False when the folder is unwritable."""
-    body = pickle.dumps({**payload, "key": key}, protocol=pickle.HIGHEST_PROTOCOL)
+    body = _dumps({**payload, "key": key})
     data = _MAGIC + _checksum(body) + body
     folder = cache_dir()
     try:
@@ -95,6 +99,35 @@ def write_cache(key: str, payload: dict[str, Any]) -> bool:
         return False
     prune(keep=_path(key).name)
     return True
+
+
+def _dumps(payload: dict[str, Any]) -> bytes:
+    """`payload` pickled; attrs instances as a call of their class (see `_by_init`)."""
+    import io
+    import pickle
+
+    class _Pickler(pickle.Pickler):
+        def reducer_override(self, obj: Any) -> Any:
+            return _by_init(obj)
+
+    stream = io.BytesIO()
+    _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL).dump(payload)
+    return stream.getvalue()
+
+
+def _by_init(obj: Any) -> Any:
+    """`(class, field values)` for an attrs instance whose `__init__` takes every field positionally
+    as it is (no converter, no kw_only, no init=False), else NotImplemented (the default pickling).
+
+    Unpickling then calls the class, ~25 % cheaper than attrs' `__setstate__` with a state dict.
+    """
+    cls = type(obj)
+    fields = getattr(cls, "__attrs_attrs__", None)
+    if fields is None or not isinstance(fields, tuple):
+        return NotImplemented
+    if not all(f.init and not f.kw_only and f.converter is None for f in fields):
+        return NotImplemented
+    return cls, tuple(getattr(obj, f.name) for f in fields)
 
 
 #: compiled sets kept in the cache folder (each policy edit makes a new one, ~0.5 MB for the packs)

@@ -17,7 +17,6 @@ import importlib
 import os
 import posixpath
 import re
-import shlex
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -91,9 +90,18 @@ def re_find(text: str, regex: str) -> str:
     return (found.group(1) or "") if found.re.groups else found.group(0)
 
 
+def shell_quote(word: str) -> str:
+    """`word` quoted for bash (`shlex.quote`, imported on first use: a cold hook seldom needs it)."""
+    from shlex import quote
+
+    return quote(word)
+
+
 def shell_join(words: list[str]) -> str:
     """The words quoted for bash and joined by spaces."""
-    return " ".join(shlex.quote(str(w)) for w in words)
+    from shlex import quote
+
+    return " ".join(quote(str(w)) for w in words)
 
 
 def dirname(path: str) -> str:
@@ -107,7 +115,7 @@ _S, _B, _LS = "string", "bool", "list<string>"
 FUNCTIONS: tuple[Function, ...] = (
     Function("bash_rule_matches", (_S, _S), _B, bash_rule_matches),
     Function("glob", (_S, _S), _B, glob),
-    Function("shell_quote", (_S,), _S, shlex.quote),
+    Function("shell_quote", (_S,), _S, shell_quote),
     Function("shell_join", (_LS,), _S, shell_join),
     Function("basename", (_S,), _S, posixpath.basename),
     Function("dirname", (_S,), _S, dirname),
