@@ -1,0 +1,146 @@
+"""The cold hook (no server, compiled cache on disk) imports only what a plain command's decision needs,
+answers exactly as the warm engine does and still writes its audit record."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from rtk_policy.engine import load_engine
+from rtk_policy.policy import cache
+
+#: run `hook claude` in-process, then list the loaded modules on stderr after a marker
+_PROBE = (
+    "import json, sys\n"
+    "from rtk_policy.main import main\n"
+    "code = main(['hook', 'claude'])\n"
+    "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)) + '\\n')\n"
+    "sys.exit(code)\n"
+)
+#: libraries a cold `git status` decision must not load (the guards decide it; the cache is valid)
+_NOT_NEEDED = (
+    "cel_expr_python.cel",  # the CEL engine: built on first use only
+    "celpy",
+    "tree_sitter",  # the shell's fast path parses a plain command
+    "tree_sitter_bash",
+    "yaml",  # no policy file is parsed on a cache hit
+    "lark",
+    "argparse",  # `hook AGENT` skips the CLI parser
+    "hashlib",  # builtin sha256 and CRC-32 instead of OpenSSL
+    "_hashlib",
+    "pickle",  # the C unpickler alone reads the cache
+    "tempfile",  # only a cache write needs it
+    "shlex",
+)
+
+
+def _payload(command: str) -> bytes:
+    return json.dumps(
+        {
+            "session_id": "s",
+            "transcript_path": "/tmp/t.jsonl",
+            "cwd": "/tmp",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+            "tool_use_id": "toolu_cold",
+        }
+    ).encode()
+
+
+@pytest.fixture(scope="module")
+def cache_home(tmp_path_factory):
+    """One compiled-policy cache for the module (compiling the packs takes seconds)."""
+    return str(tmp_path_factory.mktemp("cold-cache"))
+
+
+@pytest.fixture()
+def env(tmp_path, cache_home):
+    """A private HOME/XDG tree and no server (its runtime folder does not exist)."""
+    values = {k: v for k, v in os.environ.items() if not k.startswith(("RTK_POLICY_", "CLAUDE_"))}
+    values.update(
+        HOME=str(tmp_path / "home"),
+        XDG_CACHE_HOME=cache_home,
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_RUNTIME_DIR=str(tmp_path / "none"),
+    )
+    return values
+
+
+def _hook(env: dict[str, str], command: str) -> tuple[str, list[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE],
+        input=_payload(command),
+        capture_output=True,
+        env=env,
+        timeout=60,
+        cwd="/tmp",
+    )
+    assert done.returncode == 0, done.stderr
+    err = done.stderr.decode()
+    assert "MODULES " in err, err
+    return done.stdout.decode(), json.loads(err.rsplit("MODULES ", 1)[1])
+
+
+def _audit_lines(env: dict[str, str]) -> list[dict[str, object]]:
+    path = os.path.join(env["XDG_STATE_HOME"], "rtk-policy", "audit.jsonl")
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+def test_cold_plain_command_loads_no_cel_parser_or_yaml(env):
+    _hook(env, "git status")  # builds the compiled cache when no other test did
+    assert any(
+        name.startswith("policies-")
+        for name in os.listdir(os.path.join(env["XDG_CACHE_HOME"], "rtk-policy"))
+    )
+    out, modules = _hook(env, "git status")
+    loaded = [name for name in _NOT_NEEDED if name in modules]
+    assert loaded == []
+    answer = json.loads(out)
+    assert answer["hookSpecificOutput"]["updatedInput"]["command"] == "rtk git status"
+    records = _audit_lines(env)
+    assert len(records) == 2  # one per call, the cold one included
+    assert records[-1]["tool_use_id"] == "toolu_cold"
+
+
+@pytest.mark.parametrize("command", ["git status", "rm -rf /", "ls -la | grep x"])
+def test_cold_answer_is_the_warm_engines(env, monkeypatch, command):
+    _hook(env, command)  # builds the cache when no other test did
+    out, _ = _hook(env, command)
+    from rtk_policy.agents import claude
+    from rtk_policy.agents.common import HookRequest
+
+    engine = _engine()
+    context = engine.context(agent="claude", cwd="/tmp", tool_name="Bash",
+                             tool_input=(("command", command),))  # fmt: skip
+    decision = engine.decide(command, context)
+    request = claude.parse_request(json.loads(_payload(command)))
+    assert isinstance(request, HookRequest)
+    expected = claude.render(decision, request)
+    assert out.strip() == (expected or "").replace("\n", " ").strip()
+
+
+_ENGINES: list[object] = []
+
+
+def _engine():
+    """The packs compiled without the cache (once per module)."""
+    if not _ENGINES:
+        _ENGINES.append(load_engine(cwd="/tmp", use_cache=False))
+    return _ENGINES[0]
+
+
+def test_cache_payload_round_trips_attrs_values(tmp_path, monkeypatch):
+    engine = _engine()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    rules = engine.policies.compiled_rules  # type: ignore[attr-defined]
+    assert cache.write_cache("k", {"rules": rules})
+    payload = cache.read_cache("k")
+    assert payload is not None and payload["rules"] == rules
+    assert [type(r) for r in payload["rules"]] == [type(r) for r in rules]
