@@ -139,17 +139,27 @@ def method_call(name: str, args: list[Guard]) -> Guard:
 
 
 def literal_search(target: Guard, pattern: Any) -> Guard:
-    """`target.matches("literal")` with the pattern compiled once (`regex.py`)."""
-    try:
-        search = searcher(pattern)
-    except Exception:  # noqa: BLE001 - an invalid pattern is a CEL error: unknown
-        return unknown
+    """`target.matches("literal")`, the pattern compiled once (`regex.py`) when first needed: most
+    guards of a plan are decided before their regex is reached, and a cold hook plans ~30 guards."""
+    search: Callable[[str], Any] | None = None
 
     def matches(env: dict[str, Any]) -> Any:
+        nonlocal search
         text = target(env)
-        return search(text) if type(text) is str else UNKNOWN
+        if type(text) is not str:
+            return UNKNOWN
+        if search is None:
+            try:
+                search = searcher(pattern)
+            except Exception:  # noqa: BLE001 - an invalid pattern is a CEL error: unknown
+                search = _invalid_pattern
+        return search(text)
 
     return matches
+
+
+def _invalid_pattern(text: str) -> Any:
+    return UNKNOWN
 
 
 def _caller(impl: Callable[..., Any], params: Any, args: list[Guard]) -> Guard:
