@@ -5,6 +5,8 @@
 # else python3). Every process runs under `env -i` with a private HOME/XDG tree; compiled .pyc files are
 # written first (compileall) so that PYTHONDONTWRITEBYTECODE cannot make every run recompile.
 # Writes benchmarks/results-<backend>.json (hyperfine) and benchmarks/results-extra.jsonl.
+# The "floor" row times `import json, attrs` alone: the least an in-process decision can cost with the
+# declared stack (the hook protocol needs json, the stage models are attrs classes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=benchmarks/common.sh
@@ -50,6 +52,7 @@ for backend in $BACKENDS; do
   stop="p=\$(cat $home/run2/rtk-policy/engine.lock 2>/dev/null) && kill \$p 2>/dev/null; while [ -n \"\$p\" ] && kill -0 \$p 2>/dev/null; do sleep 0.01; done; rm -f $home/run2/rtk-policy/engine.sock; true"
   hyperfine --warmup 5 --min-runs "$RUNS" --export-json "benchmarks/results-$backend.json" \
     -p true -n "python -c pass" "$envs $PY -c pass <$state/one.json" \
+    -p true -n "floor: python -c 'import json, attrs'" "$envs $PY -c 'import json, attrs' <$state/one.json" \
     -p true -n "client, server up, 1 segment ($backend)" "$envs $PY -S -I $CLIENT claude <$state/one.json" \
     -p true -n "client, server up, 10 segments ($backend)" "$envs $PY -S -I $CLIENT claude <$state/ten.json" \
     -p "$stop" -n "client, no server, 1 segment ($backend)" "$none $PY -S -I $CLIENT claude <$state/one.json" \
