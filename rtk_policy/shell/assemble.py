@@ -85,14 +85,15 @@ def _assemble(
 ) -> CommandLine:
     sc = scan(text)
     walker = walker_cls(transparent)
-    walker.walk_source(Source(text, 0), Ctx())
+    walker.walk_source(Source(text, 0), _TOP)
     drafts: list[Draft] = walker.drafts
-    refused = whole_refusal(text, sc, bool(walker.errors))
+    errors = walker.errors
+    refused = whole_refusal(text, sc, bool(errors))
     starts = logical_line_starts(text, sc)
     bad_lines, coproc_lines = _line_refusals(text, starts, walker)
     if len(starts) == 1 and bad_lines:
         refused = refused or next(iter(bad_lines.values()))
-    pipes = stage_programs(drafts)
+    pipes = stage_programs(drafts) if walker.pipe_ids else {}
     segments = tuple(
         [
             to_segment(d, pipes, _refusal(d, refused, starts, bad_lines, coproc_lines))
@@ -103,17 +104,17 @@ def _assemble(
     return _new_command_line(
         text,
         segments,
-        bool(walker.errors),
+        bool(errors),
         sc.command_sub or sc.process_sub,
-        _has_heredoc(sc, redirects),
-        bool(redirects) and any(r.op == "<<<" for r in redirects),
-        bool(redirects) and any(r.is_file for r in redirects),
-        _unattestable(sc, redirects),
+        *_redirect_facts(sc, redirects),
         bool(sc.breaks)
         and sum(1 for s, e in physical_lines(text, sc) if _has_command(text[s:e])) > 1,
         bool(refused),
-        "; ".join(walker.errors),
+        "; ".join(errors) if errors else "",
     )
+
+
+_TOP = Ctx()  #: the context of the input's own commands
 
 
 def _line_refusals(
@@ -121,7 +122,9 @@ def _line_refusals(
 ) -> tuple[dict[int, str], dict[int, int]]:
     """Per logical line: why RTK refuses it ({line: reason}) and where a `coproc` starts on it
     ({line: offset})."""
-    bad = {line_of(starts, off): why for off, why in walker.line_refusals}
+    bad: dict[int, str] = {}
+    for off, why in walker.line_refusals:
+        bad[line_of(starts, off)] = why
     coproc: dict[int, int] = {}
     for off in walker.coproc_at:
         ln = line_of(starts, off)
@@ -158,10 +161,8 @@ def _refusal(
     if whole:
         return whole
     own = draft_refusal(d)
-    if own:
-        return own
-    if not bad and not coproc:
-        return d.peel.inner_refused
+    if own or not (bad or coproc):
+        return own or d.peel.inner_refused
     off = d.src.absolute(d.start)
     ln = line_of(starts, off)
     if ln in bad:
@@ -181,20 +182,25 @@ def _verbatim_redirects(
     return out
 
 
-def _has_heredoc(sc: Scan, redirects: Sequence[Redirect]) -> bool:
-    """A parsed << or <<- redirect, or an unquoted "<<" that no here-string explains."""
+def _redirect_facts(sc: Scan, redirects: Sequence[Redirect]) -> tuple[bool, bool, bool, bool]:
+    """`has_heredoc`, `has_here_string`, `has_file_redirect` and `unattestable` (RTK's
+    contains_unattestable_construct, reference §4.6) of the input.
+
+    A heredoc is a parsed << or <<- redirect, or an unquoted "<<" that no here-string explains.
+    """
+    unattestable = sc.command_sub or sc.arith or sc.process_sub or sc.ansi_c_divergence
     if not redirects:
-        return sc.heredoc
-    if any(r.op in ("<<", "<<-") for r in redirects):
-        return True
-    return sc.heredoc and not any(r.op == "<<<" for r in redirects)
-
-
-def _unattestable(sc: Scan, redirects: Sequence[Redirect]) -> bool:
-    """RTK's contains_unattestable_construct (reference §4.6)."""
-    if sc.command_sub or sc.arith or sc.process_sub or sc.ansi_c_divergence:
-        return True
-    return bool(redirects) and any(r.is_file or r.op in ("<<", "<<-", "<<<") for r in redirects)
+        return sc.heredoc, False, False, unattestable
+    ops = {r.op for r in redirects}
+    heredoc = "<<" in ops or "<<-" in ops
+    here_string = "<<<" in ops
+    is_file = any(r.is_file for r in redirects)
+    return (
+        heredoc or (sc.heredoc and not here_string),
+        here_string,
+        is_file,
+        unattestable or is_file or heredoc or here_string,
+    )
 
 
 def _has_command(line: str) -> bool:

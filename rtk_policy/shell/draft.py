@@ -178,7 +178,7 @@ def _joined(raws: Sequence[str]) -> str:
 def _pipe_neighbours(
     pipes: dict[int, tuple[str, ...]], pipe_id: int, k: int
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Programs of the earlier and later stages of stage `k` of a pipeline (at most 100 each side)."""
+    """Programs of the stages before and after stage `k` of a pipeline (at most 100 each side)."""
     progs = pipes.get(pipe_id)
     if progs is None:
         return (), ()

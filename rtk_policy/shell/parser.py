@@ -55,7 +55,7 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
         self.line_refusals: list[tuple[int, str]] = []  # (absolute offset, reason)
         self.coproc_at: list[int] = []
         self.transparent = _prefix_words(transparent)
-        self._pipe_ids = 0
+        self.pipe_ids = 0  # pipelines numbered so far (0: no segment is in a pipeline)
         self._level = 0
         self._group_first = False
         self._after_close = False
@@ -157,8 +157,8 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
             if before == "|":
                 stage += 1
             elif after == "|":  # the first stage of a pipeline
-                self._pipe_ids += 1
-                stage, size, pid = 0, 2, self._pipe_ids
+                self.pipe_ids += 1
+                stage, size, pid = 0, 2, self.pipe_ids
                 while k + size < n and cmds[k + size - 1][3] == "|":
                     size += 1
             if before == "|" or after == "|":

@@ -20,7 +20,7 @@ class PipelineMixin:
     drafts: list[Draft]
     trailing: dict[tuple[int, int, int, str], tuple[list[Any], int]]
     line_refusals: list[tuple[int, str]]
-    _pipe_ids: int
+    pipe_ids: int
 
     def statement(self, src: Source, node: Any, ctx: Ctx) -> None:  # pragma: no cover - Walker
         """Dispatch one statement (implemented by the walker)."""
@@ -53,8 +53,8 @@ class PipelineMixin:
     def pipe_stages(self, src: Source, group: PipeGroup, ctx: Ctx) -> None:
         """Walk the stages of one pipeline with their index, size and neighbouring operators."""
         stages, ops = group.stages, group.ops
-        self._pipe_ids += 1
-        pid, size, stderr = self._pipe_ids, len(stages), "|&" in ops
+        self.pipe_ids += 1
+        pid, size, stderr = self.pipe_ids, len(stages), "|&" in ops
         if src.base >= 0 and any(
             statement_body(s.node).type in ("subshell", "compound_statement") for s in stages
         ):

@@ -43,8 +43,9 @@ _ARGUMENT = rf"(?:[A-Za-z0-9_./:,+@%~*?-]|{_QUOTED})(?:[A-Za-z0-9_./:,+@%=~*?-]+
 #: not come back to try it.)
 _COMMAND = rf"(?:{_ASSIGNMENT}[ \t]+)*(?:{_ASSIGNMENT}|{_PROGRAM}(?:[ \t]+(?:2>&1|{_ARGUMENT}))*+)"
 _OP = r"&&|\|\||\||;"
+_OPERATORS = frozenset({"&&", "||", "|", ";"})  #: the tokens `_OP` matches
 _SHAPE = re.compile(rf"[ \t]*{_COMMAND}(?:[ \t]*(?:{_OP})[ \t]*{_COMMAND})*+[ \t]*(?:;[ \t]*)?")
-_TOKEN = re.compile(rf"(2>&1)|({_WORD})|{_OP}")
+_TOKEN = re.compile(rf"2>&1|{_WORD}|{_OP}")
 _ASSIGNMENT_RE = re.compile(_ASSIGNMENT)
 _UNQUOTED_HEAD = re.compile(r"[^'\"]*")  #: the part of a word before its first quote
 #: Words tree-sitter-bash reads as grammar (keywords, declaration commands) or that the walker
@@ -110,25 +111,24 @@ def commands(text: str) -> list[PlainCommand] | None:
     redirects: list[PlainRedirect] = []
     before = ""
     program = True  # the next word that is not an assignment is a program word
+    special = "'" in text or '"' in text or "*" in text or "?" in text  # else words need no dequote
     for m in _TOKEN.finditer(text):
-        raw = m[2]
-        if raw is None:
-            if m[1] is not None:  # 2>&1, after the program word
-                start = m.start()
-                redirects.append(PlainRedirect(STDERR_TO_STDOUT, start, start + 4))
-                continue
-            op = m[0]
-            out.append((words, redirects, before, op))
-            words, redirects, before, program = [], [], op, True
+        raw = m[0]  # a token is an operator, 2>&1 or a word: no word holds `&`, `|`, `;` or `>`
+        if raw in _OPERATORS:
+            out.append((words, redirects, before, raw))
+            words, redirects, before, program = [], [], raw, True
             continue
-        quoted = "'" in raw or '"' in raw
+        start = m.start()
+        if raw == "2>&1":  # after the program word
+            redirects.append(PlainRedirect(STDERR_TO_STDOUT, start, start + 4))
+            continue
+        quoted = special and ("'" in raw or '"' in raw)
         if program and ("=" not in raw or _ASSIGNMENT_RE.fullmatch(raw) is None):
             # tree-sitter reads `for"x"` as `for "x"`
             if (_UNQUOTED_HEAD.match(raw)[0] if quoted else raw) in RESERVED:
                 return None
             program = False
-        start = m.start()
-        if quoted or "*" in raw or "?" in raw:
+        if special and (quoted or "*" in raw or "?" in raw):
             words.append(make_word(raw, start))
         else:  # no quoting: the value is the word as typed
             words.append(_new_tuple(Word, (raw, raw, start, start + len(raw), False, False, False)))

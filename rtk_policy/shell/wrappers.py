@@ -36,6 +36,8 @@ _NO_ASSIGNMENT_AFTER = frozenset({"timeout", "nice", "exec", "uv run", "noglob"}
 #: Path spellings RTK accepts for a wrapper head (§3.5: `/usr/bin/timeout`; GNU time by path).
 _PATH_OK = frozenset({"timeout", "time"})
 MAX_PREFIX_DEPTH = 10
+#: Program names `peel` looks at further ("uv" may be "uv run").
+_PEELABLE = frozenset(HANDLERS) | {"uv"}
 
 
 def peel(
@@ -49,6 +51,10 @@ def peel(
     `transparent` holds the user's transparent prefixes as word tuples, longest first.
     """
     p = Peel()
+    if words and not transparent:
+        w = words[0]
+        if not (w.dynamic or w.glob or "=" in w.raw) and basename(w.value) not in _PEELABLE:
+            return p  # the common case: the first word is a program that wraps nothing
     i = assignments(words, 0, p, shell=True) if words and "=" in words[0].raw else 0
     layers, last = 0, ""
     while i < len(words):
