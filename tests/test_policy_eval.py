@@ -179,8 +179,7 @@ def test_backends_agree_on_a_batch_of_commands(tmp_path):
 
 
 def test_an_engine_failure_fails_closed_for_deny_and_ask_rules():
-    from rtk_policy.policy.model import Rule
-    from rtk_policy.policy.policyset import unevaluable
+    from rtk_policy.policy.model import Rule, unevaluable
 
     def rule(kind: str, decision: str) -> Rule:
         return Rule(id="r", policy="p", file="f", line=1, kind=kind, decision=decision,

@@ -20,7 +20,6 @@ _RELATIONS = {
 }  # fmt: skip
 
 
-
 def guard_ir(source: str) -> tuple[Any, ...]:
     """The guard form of a CEL source; `("unknown",)` when it does not parse."""
     from rtk_policy.policy.checker import parse_tree

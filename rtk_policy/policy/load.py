@@ -7,10 +7,11 @@ from pathlib import Path
 
 from rtk_policy.policy.backend import get_backend
 from rtk_policy.policy.cache import cache_key, policy_digest, read_cache, write_cache
+from rtk_policy.policy.compiled import COMPILED_FORMAT
 from rtk_policy.policy.errors import PolicyLoadError, Problem
 from rtk_policy.policy.facts import schema_signature
 from rtk_policy.policy.functions import functions_signature
-from rtk_policy.policy.policyset import COMPILED_FORMAT, PolicySet
+from rtk_policy.policy.policyset import PolicySet
 
 _SUFFIXES = (".yaml", ".yml")
 

@@ -35,7 +35,9 @@ class Rule:
     kind: str  #: "permission" or "rewrite"
     decision: str  #: "deny" | "ask" | "allow" for permission rules, "" for rewrite rules
     mode: str  #: "enforce" | "warn" | "audit"
-    programs: tuple[str, ...]  #: index: the rule is only tried on these programs (empty = every segment)
+    programs: tuple[
+        str, ...
+    ]  #: index: the rule is only tried on these programs (empty = every segment)
     pipeline: str  #: one of PIPELINE_ROLES (rewrite rules; "never" for permission rules)
     description: str = ""
     examples: tuple[Example, ...] = ()
@@ -53,7 +55,9 @@ class Context:
     tool_name: str = ""
     tool_input: tuple[tuple[str, object], ...] = ()  #: the agent's tool_input as pairs
     env: tuple[tuple[str, str], ...] = ()  #: selected environment variables
-    claude_deny: tuple[str, ...] = ()  #: Claude Code Bash(...) patterns, text inside the parentheses
+    claude_deny: tuple[
+        str, ...
+    ] = ()  #: Claude Code Bash(...) patterns, text inside the parentheses
     claude_ask: tuple[str, ...] = ()
     claude_allow: tuple[str, ...] = ()
     exclude_commands: tuple[str, ...] = ()
@@ -92,3 +96,27 @@ class Evaluation:
     backend: str
     eval_us: int  #: time spent evaluating, microseconds
     errors: tuple[str, ...] = ()  #: evaluation errors (also recorded per rule)
+
+
+def unevaluable(rule: Rule, error: str) -> RuleResult:
+    """The result of a rule whose expression could not be evaluated.
+
+    When the engine gives up or crashes (e.g. an input too large for its iteration budget), a deny or
+    ask rule fails closed as an ask, since its deny may be hiding behind the error; other rules do not
+    match.
+    """
+    if rule.kind == "permission" and rule.decision in ("deny", "ask"):
+        asking = attrs.evolve(rule, decision="ask")
+        message = f"rule {rule.id} could not be evaluated on this command ({error}); confirm it"
+        return RuleResult(asking, True, message=message, error=error)
+    return RuleResult(rule, False, error=error)
+
+
+def default_message(rule: Rule) -> str:
+    """The message of a rule without `message:`: its description or its decision, naming the rule."""
+    if rule.description:
+        return f"{rule.description.strip()} (rule {rule.id})"
+    verb = {"deny": "denied", "ask": "needs confirmation", "allow": "allowed"}.get(
+        rule.decision, "matched"
+    )
+    return f"{verb} by rule {rule.id} of policy {rule.policy}"

@@ -5,55 +5,21 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import attrs
-
 from rtk_policy.policy.backend import Backend, EngineError, EvalError
+from rtk_policy.policy.compiled import NO_PROGRAM, CompiledFile, CompiledRule
 from rtk_policy.policy.facts import VARIABLES, command_value, context_values, segment_value
 from rtk_policy.policy.guard import Guard, build_guard, guard_functions
-from rtk_policy.policy.model import Context, Evaluation, Rule, RuleResult, SegmentResult
+from rtk_policy.policy.model import (
+    Context,
+    Evaluation,
+    Rule,
+    RuleResult,
+    SegmentResult,
+    default_message,
+    unevaluable,
+)
 from rtk_policy.policy.plans import Planner
 from rtk_policy.shell.model import CommandLine
-
-NO_PROGRAM = -1
-#: version of the compiled payload (CompiledRule fields, load-time source rewrites): part of the cache key
-COMPILED_FORMAT = "4"
-
-
-@attrs.frozen
-class CompiledFile:
-    """A policy file's metadata and the program indexes of its file-level expressions."""
-
-    path: str
-    name: str
-    kind: str
-    when: int = NO_PROGRAM
-    pipeline_consumer: int = NO_PROGRAM
-    #: guard forms (`guard.py`) of `when` and `pipeline_consumer`; () when none
-    when_guard: tuple[Any, ...] = ()
-    consumer_guard: tuple[Any, ...] = ()
-
-
-@attrs.frozen
-class CompiledRule:
-    """A rule and the program indexes of its expressions."""
-
-    rule: Rule
-    file_index: int
-    match: int
-    message: int = NO_PROGRAM
-    rewrite: int = NO_PROGRAM
-    #: programs derived from the match (`program_index.py`) when the rule has no `programs:` list
-    derived: tuple[str, ...] = ()
-    #: guard form of the match (`guard.py`): a Python pre-check that can prove the rule does not match
-    guard: tuple[Any, ...] = ()
-    #: guard form of the rewrite (rewrite rules) or message (permission rules): when it gives a
-    #: plain string, that string is CEL's answer too and the backend is not called
-    output: tuple[Any, ...] = ()
-
-    @property
-    def index(self) -> tuple[str, ...]:
-        """The programs this rule is tried on (empty: every segment)."""
-        return self.rule.programs or self.derived
 
 
 class PolicySet:
@@ -87,7 +53,9 @@ class PolicySet:
         self._planner = Planner(compiled, functions)
         self._outputs: dict[int, Guard | None] = {}
         #: per rule, what the evaluation loop tests before its guard: (id, is a rewrite, file index)
-        self._step_facts = tuple((c.rule.id, c.rule.kind == "rewrite", c.file_index) for c in compiled)
+        self._step_facts = tuple(
+            (c.rule.id, c.rule.kind == "rewrite", c.file_index) for c in compiled
+        )
         self._no_when = {i: True for i, f in enumerate(files) if f.when == NO_PROGRAM}
         self._when_guards = tuple(build_guard(f.when_guard, functions) for f in files)
         self._consumers = tuple(
@@ -301,27 +269,3 @@ class _Run:
         if self._activation is None:
             self._activation = self.backend.activation(self.values)
         return self._activation
-
-
-def unevaluable(rule: Rule, error: str) -> RuleResult:
-    """The result of a rule whose expression could not be evaluated.
-
-    When the engine gives up or crashes (e.g. an input too large for its iteration budget), a deny or
-    ask rule fails closed as an ask, since its deny may be hiding behind the error; other rules do not
-    match.
-    """
-    if rule.kind == "permission" and rule.decision in ("deny", "ask"):
-        asking = attrs.evolve(rule, decision="ask")
-        message = f"rule {rule.id} could not be evaluated on this command ({error}); confirm it"
-        return RuleResult(asking, True, message=message, error=error)
-    return RuleResult(rule, False, error=error)
-
-
-def default_message(rule: Rule) -> str:
-    """The message of a rule without `message:`: its description or its decision, naming the rule."""
-    if rule.description:
-        return f"{rule.description.strip()} (rule {rule.id})"
-    verb = {"deny": "denied", "ask": "needs confirmation", "allow": "allowed"}.get(
-        rule.decision, "matched"
-    )
-    return f"{verb} by rule {rule.id} of policy {rule.policy}"

@@ -1,0 +1,52 @@
+"""What the compiler (`compiler.py`) makes of a policy set and the cache keeps: per file its metadata
+and file-level expressions, per rule its expressions as indexes into the list of compiled CEL
+programs, with their guard forms (`guard_ir.py`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from rtk_policy.policy.model import Rule
+
+NO_PROGRAM = -1
+#: version of the compiled payload (CompiledRule fields, load-time source rewrites): part of the cache key
+COMPILED_FORMAT = "5"  # 5: the classes below moved here from policyset.py
+
+
+@attrs.frozen
+class CompiledFile:
+    """A policy file's metadata and the program indexes of its file-level expressions."""
+
+    path: str
+    name: str
+    kind: str
+    when: int = NO_PROGRAM
+    pipeline_consumer: int = NO_PROGRAM
+    #: guard forms (`guard.py`) of `when` and `pipeline_consumer`; () when none
+    when_guard: tuple[Any, ...] = ()
+    consumer_guard: tuple[Any, ...] = ()
+
+
+@attrs.frozen
+class CompiledRule:
+    """A rule and the program indexes of its expressions."""
+
+    rule: Rule
+    file_index: int
+    match: int
+    message: int = NO_PROGRAM
+    rewrite: int = NO_PROGRAM
+    #: programs derived from the match (`program_index.py`) when the rule has no `programs:` list
+    derived: tuple[str, ...] = ()
+    #: guard form of the match (`guard.py`): a Python pre-check that can prove the rule does not match
+    guard: tuple[Any, ...] = ()
+    #: guard form of the rewrite (rewrite rules) or message (permission rules): when it gives a
+    #: plain string, that string is CEL's answer too and the backend is not called
+    output: tuple[Any, ...] = ()
+
+    @property
+    def index(self) -> tuple[str, ...]:
+        """The programs this rule is tried on (empty: every segment)."""
+        return self.rule.programs or self.derived
