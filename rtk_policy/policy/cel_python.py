@@ -4,7 +4,7 @@ Expressions run on celpy's transpiler: the lark tree becomes Python lambdas over
 operators, compiled once (celpy's interpreter re-walks the tree per evaluation, ~30x slower). The
 transpiler spells a call `<module>.<qualname>(...)`, so the custom functions are members of one
 namespace (`rtk_cel_functions.<name>`) put in the globals of the generated code; its `result()`,
-`exists` and `all` are swapped for ours (below), and variables are read through `_FastActivation`.
+`exists` and `all` are swapped for ours (below), and variables are read through `FastActivation`.
 An expression the transpiler cannot handle runs on the interpreter. The cache stores the generated
 Python (for a fallback, the pickled lark tree).
 """
@@ -18,17 +18,23 @@ from collections.abc import Callable
 from typing import Any
 
 import celpy
-import lark
 from celpy import celtypes
 from celpy.adapter import json_to_cel
-from celpy.evaluation import Activation, CELEvalError, Transpiler, TranspilerTree
+from celpy.evaluation import Activation, CELEvalError, Transpiler
 
 from rtk_policy.policy.backend import CompileError, EvalError, file_version
+from rtk_policy.policy.cel_python_runtime import (
+    NAMESPACE,
+    FastActivation,
+    dispatcher,
+    has,
+    quantifier,
+    result,
+    transpiler_tree,
+)
 from rtk_policy.policy.checker import check_tree, parse_tree
 from rtk_policy.policy.functions import Function, all_functions
 
-#: the name of the custom-function namespace in the generated code
-NAMESPACE = "rtk_cel_functions"
 #: the last statement of the transpiler's output, rewritten into a function taking the activation
 _FINAL = "CEL = celpy.evaluation.result(base_activation, "
 _ENTRY = "_rtk_cel_main"
@@ -45,148 +51,11 @@ _HAS = re.compile(
 _HAS_CALL = r"_rtk_cel_has(activation, \1)"
 #: format of `dump` (part of the backend version, hence of the cache key)
 DUMP_FORMAT = "transpiled-5"
-#: exceptions a custom function may raise for odd input; they become CEL errors as in `result()`
-_CEL_ERRORS = (ValueError, KeyError, TypeError, ZeroDivisionError, OverflowError, IndexError)
-
-
-def _to_cel(value: Any) -> Any:
-    if isinstance(value, bool):
-        return celtypes.BoolType(value)
-    if isinstance(value, str):
-        return celtypes.StringType(value)
-    if isinstance(value, list):
-        return celtypes.ListType([_to_cel(v) for v in value])
-    return json_to_cel(value)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, celtypes.BoolType):
-        return bool(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {_plain(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, int):
-        return int(value)
-    return value
-
-
-def _dispatcher(name: str, overloads: list[Function]) -> Callable[..., Any]:
-    by_arity = {len(fn.params): fn.impl for fn in overloads}
-
-    def call(*args: Any) -> Any:
-        for arg in args:
-            if isinstance(arg, CELEvalError):
-                return arg
-        impl = by_arity.get(len(args))
-        if impl is None:
-            raise TypeError(f"{name}: no overload taking {len(args)} arguments")
-        try:
-            value = impl(*[_plain(a) for a in args])
-        except _CEL_ERRORS:
-            raise
-        except Exception as error:  # noqa: BLE001 - any failure of a custom function is a CEL error
-            raise ValueError(f"{name}: {error}") from error
-        return _to_cel(value)
-
-    call.__module__ = NAMESPACE  # how the transpiler spells the call: rtk_cel_functions.<name>
-    call.__name__ = call.__qualname__ = name
-    return call
-
-
-def _result(activation: Any, expression: Callable[[Any], Any]) -> Any:
-    """celpy's `result()`, also turning AttributeError (a field of a non-map `dyn` value) into a CEL
-    error value, as celpy's interpreter and cel-expr do, so `||`/`&&` can absorb it."""
-    try:
-        return celpy.evaluation.result(activation, expression)
-    except AttributeError as error:
-        return CELEvalError("no such overload", AttributeError, error.args)
-
-
-def _has(activation: Any, expression: Callable[[Any], Any]) -> Any:
-    """The `has()` macro: true when the field selection gives no error."""
-    return celtypes.BoolType(not isinstance(_result(activation, expression), CELEvalError))
-
-
-def _quantifier(stop: bool) -> Callable[..., Any]:
-    """The `exists` (stop=True) or `all` (stop=False) macro with CEL's semantics (cel-expr's, celpy
-    interpreter's): `stop` once an element gives it, else the first error, else `not stop`.
-
-    celpy's transpiled macros fold with `||`/`&&`, which fails on two errors in a row even when a
-    later element decides, and build a `typing` object per call (a quarter of the evaluation time).
-    """
-
-    def macro(
-        activation: Any, bind: str, expression: Callable[[Any], Any], items: Callable[[Any], Any]
-    ) -> Any:
-        error = None
-        for item in items(activation):
-            value = _result(activation.nested_activation(vars={bind: item}), expression)
-            if not isinstance(value, celtypes.BoolType):
-                error = value if error is None else error
-            elif bool(value) is stop:
-                return value
-        return celtypes.BoolType(not stop) if error is None else error
-
-    return macro
-
-
-def _transpiler_tree(node: Any) -> Any:
-    """A copy of a lark tree built of the `TranspilerTree` nodes the transpiler decorates."""
-    if isinstance(node, lark.Tree):
-        meta = node._meta if hasattr(node, "_meta") else None  # noqa: SLF001 - keep positions as is
-        return TranspilerTree(node.data, [_transpiler_tree(c) for c in node.children], meta)
-    return node
-
-
-class _FastActivation(Activation):
-    """An `Activation` resolving variables through plain dicts first.
-
-    celpy's own lookup builds a `typing.Union` per access and walks `NameContainer` chains
-    (~0.1 ms a read). Variables are looked up innermost scope first, as celpy does; anything else
-    (type names, functions) goes to celpy's lookup. Macro scopes are made the same way.
-    """
-
-    _scope: dict[str, Any]
-    _outer: Any
-
-    @classmethod
-    def over(cls, base: Activation, scope: dict[str, Any], outer: Any = None) -> _FastActivation:
-        """An activation with `scope` in front of `outer` (None: none), falling back to `base`."""
-        made = cls.__new__(cls)
-        made.identifiers = base.identifiers
-        made.functions = base.functions
-        made.package = base.package
-        made._scope = scope
-        made._outer = outer
-        return made
-
-    def __getattr__(self, name: str) -> Any:
-        """Innermost-first variable lookup, then celpy's own (annotations, functions)."""
-        if name in ("_scope", "_outer"):  # not set up: no lookup (copy, pickle)
-            raise AttributeError(name)
-        current: Any = self
-        while current is not None:
-            scope = current._scope
-            if name in scope:
-                return scope[name]
-            current = current._outer
-        return Activation.__getattr__(self, name)
-
-    get = __getattr__
-
-    def nested_activation(self, annotations: Any = None, vars: Any = None) -> Activation:
-        """A macro scope binding `vars` in front of this one."""
-        if annotations:
-            return Activation.nested_activation(self, annotations, vars)
-        return _FastActivation.over(self, dict(vars or {}), self)
 
 
 class _Program:
     """One expression: `run(activation[arg])` gives a celpy value or raises (`arg`: 1 for the
-    `_FastActivation` of the transpiled code, 0 for the variables dict of celpy's interpreter)."""
+    `FastActivation` of the transpiled code, 0 for the variables dict of celpy's interpreter)."""
 
     __slots__ = ("arg", "blob", "run")
 
@@ -208,15 +77,15 @@ class CelPythonBackend:
         grouped: dict[str, list[Function]] = {}
         for fn in all_functions():
             grouped.setdefault(fn.name, []).append(fn)
-        self.functions = {name: _dispatcher(name, fns) for name, fns in grouped.items()}
+        self.functions = {name: dispatcher(name, fns) for name, fns in grouped.items()}
         self._base = Activation(
             annotations=self.env.annotations, functions=self.functions, package=self.env.package
         )
         self._globals = dict(vars(celpy.evaluation))
         self._globals[NAMESPACE] = types.SimpleNamespace(**self.functions)
-        ours = (_result, _quantifier(True), _quantifier(False))
+        ours = (result, quantifier(True), quantifier(False))
         self._globals.update(zip((name[:-1] for name in _REPLACED.values()), ours, strict=True))
-        self._globals["_rtk_cel_has"] = _has
+        self._globals["_rtk_cel_has"] = has
         #: the values of the previous `activation` call and their conversions, by variable name
         self._last: dict[str, tuple[Any, Any]] = {}
 
@@ -243,7 +112,7 @@ class CelPythonBackend:
     def _transpile(self, tree: Any) -> str | None:
         """The transpiler's Python for `tree`, last statement made a function; None if it fails."""
         try:
-            transpiler = Transpiler(ast=_transpiler_tree(tree), activation=self._base)
+            transpiler = Transpiler(ast=transpiler_tree(tree), activation=self._base)
             transpiler.transpile()
             text = transpiler.source_text
             if text.startswith(_FINAL):
@@ -285,7 +154,7 @@ class CelPythonBackend:
             converted[name] = seen[1] if same else json_to_cel(value)
         self._last = {name: (value, converted[name]) for name, value in values.items()}
         scoped = self._base.nested_activation(vars=converted)
-        return converted, _FastActivation.over(scoped, converted)
+        return converted, FastActivation.over(scoped, converted)
 
     def _run(self, program: Any, activation: Any) -> Any:
         try:
