@@ -52,6 +52,7 @@ class PolicySet:
         self._functions = functions = guard_functions()
         self._planner = Planner(compiled, functions)
         self._outputs: dict[int, Guard | None] = {}
+        self._last_context: tuple[Context, dict[str, Any]] | None = None
         #: per rule, what the evaluation loop tests before its guard: (id, is a rewrite, file index)
         self._step_facts = tuple(
             (c.rule.id, c.rule.kind == "rewrite", c.file_index) for c in compiled
@@ -114,7 +115,7 @@ class PolicySet:
                 command_line, segment_maps if self._command_segments else None
             )
         if variables & {"ctx", "claude", "config"}:
-            values.update(context_values(context))
+            values.update(self._context_values(context))
         disabled = frozenset(context.disabled_rules)
         errors: list[str] = []
         results = []
@@ -126,6 +127,14 @@ class PolicySet:
             results.append(self._segment(segment.index, segment.program, run, rewritable))
         elapsed = (time.perf_counter_ns() - started) // 1000
         return Evaluation(tuple(results), self.digest, self.backend, int(elapsed), tuple(errors))
+
+    def _context_values(self, context: Context) -> dict[str, Any]:
+        """`context_values(context)`, the same maps again for the same (frozen) context: a batch, a
+        command's re-check and a server's repeated context share them (nothing changes them)."""
+        last = self._last_context
+        if last is None or last[0] is not context:
+            last = self._last_context = (context, context_values(context))
+        return last[1]
 
     def _segment(self, index: int, program: str, run: _Run, rewritable: bool) -> SegmentResult:
         tried: list[RuleResult] = []
