@@ -28,4 +28,8 @@ def flags(args: Sequence[str]) -> tuple[str, ...]:
     """Return the arguments that start with "-" (not "-" itself), up to a "--"."""
     if "--" in args:
         args = args[: args.index("--")]
-    return tuple([a for a in args if a[:1] == "-" and a != "-"])
+    out: list[str] = []
+    for a in args:
+        if a[:1] == "-" and a != "-":
+            out.append(a)
+    return tuple(out)

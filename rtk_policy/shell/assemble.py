@@ -176,7 +176,10 @@ def _verbatim_redirects(
     drafts: Sequence[Draft], compound: Sequence[tuple[Redirect, int]]
 ) -> list[Redirect]:
     """Redirects typed in the input itself (not inside bash -c / eval text)."""
-    out = [r for d in drafts if d.src.base >= 0 for r, _, _ in d.redirects]
+    out: list[Redirect] = []
+    for d in drafts:
+        if d.redirects and d.src.base >= 0:
+            out.extend([r for r, _, _ in d.redirects])
     if compound:
         out.extend(r for r, _ in compound)
     return out

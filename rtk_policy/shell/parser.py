@@ -87,7 +87,7 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
         else:
             self.sequence(src, root.children, ctx)
         dropped = self._limited > limited  # a depth limit dropped code: the lexer looks again
-        if (has_error or dropped or fallback.has_lone_cr(src.text)) and (
+        if (has_error or dropped or (src.has_cr and fallback.has_lone_cr(src.text))) and (
             self._reparses < MAX_REPARSES
         ):
             self._reparses += 1

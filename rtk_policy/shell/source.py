@@ -19,6 +19,7 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _AFTER_BRACE = re.compile("(\\{[0-9]*(?:\\.\\.[0-9]*)?)([^\x00-\xff])")
 _SAFE = {2: "\u00e9", 3: "\u00e9x", 4: "\u00e9\u00e9"}
 _PARSER: Any = None
+_NONE: frozenset[int] = frozenset()
 
 
 def ts_parser() -> Any:
@@ -84,24 +85,29 @@ class Source:
         self.data = text.encode("utf-8", "surrogatepass")
         #: what tree-sitter reads, byte for byte as long as `data` (see _HIGH and shell/reserved.py)
         self.parse_data = self.data
-        self.negated_at: frozenset[int] = (
-            frozenset()
-        )  #: byte starts of statements after a blanked !
-        self._marks: list[int] = []  # byte offsets just after each non-ASCII char
-        self._extra: list[int] = []  # cumulative extra bytes up to and including that char
+        self.negated_at = _NONE  #: byte starts of statements after a blanked !
         self.is_ascii = len(self.data) == len(text)  #: byte offsets are str offsets
-        if len(self.data) != len(text):
-            if "{" in text and _AFTER_BRACE.search(text):
-                safe = _AFTER_BRACE.sub(lambda m: m[1] + _SAFE[_width(ord(m[2]))], text)
-                self.parse_data = safe.encode("utf-8", "surrogatepass")
-            extra = 0
-            for m in _NON_ASCII.finditer(text):
-                cp = ord(m.group(0))
-                width = _width(cp)
-                pos = m.start() + extra
-                extra += width - 1
-                self._marks.append(pos + width)
-                self._extra.append(extra)
+        self._marks: list[int] | tuple[()] = ()  # byte offsets just after each non-ASCII char
+        self._extra: list[int] | tuple[()] = ()  # cumulative extra bytes up to and including it
+        if not self.is_ascii:
+            self._map_offsets()
+
+    def _map_offsets(self) -> None:
+        """Record where each non-ASCII character ends in `data` (and make `parse_data` safe)."""
+        text = self.text
+        if "{" in text and _AFTER_BRACE.search(text):
+            safe = _AFTER_BRACE.sub(lambda m: m[1] + _SAFE[_width(ord(m[2]))], text)
+            self.parse_data = safe.encode("utf-8", "surrogatepass")
+        marks: list[int] = []
+        extras: list[int] = []
+        extra = 0
+        for m in _NON_ASCII.finditer(text):
+            width = _width(ord(m.group(0)))
+            pos = m.start() + extra
+            extra += width - 1
+            marks.append(pos + width)
+            extras.append(extra)
+        self._marks, self._extra = marks, extras
 
     def parse(self) -> Any:
         """Parse with tree-sitter and return the root node."""

@@ -194,9 +194,10 @@ def draft_refusal(d: Draft) -> str:
         return d.ctx.origin
     if d.peel.refused:
         return d.peel.refused
-    prog = d.program_word
-    if prog is None:
+    words, i = d.words, d.peel.program_index
+    if i >= len(words):
         return "no program"
-    if d.words[0] is not prog and any(d.words[0].start < s < prog.start for _, s, _ in d.redirects):
+    prog = words[i]
+    if i and d.redirects and any(words[0].start < s < prog.start for _, s, _ in d.redirects):
         return "redirect inside the wrapper prefix"
     return ""
