@@ -177,3 +177,11 @@ def test_context_shortcuts_equal_replace():
     piped = ctx._replace(pipe_id=9, pipe_index=2, pipe_size=3, pipe_stderr=False)
     assert draft.with_pipe(ctx, 9, 2, 3) == piped
     assert type(draft.with_ops(ctx, "", "")) is draft.Ctx
+    quiet = ctx._replace(background=False)
+    for bg in (False, True):
+        expected = quiet._replace(op_before=";", op_after="", background=bg)
+        assert draft.with_ops(quiet, ";", "", bg) == expected
+    assert draft.with_ops(ctx, ";", "", False).background  # an enclosing & is kept
+    for stderr in (False, True):
+        expected = ctx._replace(pipe_id=2, pipe_index=0, pipe_size=2, pipe_stderr=stderr)
+        assert draft.with_pipe(ctx, 2, 0, 2, stderr) == expected

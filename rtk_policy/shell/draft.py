@@ -43,14 +43,15 @@ class Ctx(NamedTuple):
 _new_tuple = tuple.__new__
 
 
-def with_ops(ctx: Ctx, op_before: str, op_after: str) -> Ctx:
-    """`ctx._replace(op_before=…, op_after=…)` without the cost of `_replace` (a hot loop)."""
-    return _new_tuple(Ctx, (*ctx[:5], op_before, op_after, *ctx[7:]))
+def with_ops(ctx: Ctx, op_before: str, op_after: str, background: bool = False) -> Ctx:
+    """`ctx._replace(op_before=…, op_after=…, background=ctx.background or background)` without
+    the cost of `_replace` (a hot loop)."""
+    return _new_tuple(Ctx, (*ctx[:4], ctx[4] or background, op_before, op_after, *ctx[7:]))
 
 
-def with_pipe(ctx: Ctx, pipe_id: int, index: int, size: int) -> Ctx:
-    """`ctx._replace(pipe_id=…, pipe_index=…, pipe_size=…, pipe_stderr=False)`, as cheaply."""
-    return _new_tuple(Ctx, (*ctx[:7], pipe_id, index, size, False, *ctx[11:]))
+def with_pipe(ctx: Ctx, pipe_id: int, index: int, size: int, stderr: bool = False) -> Ctx:
+    """`ctx._replace(pipe_id=…, pipe_index=…, pipe_size=…, pipe_stderr=stderr)`, as cheaply."""
+    return _new_tuple(Ctx, (*ctx[:7], pipe_id, index, size, stderr, *ctx[11:]))
 
 
 @attrs.define(slots=True)

@@ -135,9 +135,7 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
                 break
             sub = ctx
             if before or after or bg:
-                sub = ctx._replace(
-                    op_before=before, op_after=after, background=ctx.background or bg
-                )
+                sub = with_ops(ctx, before, after, bg)
             self.statement(src, node, sub)
             self._after_close = node.type == "subshell" or (
                 node.type == "ERROR" and node.child_count and node.children[-1].type == "subshell"

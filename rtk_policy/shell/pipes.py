@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rtk_policy.shell.draft import MAX_SEGMENTS, Ctx, Draft
+from rtk_policy.shell.draft import MAX_SEGMENTS, Ctx, Draft, with_ops, with_pipe
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.treeshape import PipeGroup, Stage, pipe_groups, statement_body
 
@@ -41,9 +41,10 @@ class PipelineMixin:
             if len(self.drafts) >= MAX_SEGMENTS:
                 self.error("too many commands")
                 break
-            sub = ctx._replace(
-                op_before=group.op_before or ctx.op_before,
-                op_after=groups[g + 1].op_before if g + 1 < len(groups) else ctx.op_after,
+            sub = with_ops(
+                ctx,
+                group.op_before or ctx.op_before,
+                groups[g + 1].op_before if g + 1 < len(groups) else ctx.op_after,
             )
             if len(group.stages) == 1:
                 self.stage(src, group.stages[0], sub)
@@ -64,13 +65,10 @@ class PipelineMixin:
             if len(self.drafts) >= MAX_SEGMENTS:
                 self.error("too many commands")
                 break
-            sub = ctx._replace(
-                pipe_id=pid,
-                pipe_index=k,
-                pipe_size=size,
-                pipe_stderr=stderr,
-                op_before=ops[k - 1] if 0 < k <= len(ops) else ("|" if k else ctx.op_before),
-                op_after=ops[k] if k < len(ops) else ("|" if k < size - 1 else ctx.op_after),
+            sub = with_ops(
+                with_pipe(ctx, pid, k, size, stderr),
+                ops[k - 1] if 0 < k <= len(ops) else ("|" if k else ctx.op_before),
+                ops[k] if k < len(ops) else ("|" if k < size - 1 else ctx.op_after),
             )
             if statement_body(stage.node).type not in ("command", "negated_command"):
                 sub = sub._replace(no_rewrite=sub.no_rewrite or "compound joined to a pipe")

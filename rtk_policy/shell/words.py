@@ -14,6 +14,8 @@ _NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _SPECIAL_PARAMS = frozenset("0123456789@*#?$!-")
 _GLOB_CHARS = frozenset("*?[")
 _PLAIN_RUN = re.compile(r"[^\\'\"$`]+")
+#: A character `dequote` acts on: a word without one is its own value, static, no glob, unquoted.
+_NEEDS_DEQUOTE = re.compile(r"[\\'\"$`*?\[]")
 _ASSIGNMENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _ANSI_SIMPLE = {
     "a": "\a",
@@ -53,7 +55,7 @@ _new_tuple = tuple.__new__
 
 def make_word(raw: str, start: int) -> Word:
     """Build a `Word` from its text as typed and its start offset."""
-    if raw.isalnum():  # the common case, without a call to dequote
+    if raw.isalnum() or _NEEDS_DEQUOTE.search(raw) is None:  # the common case: nothing to remove
         return _new_tuple(Word, (raw, raw, start, start + len(raw), False, False, False))
     value, dynamic, glob, quoted = dequote(raw)
     return Word(raw, value, start, start + len(raw), dynamic, glob, quoted)
