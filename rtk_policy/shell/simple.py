@@ -179,6 +179,8 @@ class CommandsMixin:
         if not words and not redirs:
             return -1
         p = peel(words, self.transparent, pipeline_start=ctx.pipe_index == 0)
+        i = p.program_index
+        prog = words[i] if i < len(words) else None
         d = Draft(
             src,
             start,
@@ -188,16 +190,13 @@ class CommandsMixin:
             ctx,
             p,
             lead,
-            False,
+            bool(prog and prog.dynamic),
             no_rewrite,
             len(self.drafts),
         )
         self.drafts.append(d)
         if words and words[0].value == "coproc" and src.base >= 0:
             self.coproc_at.append(src.absolute(start))
-        i = p.program_index
-        prog = words[i] if i < len(words) else None
-        d.dynamic = bool(prog and prog.dynamic)
         runs_code = prog is not None and basename(prog.value) in _RUNS_CODE
         if p.split_string is not None or runs_code:
             inner = Ctx(depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code")
