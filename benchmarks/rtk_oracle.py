@@ -20,8 +20,10 @@ from __future__ import annotations
 import argparse
 import collections
 import concurrent.futures
+import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -67,6 +69,360 @@ htop|vim x|echo hi|cd /tmp|rm -rf build|mkdir -p x|sort f|awk '{print}' f|sed -n
 python -c "print(1)"|node -e "1"|true|sleep 1|export A=1|printf x|which git|env|xargs grep x
 """.replace("\n", "|")
 
+#: single probes of finer rules (§3.4 pipes, §3.5 wrappers and normalisation, §3.9 spellings, §3.10),
+#: one a line; <NL> <TAB> <CR> <FF> <NBSP> stand for those characters, <BSNL> for backslash-newline
+PROBES = r"""
+git -c color.ui=never status
+git --git-dir=.git log
+git --work-tree=. diff
+git --no-optional-locks status
+git --bare log
+git --literal-pathspecs diff
+git -C a -C b status
+git -C a reset --hard
+git status -- .
+yadm -C x log
+gh pr view 3 --jq .title
+gh pr view 3 --template x
+gh api /x --json a
+gh pr list -L 5
+npx tsc
+pnpm exec tsc
+npm run eslint
+pnpm dlx prettier --check .
+npm exec -- jest
+npx vitest run --coverage
+npx jest run
+pnpm vitest run
+npm run-script lint
+npm rum lint
+npm urn lint
+npm x prisma generate
+pnpx tsc
+pnpm run lint
+pnpm -w install
+pnpm --filter web install
+pnpm --filter=web install
+pnpm -F web i
+pnpm -x install
+python -m pytest
+python3 -m pytest -k x
+python3.11 -m pytest
+python -m mypy .
+python3 -m mypy --strict x
+bundle exec rails test
+bin/rails test:system
+rake test:units
+rails test:models
+bundle exec rake spec
+php artisan test
+./vendor/bin/phpunit --filter x
+php bin/phpunit
+vendor/bin/phpstan analyse src
+phpstan analyze
+./vendor/bin/paratest
+vendor/bin/ecs check
+./vendor/bin/pint --test
+php run-tests.php x
+php -l a.php b.php
+head -n5 f.txt
+head -n 5 a b
+tail -n +5 f.txt
+tail --lines=5 f.txt
+tail --lines 5 f.txt
+tail -F log
+tail --follow=name log
+tail -n5 f
+cat -- f
+cat -n -n f
+cat f1 f2
+cat -
+cat -n
+head --lines=5 f
+head -5 *.rs
+head -5 $F
+head -5 'f.txt'
+head -5 ~/f
+head -5 src/日本語.rs
+cat ~/.bashrc
+cat "a b"
+head -c 5 f
+tail -c 5 f
+git log | head
+git log | head -n 3
+git log | tail -f
+git log | tail -n 5
+git log | cat
+git log | cat -n
+git log | grep -l x
+git log | grep -c x
+git log | grep -f pats
+git log | rg x
+git log | rg --files
+cargo test | grep -e -l x
+cargo test | grep -lc x
+git log | head | tail -2
+git log | FOO=1 tail
+git log | /usr/bin/tail
+git log | tail > f
+git log | tail 2>/dev/null
+git log | tail 2>&1
+ls | head
+ls -la | head -20
+find . | head
+tree | head
+diff a b | head
+df -h | head
+du -sh * | sort
+ps aux | grep node
+docker ps | grep x
+kubectl get pods | grep x
+grep -rn x . | head
+rg x | head
+rg -l x | head
+grep -l x . | head
+cat f | grep x
+head -5 f | grep x
+go test ./... | tail -20
+pytest -q | tail -5
+mypy . | head
+ruff check . | head
+make | tail
+npm run build | tail
+git log | time -v grep foo
+ls | time git status
+cargo test | timeout 5 grep error
+cargo test | nice grep x
+timeout 5 nice -n 2 git status
+env FOO=1 timeout 5 cargo test
+nohup cargo build &
+exec git status
+command -v git
+builtin cd x
+nocorrect git status
+timeout -k 5s 300 cargo test
+timeout --signal=KILL 5 cargo test
+timeout 5s
+nice -5 cargo build
+nice -n5 cargo build
+nice --adjustment=5 cargo build
+nice -x cargo build
+time -p cargo build
+time -- cargo build
+time -p -- git status
+env -u FOO git status
+env -C /tmp git status
+env -- git status
+FOO=1 BAR=2 git status
+FOO+=1 git status
+FOO='a b' git status
+A=1 env B=2 git status
+env env git status
+/usr/bin/env git status
+'/usr/bin/env' git status
+/usr/bin/timeout 5 git status
+/usr/bin/nohup git status
+timeout 5 rtk git status
+noglob rtk git status
+sudo -u root git status
+sudoedit f
+FOO=1 sudo git status
+"git" status
+'git' status
+\git status
+g"it" status
+git "status"
+git 'log'
+/opt/git/bin/git status
+./git status
+git status<BSNL>  --short
+git  status
+git<TAB>status
+git status<TAB>-s
+  git status  
+git status<NL><NL>
+<NL>git status
+git commit -m "a && b; c"
+git commit -m 'x | y'
+grep -r 'a|b' .
+grep -rnE '\.set\(|\.setex\(' /tmp/code
+echo $(git status)
+echo `git status`
+diff <(git status) <(git log)
+git log --format=$(date)
+cat <<EOF
+git status <<< x
+git status < in.txt
+git status >> log
+git status &> /dev/null
+git status &>log
+git status >&2
+git status 1>&2
+git status 2>&-
+git status >/dev/null 2>&1
+git status 3>&1
+make>/dev/null
+cargo test&>/dev/null
+git status && git log || git diff; ls & cargo test
+git status ;; ls
+ls |& grep x
+git status | | grep x
+| grep x
+cargo test |
+{ git status; cargo build; }
+( git status; cargo build )
+coproc git status
+git status & ls
+ls @(a|b) && git status
+git log ${x:-a b} | head
+[[ -f a || ls ]] && git status
+(( x )) && git status
+for f in a b; do git status; done | head
+if true; then git status; fi | grep x
+echo x | { cat; git log; } | grep f
+RTK_DISABLED=1; git status
+env RTK_DISABLED=1 git status
+env MSG=RTK_DISABLED=1 git status
+uv run RTK_DISABLED=1 git status
+uv run -- cargo test
+uv run --with x pytest
+uv run --frozen git status
+uv run python -m pytest
+uv run
+uv pip install x
+uv run ruff check .
+uv run mypy .
+uv run make
+uv run ls
+uv run cat f
+uv run head -5 f
+uv run env FOO=1 pytest
+make<CR>
+du<NBSP>-sh
+bun install<FF>
+brew install foo<CR>
+sbt "test:compile"
+sbt "testOnly x"
+bun pm ls
+bun x foo
+docker compose -f x.yml ps
+docker compose logs app
+docker compose build
+docker compose -f x up
+kubectl -n x get pods
+golangci-lint run ./...
+golangci-lint -v run
+golangci-lint --config=x.yml run
+golangci run
+golangci-lint run > out
+gradle test
+./gradlew assembleDebug
+./gradlew installDebug
+./gradlew lintDebug
+gradlew dependencies
+gradle bootRun
+mvnw.cmd test
+mvnd.cmd test
+./mvnw -q verify
+mvn -pl x -am test
+mvn dependency:tree
+mvn clean
+ruff check --fix .
+ruff format --check
+ruff x
+pip show x
+pip3 list --outdated
+pip freeze
+uv pip list --outdated
+go vet
+go test -run X ./pkg
+go mod tidy
+cargo test --release -- --nocapture
+cargo fmt
+cargo doc
+cargo update
+tsc -p .
+tsc --build
+biome lint .
+lint
+prettier .
+next build --turbo
+next dev
+jest --ci
+vitest --run
+ctest -j4
+playwright test --headed
+prisma generate
+prisma db push
+docker images -a
+docker logs -f app
+docker exec app ls
+kubectl logs -f pod
+kubectl apply -k .
+oc adm top
+tree -a
+diff -u a b
+curl https://x
+wget -q https://x
+sqlfluff lint x.sql
+sqlfluff fix
+pio run -t upload
+poetry lock
+poetry update x
+poetry run pytest
+pre-commit
+ps
+pulumi preview
+pulumi stack ls
+quarto render x.qmd
+rsync -av a b
+shellcheck *.sh
+shopify theme pull
+sops x
+swift test
+systemctl status
+terraform plan -out x
+terraform apply
+tofu init
+tofu apply
+trunk build --release
+yamllint -s .
+wc
+gt submit
+liquibase
+jj
+jq
+just
+mise run x
+nx build
+hadolint
+helm install x y
+iptables -S
+markdownlint-cli2 .
+mix format
+mix test
+ping x
+fail2ban-client
+gcloud
+aws
+psql
+bunx
+bun
+deno
+ansible-playbook
+composer require x
+composer update
+brew upgrade x
+dotnet build -c Release
+dotnet test
+df
+du
+gh
+glab
+cargo
+npm
+"""
+
 #: (name, template) variants: `{}` is the base command
 VARIANTS = (
     ("plain", "{}"),
@@ -108,6 +464,10 @@ VARIANTS = (
 )
 
 
+#: the variants each probe is also run under
+PROBE_VARIANTS = ("plain", "env-prefix", "timeout", "and-before", "pipe-head", "fd-dup")
+
+
 def _split_bases() -> list[str]:
     return [b.strip() for b in BASES.split("|") if b.strip()]
 
@@ -120,9 +480,22 @@ def _path_variants(base: str) -> list[tuple[str, str]]:
     return out + [("quoted-program", f"'{head}'{tail}"), ("dq-program", f'"{head}"{tail}')]
 
 
+def _probes() -> list[str]:
+    marks = {"<BSNL>": "\\\n", "<NL>": "\n", "<TAB>": "\t", "<CR>": "\r", "<FF>": "\f", "<NBSP>": "\u00a0"}
+    out = []
+    for line in PROBES.strip("\n").split("\n"):
+        for mark, char in marks.items():
+            line = line.replace(mark, char)
+        out.append(line)
+    return out
+
+
 def generated() -> list[tuple[str, str]]:
     """(variant, command) pairs of the generated part of the set."""
     out = []
+    for probe in _probes():
+        out += [(f"probe:{name}", template.format(probe)) for name, template in VARIANTS
+                if name in PROBE_VARIANTS]
     for base in _split_bases():
         out += [(name, template.format(base)) for name, template in VARIANTS]
         out += _path_variants(base)
@@ -173,10 +546,15 @@ def sandbox_env(out: Path) -> dict[str, str]:
     return env
 
 
-def run_rtk(rtk: str, cmds: list[str], env: dict[str, str], out: Path) -> list[tuple[int, str]]:
-    """(exit, stdout) of `rtk rewrite CMD` for every command; answers are cached in `<out>/rtk_cache.jsonl`
-    (the binary starts in ~70 ms, so a full run takes minutes the first time)."""
-    cache_path = out / "rtk_cache.jsonl"
+def run_rtk(rtk: str, cmds: list[str], env: dict[str, str], out: Path, excluded: list[str]) -> list[tuple[int, str]]:
+    """(exit, stdout) of `rtk rewrite CMD` for every command; answers are cached in `<out>/rtk_cache*.jsonl`
+    (the binary starts in ~70 ms, so a full run takes minutes the first time). `excluded` goes to RTK's
+    `[hooks] exclude_commands` in `$XDG_CONFIG_HOME/rtk/config.toml`."""
+    config = out / "config" / "rtk" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[hooks]\nexclude_commands = " + json.dumps(excluded) + "\n" if excluded else "", "utf-8")
+    tag = "-" + hashlib.sha256(json.dumps(excluded).encode()).hexdigest()[:12] if excluded else ""
+    cache_path = out / f"rtk_cache{tag}.jsonl"
     cache: dict[str, tuple[int, str]] = {}
     if cache_path.is_file():
         for line in cache_path.read_text(encoding="utf-8").splitlines():
@@ -197,14 +575,50 @@ def run_rtk(rtk: str, cmds: list[str], env: dict[str, str], out: Path) -> list[t
     return [cache[cmd] for cmd in cmds]
 
 
-def run_ours(cmds: list[str], env: dict[str, str], cwd: Path, policies: list[str]) -> list[tuple[int, str]]:
+def run_ours(
+    cmds: list[str], env: dict[str, str], cwd: Path, policies: list[str], excluded: list[str]
+) -> list[tuple[int, str]]:
     """(exit, stdout) of `rtk-policy rewrite --batch -` for every command."""
-    lines = "".join(json.dumps({"command": c}) + "\n" for c in cmds)
+    extra_config = {"config": {"exclude_commands": excluded}} if excluded else {}
+    lines = "".join(json.dumps({"command": c, **extra_config}) + "\n" for c in cmds)
     extra = [arg for path in policies for arg in ("--policies", path)]
     proc = subprocess.run([sys.executable, "-m", "rtk_policy", "rewrite", "--batch", "-", "--jobs", "2", *extra],
                           input=lines, capture_output=True, text=True, env=env, cwd=cwd, check=True)
     answers = [json.loads(line) for line in proc.stdout.splitlines()]
     return [(a.get("exit", -1), a.get("stdout", a.get("error", ""))) for a in answers]
+
+
+_OPS = re.compile(r"\s*(;;|&&|\|\||\|&|[;&|])\s*")
+
+
+def _respaced(text: str) -> str:
+    return _OPS.sub(r" \1 ", text).strip()
+
+
+#: (class, test of (cmd, rtk answer, our answer)), first match wins. "b": RTK 1.1.0 differs from the
+#: reference (ours follows it); "design": our shipped security packs; "c": the reference is silent.
+CLASSES: tuple[tuple[str, object], ...] = (
+    ("design: security pack asked or denied", lambda c, t, o: o[0] == 2 or (o[0] == 3 and o[1] == c)),
+    ("b §3.3 separators kept byte for byte", lambda c, t, o: t[0] == o[0] and t[1] != o[1]
+     and _respaced(t[1]) == _respaced(o[1])),
+    ("b §3.2 newlines kept", lambda c, t, o: "\n" in c and t[0] == o[0]
+     and " ".join(t[1].split()) == " ".join(o[1].split())),
+    ("b §3.5 step 7 bash/sh -c not rewritten", lambda c, t, o: re.search(r"\b(ba|z)?sh -c\b", c)),
+    ("b §3.5 step 9 CR/FF/NBSP are word bytes", lambda c, t, o: re.search("[\r\f\v\u00a0]", c)),
+    ("b §3.3 compounds, subshells and reserved words walked", lambda c, t, o: t[0] == 1 and o[0] == 3
+     and re.search(r"(^|[;&|(]\s*)(if|while|until|for|case|\(|\[\[|\(\()|\besac\b", c)),
+    ("b §3.5 step 1 env options / += assignments kept", lambda c, t, o: t[0] == 1
+     and re.search(r"\benv -|\+=", c)),
+    ("b/c §3.3 `!` not stepped over", lambda c, t, o: re.search(r"(^|[;&|]\s*)! ", c)),
+)
+
+
+def classify(cmd: str, theirs: tuple[int, str], ours: tuple[int, str]) -> str:
+    """The first class of CLASSES a difference falls in, or "unclassified"."""
+    for name, test in CLASSES:
+        if test(cmd, theirs, ours):  # type: ignore[operator]
+            return name
+    return "unclassified"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -215,24 +629,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policies", action="append", default=[],
                         help="policy file/folder for rtk-policy (repeatable; default: the shipped search path;"
                         " policies/rtk-rewrite.yaml alone isolates the rewrite engine from the security packs)")
+    parser.add_argument("--exclude", action="append", default=[],
+                        help="an exclude_commands entry given to both sides (repeatable)")
+    parser.add_argument("--only", default="", help="keep only commands whose origin starts with this")
     args = parser.parse_args(argv)
     out = Path(args.out)
     env = sandbox_env(out)
-    entries = command_set()
+    entries = [e for e in command_set() if e[0].startswith(args.only)]
     cmds = [cmd for _, cmd in entries]
-    theirs = run_rtk(args.rtk, cmds, env, out)
-    ours = run_ours(cmds, env, out / "cwd", [str(Path(p).resolve()) for p in args.policies])
+    theirs = run_rtk(args.rtk, cmds, env, out, args.exclude)
+    ours = run_ours(cmds, env, out / "cwd", [str(Path(p).resolve()) for p in args.policies], args.exclude)
     with open(out / "commands.jsonl", "w", encoding="utf-8") as handle:
         for (origin, cmd), t, o in zip(entries, theirs, ours):
             handle.write(json.dumps({"origin": origin, "cmd": cmd, "rtk": t, "ours": o}) + "\n")
     diffs = [(e, t, o) for e, t, o in zip(entries, theirs, ours) if t != o]
     with open(out / "diff.jsonl", "w", encoding="utf-8") as handle:
         for (origin, cmd), t, o in diffs:
-            handle.write(json.dumps({"origin": origin, "cmd": cmd, "rtk": t, "ours": o}) + "\n")
-    by_origin = collections.Counter(origin for (origin, _), _t, _o in diffs)
+            handle.write(json.dumps({"origin": origin, "cmd": cmd, "rtk": t, "ours": o,
+                                     "class": classify(cmd, t, o)}) + "\n")
+    by_class = collections.Counter(classify(cmd, t, o) for (_, cmd), t, o in diffs)
     print(f"commands: {len(cmds)}  differences: {len(diffs)}")
-    for origin, count in by_origin.most_common():
-        print(f"  {count:5d}  {origin}")
+    for name, count in by_class.most_common():
+        print(f"  {count:5d}  {name}")
     return 0
 
 

@@ -72,6 +72,17 @@ CASES: list[tuple[str, int, str]] = [
 ]
 
 
+#: Cases the reference decides where we still answer otherwise; the fix belongs to the shell stage
+#: (rtk_policy/shell/), see the reason. Strict: when the fix lands, drop the mark.
+SHELL_GAPS: list[tuple[str, int, str, str]] = [
+    # §3.5 step 9: FF/VT do not separate words, so `install\f` is no `install` subcommand
+    ("bun install\f", 1, "", "a trailing FF/VT is dropped from segment.command (tree-sitter blank)"),
+    # §3.3: extglob word text the walker cannot place leaves the whole line alone, behind a wrapper too
+    ("timeout 5 ls @(a|b) && git status", 1, "",
+     "tree-sitter splits `@` from `(a|b)` behind timeout; draft_line_refusal misses it"),
+]
+
+
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory):
     """The shipped policies, loaded with empty config and Claude Code folders."""
@@ -90,3 +101,11 @@ def test_rewrite_exit_code_and_stdout(engine, command: str, code: int, stdout: s
     context = loaded.context(agent="", cwd=cwd)
     decision = loaded.evaluate(command, context).decision
     assert exit_code(decision) == (code, stdout)
+
+
+@pytest.mark.parametrize(
+    ("command", "code", "stdout"),
+    [pytest.param(c, e, o, marks=pytest.mark.xfail(strict=True, reason=why)) for c, e, o, why in SHELL_GAPS],
+)
+def test_known_shell_stage_gaps(engine, command: str, code: int, stdout: str) -> None:
+    test_rewrite_exit_code_and_stdout(engine, command, code, stdout)
