@@ -34,6 +34,8 @@ _TOKEN = re.compile(
 #: how deep the lexer looks into substitutions inside substitutions
 MAX_NESTING = 8
 _LEADING = frozenset({"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "time"})
+#: the options of the reserved word `time` (`time -p -- rm -rf /` runs rm), in this order
+_TIME_OPTIONS = frozenset({"-p", "--"})
 
 
 class LexRedirect:
@@ -64,6 +66,7 @@ def commands(
     words: list[Word] = []
     redirs: list[LexRedirect] = []
     pending: tuple[str, int] | None = None
+    after_time = False  # the words so far are a reserved `time` [-p]: its options come next
     start = -1
     end = 0
     for m in _TOKEN.finditer(text, lo, len(text) if hi is None else hi):
@@ -76,7 +79,7 @@ def commands(
                 pending = None
             if words or redirs:
                 yield words, redirs, start, end
-            words, redirs, start = [], [], -1
+            words, redirs, start, after_time = [], [], -1, False
             continue
         if start < 0:
             start = m.start()
@@ -91,8 +94,10 @@ def commands(
             redirs.append(LexRedirect(pending[0], w, pending[1]))
             pending = None
             continue
-        if not words and w.raw in _LEADING:
+        if not words and (w.raw in _LEADING or (after_time and w.raw in _TIME_OPTIONS)):
+            after_time = w.raw == "time" or (after_time and w.raw == "-p")
             continue
+        after_time = False
         words.append(w)
     if pending:
         redirs.append(LexRedirect(pending[0], None, pending[1]))
