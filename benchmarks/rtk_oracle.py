@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import collections
 import concurrent.futures
+import functools
 import hashlib
 import json
 import os
@@ -461,6 +462,9 @@ VARIANTS = (
     ("newline", "{}\nls -la"),
     ("tabs", "{}\t"),
     ("leading-space", "  {}"),
+    ("prefix-direnv", "direnv exec . {}"),
+    ("prefix-bundle", "bundle exec {}"),
+    ("prefix-docker", "docker exec app {}"),
 )
 
 
@@ -546,14 +550,15 @@ def sandbox_env(out: Path) -> dict[str, str]:
     return env
 
 
-def run_rtk(rtk: str, cmds: list[str], env: dict[str, str], out: Path, excluded: list[str]) -> list[tuple[int, str]]:
+def run_rtk(rtk: str, cmds: list[str], env: dict[str, str], out: Path, hooks: dict[str, list[str]]) -> list[tuple[int, str]]:
     """(exit, stdout) of `rtk rewrite CMD` for every command; answers are cached in `<out>/rtk_cache*.jsonl`
-    (the binary starts in ~70 ms, so a full run takes minutes the first time). `excluded` goes to RTK's
-    `[hooks] exclude_commands` in `$XDG_CONFIG_HOME/rtk/config.toml`."""
+    (the binary starts in ~70 ms, so a full run takes minutes the first time). `hooks` (exclude_commands,
+    transparent_prefixes) goes to RTK's `[hooks]` table in `$XDG_CONFIG_HOME/rtk/config.toml`."""
     config = out / "config" / "rtk" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text("[hooks]\nexclude_commands = " + json.dumps(excluded) + "\n" if excluded else "", "utf-8")
-    tag = "-" + hashlib.sha256(json.dumps(excluded).encode()).hexdigest()[:12] if excluded else ""
+    lines = "".join(f"{key} = {json.dumps(value)}\n" for key, value in hooks.items())
+    config.write_text("[hooks]\n" + lines if hooks else "", "utf-8")
+    tag = "-" + hashlib.sha256(json.dumps(hooks, sort_keys=True).encode()).hexdigest()[:12] if hooks else ""
     cache_path = out / f"rtk_cache{tag}.jsonl"
     cache: dict[str, tuple[int, str]] = {}
     if cache_path.is_file():
@@ -576,10 +581,10 @@ def run_rtk(rtk: str, cmds: list[str], env: dict[str, str], out: Path, excluded:
 
 
 def run_ours(
-    cmds: list[str], env: dict[str, str], cwd: Path, policies: list[str], excluded: list[str]
+    cmds: list[str], env: dict[str, str], cwd: Path, policies: list[str], hooks: dict[str, list[str]]
 ) -> list[tuple[int, str]]:
-    """(exit, stdout) of `rtk-policy rewrite --batch -` for every command."""
-    extra_config = {"config": {"exclude_commands": excluded}} if excluded else {}
+    """(exit, stdout) of `rtk-policy rewrite --batch -` for every command, `hooks` as config overrides."""
+    extra_config = {"config": hooks} if hooks else {}
     lines = "".join(json.dumps({"command": c, **extra_config}) + "\n" for c in cmds)
     extra = [arg for path in policies for arg in ("--policies", path)]
     proc = subprocess.run([sys.executable, "-m", "rtk_policy", "rewrite", "--batch", "-", "--jobs", "2", *extra],
@@ -599,18 +604,43 @@ def _respaced(text: str) -> str:
 #: reference (ours follows it); "design": our shipped security packs; "c": the reference is silent.
 CLASSES: tuple[tuple[str, object], ...] = (
     ("design: security pack asked or denied", lambda c, t, o: o[0] == 2 or (o[0] == 3 and o[1] == c)),
+    ("b §3.5 step 9 CR/FF/NBSP are word bytes", lambda c, t, o: re.search("[\r\f\v\u00a0]", c)),
     ("b §3.3 separators kept byte for byte", lambda c, t, o: t[0] == o[0] and t[1] != o[1]
      and _respaced(t[1]) == _respaced(o[1])),
     ("b §3.2 newlines kept", lambda c, t, o: "\n" in c and t[0] == o[0]
      and " ".join(t[1].split()) == " ".join(o[1].split())),
     ("b §3.5 step 7 bash/sh -c not rewritten", lambda c, t, o: re.search(r"\b(ba|z)?sh -c\b", c)),
-    ("b §3.5 step 9 CR/FF/NBSP are word bytes", lambda c, t, o: re.search("[\r\f\v\u00a0]", c)),
     ("b §3.3 compounds, subshells and reserved words walked", lambda c, t, o: t[0] == 1 and o[0] == 3
      and re.search(r"(^|[;&|(]\s*)(if|while|until|for|case|\(|\[\[|\(\()|\besac\b", c)),
     ("b §3.5 step 1 env options / += assignments kept", lambda c, t, o: t[0] == 1
      and re.search(r"\benv -|\+=", c)),
     ("b/c §3.3 `!` not stepped over", lambda c, t, o: re.search(r"(^|[;&|]\s*)! ", c)),
+    ("b public RTK test expects our answer", lambda c, t, o: _public_expected(c) in (o[1] or None,)),
+    ("b §3.9 subcommand outside the rule table", lambda c, t, o: t[0] == 3 and o[0] == 1
+     and re.search(r"dotnet build-server|mvn [\w-]+:\w", c)),
+    ("b §3.5 step 4 assignment after a wrapper refuses", lambda c, t, o: t[0] == 3 and o[0] == 1
+     and re.search(r"\b(timeout \S+|nice|exec|noglob|uv run) +\w+\+?=", c)),
+    ("c §3.5 step 12 TOML-filter program set (1.1.0 vs newest)", lambda c, t, o: "rtk " + c.strip()
+     in (t[1], o[1])),
+    ("c bash syntax error (bash -n)", lambda c, t, o: not _bash_parses(c)),
 )
+
+
+@functools.lru_cache(maxsize=None)
+def _public_cases() -> dict[str, str | None]:
+    if not PUBLIC.is_file():
+        return {}
+    data = json.loads(PUBLIC.read_text(encoding="utf-8"))
+    return {c["cmd"]: c["expected"] for c in data["rewrite"]
+            if c.get("layer") == "registry" and not c.get("excluded") and not c.get("transparent_prefixes")}
+
+
+def _public_expected(cmd: str) -> object:
+    return _public_cases().get(cmd, "<absent>")
+
+
+def _bash_parses(cmd: str) -> bool:
+    return subprocess.run(["bash", "-n", "-c", cmd], capture_output=True).returncode == 0
 
 
 def classify(cmd: str, theirs: tuple[int, str], ours: tuple[int, str]) -> str:
@@ -631,14 +661,27 @@ def main(argv: list[str] | None = None) -> int:
                         " policies/rtk-rewrite.yaml alone isolates the rewrite engine from the security packs)")
     parser.add_argument("--exclude", action="append", default=[],
                         help="an exclude_commands entry given to both sides (repeatable)")
+    parser.add_argument("--prefix", action="append", default=[],
+                        help="a transparent_prefixes entry given to both sides (repeatable)")
+    parser.add_argument("--claude-settings", default="",
+                        help="a Claude Code settings.json copied to <out>/cwd/.claude/ for both sides (use a"
+                        " separate --out per settings file: the RTK answer cache is per --out)")
     parser.add_argument("--only", default="", help="keep only commands whose origin starts with this")
     args = parser.parse_args(argv)
     out = Path(args.out)
     env = sandbox_env(out)
+    settings = out / "cwd" / ".claude" / "settings.json"
+    if args.claude_settings:
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(Path(args.claude_settings).read_text(encoding="utf-8"), encoding="utf-8")
+    elif settings.exists():
+        settings.unlink()
     entries = [e for e in command_set() if e[0].startswith(args.only)]
     cmds = [cmd for _, cmd in entries]
-    theirs = run_rtk(args.rtk, cmds, env, out, args.exclude)
-    ours = run_ours(cmds, env, out / "cwd", [str(Path(p).resolve()) for p in args.policies], args.exclude)
+    hooks = {key: value for key, value in (("exclude_commands", args.exclude),
+                                           ("transparent_prefixes", args.prefix)) if value}
+    theirs = run_rtk(args.rtk, cmds, env, out, hooks)
+    ours = run_ours(cmds, env, out / "cwd", [str(Path(p).resolve()) for p in args.policies], hooks)
     with open(out / "commands.jsonl", "w", encoding="utf-8") as handle:
         for (origin, cmd), t, o in zip(entries, theirs, ours):
             handle.write(json.dumps({"origin": origin, "cmd": cmd, "rtk": t, "ours": o}) + "\n")
