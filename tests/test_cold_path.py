@@ -35,6 +35,7 @@ _NOT_NEEDED = (
     "pickle",  # the C unpickler alone reads the cache
     "tempfile",  # only a cache write needs it
     "shlex",
+    "rtk_policy.shell.fallback",  # the recovery lexer: only for inputs with a syntax error
 )
 
 

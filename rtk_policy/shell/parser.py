@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rtk_policy.shell import fallback, plainpath, reserved
+from rtk_policy.shell import plainpath, reserved
 from rtk_policy.shell.assemble import assemble
 from rtk_policy.shell.benign import only_benign_errors
 from rtk_policy.shell.compound import RedirectedMixin
@@ -42,6 +42,14 @@ _CONTAINERS = frozenset(
         "case_statement",
     }
 )
+
+
+def _fallback() -> Any:
+    """The recovery lexer (`fallback.py`), imported on first need: a well-formed input never needs
+    it, and a cold hook deciding one plain command should not pay for it."""
+    from rtk_policy.shell import fallback
+
+    return fallback
 
 
 class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
@@ -87,17 +95,17 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
         else:
             self.sequence(src, root.children, ctx)
         dropped = self._limited > limited  # a depth limit dropped code: the lexer looks again
-        if (has_error or dropped or (src.has_cr and fallback.has_lone_cr(src.text))) and (
+        if (has_error or dropped or (src.has_cr and _fallback().has_lone_cr(src.text))) and (
             self._reparses < MAX_REPARSES
         ):
             self._reparses += 1
             self.recover(src, ctx, first)
         if len(self.drafts) == first and src.base == 0:  # never no segment for a command
-            fallback.best_effort(self, src, ctx)
+            _fallback().best_effort(self, src, ctx)
 
     def recover(self, src: Source, ctx: Ctx, first: int) -> None:
         """Add the commands RTK's splitter finds that the walk missed (syntax errors, lone CR)."""
-        fallback.recover(self, src, ctx, first, MAX_SEGMENTS)
+        _fallback().recover(self, src, ctx, first, MAX_SEGMENTS)
 
     def sequence(self, src: Source, children: Sequence[Any], ctx: Ctx) -> None:
         """Walk statements separated by list operators and newlines, in source order."""
