@@ -468,6 +468,33 @@ VARIANTS = (
 )
 
 
+#: §3.4: every producer family piped into every kind of consumer
+PRODUCERS = (
+    "git log", "cargo test", "ls -la", "find . -name x", "tree", "diff a b", "mypy .", "ruff check .",
+    "pytest", "pip list", "go test ./...", "golangci-lint run", "bundle install", "rspec", "rubocop",
+    "rake test", "phpunit", "brew install x", "composer install", "df -h", "dotnet build", "du -sh",
+    "hadolint x", "helm list", "iptables -L", "markdownlint .", "mix compile", "mvn test", "pio run",
+    "poetry install", "pre-commit run", "ps aux", "quarto render", "shellcheck x", "shopify theme push",
+    "swift build", "systemctl status x", "terraform plan", "tofu plan", "trunk build", "yamllint .",
+    "wc -l f", "liquibase update", "ast-grep -p x", "grep -rn x .", "rg x", "eslint .", "prettier --check .",
+    "next build", "docker ps", "kubectl get pods", "gh pr list", "make", "npm run build", "jj log", "cat f",
+    "head -5 f", "tail -5 f", "curl x", "aws s3 ls", "psql -c x", "pnpm list", "tsc", "jest", "vitest",
+    "playwright test", "uv run pytest", "sbt test", "gradle build", "mvnd test", "deno test", "bun test",
+    "grep -l x .", "rg --files", "rg -f pats", "yadm log", "npx eslint .", "python -m pytest",
+)
+CONSUMERS = (
+    "head", "head -n 3", "tail -5", "tail -f", "tail -F", "tail --follow", "tail --fo", "tail -qF",
+    "tail -fn20", "cat", "cat -n", "grep x", "grep -l x", "rg x", "rg -f p", "grep --file=p", "wc -l",
+    "sort", "/usr/bin/head", "FOO=1 head", "head > f", "head 2>/dev/null", "less", "jq .", "xargs echo",
+    "time -v grep x", "timeout 5 grep x", "head | tail -1", "grep x | head", "'head'", "tail '-f'",
+)
+
+
+def _pipes() -> list[tuple[str, str]]:
+    out = [("pipes", f"{p} | {c}") for p in PRODUCERS for c in CONSUMERS]
+    return out + [("pipes", f"{p} 2>&1 | {c}") for p in PRODUCERS[:12] for c in CONSUMERS]
+
+
 #: the variants each probe is also run under
 PROBE_VARIANTS = ("plain", "env-prefix", "timeout", "and-before", "pipe-head", "fd-dup")
 
@@ -496,7 +523,7 @@ def _probes() -> list[str]:
 
 def generated() -> list[tuple[str, str]]:
     """(variant, command) pairs of the generated part of the set."""
-    out = []
+    out = _pipes()
     for probe in _probes():
         out += [(f"probe:{name}", template.format(probe)) for name, template in VARIANTS
                 if name in PROBE_VARIANTS]
@@ -621,7 +648,7 @@ CLASSES: tuple[tuple[str, object], ...] = (
     ("b §3.5 step 4 assignment after a wrapper refuses", lambda c, t, o: t[0] == 3 and o[0] == 1
      and re.search(r"\b(timeout \S+|nice|exec|noglob|uv run) +\w+\+?=", c)),
     ("c §3.5 step 12 TOML-filter program set (1.1.0 vs newest)", lambda c, t, o: "rtk " + c.strip()
-     in (t[1], o[1])),
+     in (t[1], o[1]) and not re.search(r"[|;&\n]", c)),
     ("c bash syntax error (bash -n)", lambda c, t, o: not _bash_parses(c)),
 )
 

@@ -29,6 +29,10 @@ CASES: list[tuple[str, int, str]] = [
     ("if ! git diff --quiet; then git status; fi", 3, "if ! git diff --quiet; then rtk git status; fi"),
     # §3.4: the final grep is rewritten whatever the producer is
     ("! git log | grep feat", 3, "! git log | rtk grep feat"),
+    # §3.4: a safe consumer is cat/head/tail as bash reads the name (quoted or escaped), not a path
+    ("git log | 'head' -5", 3, "rtk git log | 'head' -5"),
+    ("git log | \\tail -3", 3, "rtk git log | \\tail -3"),
+    ("git log | /usr/bin/head -5", 1, ""),
     # §3.2: with CRLF the CR is part of the line's last word, so that line is left alone; a lone CR is
     # a word byte (RTK 1.1.0 rewrites both)
     ("ls\r\ncargo test", 3, "ls\r\nrtk cargo test"),
