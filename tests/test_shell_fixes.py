@@ -240,3 +240,40 @@ def test_recovery_looks_inside_substitutions_tree_sitter_cannot_parse():
     line = parse("echo $( time f() { rm -rf /; }; f )")
     assert line.parse_error
     assert ("rm", ("-rf", "/")) in [(s.program, s.args) for s in line.segments]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "time { { rm -rf /; }; }",
+        "! { { rm -rf /; }; }",
+        "time -p { { { rm -rf /; }; }; }",
+        "time time { { rm -rf /; }; }",
+    ],
+)
+def test_nested_groups_after_a_reserved_word_are_walked(text):
+    """tree-sitter-bash reads `{ {` as one word: the groups must still give the inner command."""
+    line = parse(text)
+    assert [s.program for s in line.segments] == ["rm"]
+    assert not line.parse_error
+
+
+def test_a_program_word_with_a_blank_is_a_misreading():
+    """A program named with an unquoted blank cannot exist: the walk counts it as a syntax error so
+    the recovery lexer looks again (quoted names and expansions are fine)."""
+    from types import SimpleNamespace
+
+    from rtk_policy.shell.parser import _misread_program
+    from rtk_policy.shell.words import make_word
+
+    src = object()
+
+    def drafts(raw: str) -> list:
+        return [SimpleNamespace(src=src, program_word=make_word(raw, 0))]
+
+    assert _misread_program(drafts("{ {"), 0, src)
+    assert _misread_program(drafts("a\tb"), 0, src)
+    assert not _misread_program(drafts('"my prog"'), 0, src)
+    assert not _misread_program(drafts("$(which python)"), 0, src)
+    assert not _misread_program(drafts("git"), 0, src)
+    assert not _misread_program(drafts("{ {"), 1, src)  # drafts before `first` are not this walk's

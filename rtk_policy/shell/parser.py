@@ -44,6 +44,18 @@ _CONTAINERS = frozenset(
 )
 
 
+def _misread_program(drafts: list[Draft], first: int, src: Source) -> bool:
+    """A program word of `src` (drafts from `first`) with an unquoted blank in it: no command can be
+    named so, tree-sitter-bash misread the text (`time { { rm -rf /; }; }` once gave the program
+    `{ {`), so the input is treated as a syntax error and the recovery lexer looks again."""
+    for draft in drafts[first:]:
+        word = draft.program_word
+        if draft.src is src and word is not None and not (word.quoted or word.dynamic):
+            if " " in word.raw or "\t" in word.raw or "\n" in word.raw:
+                return True
+    return False
+
+
 def _fallback() -> Any:
     """The recovery lexer (`fallback.py`), imported on first need: a well-formed input never needs
     it, and a cold hook deciding one plain command should not pay for it."""
@@ -94,6 +106,9 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
             self.plain_sequence(src, plain or [], ctx)
         else:
             self.sequence(src, root.children, ctx)
+            if not has_error and _misread_program(self.drafts, first, src):
+                has_error = True
+                self.error("syntax error")
         dropped = self._limited > limited  # a depth limit dropped code: the lexer looks again
         if (has_error or dropped or (src.has_cr and _fallback().has_lone_cr(src.text))) and (
             self._reparses < MAX_REPARSES

@@ -70,7 +70,14 @@ def _opens_compound(src: Source, node: Any) -> bool:
     if node.type != "command" or not node.child_count:
         return False
     head = node.children[0]
-    return head.type == "command_name" and _word(src, head).decode("latin-1") in _COMPOUND_OPENERS
+    return head.type == "command_name" and _opener(_word(src, head).decode("latin-1"))
+
+
+def _opener(text: str) -> bool:
+    """A word that opens a compound command; tree-sitter-bash reads `{ {` (nested groups) as one
+    word, so its first blank-separated part counts."""
+    parts = text.split(None, 1)
+    return bool(parts) and parts[0] in _COMPOUND_OPENERS
 
 
 def _reserved_time(src: Source, node: Any) -> list[tuple[int, int]]:
@@ -101,7 +108,7 @@ def _reserved_time(src: Source, node: Any) -> list[tuple[int, int]]:
     nxt = kids[k]
     text = _word(src, nxt).decode("latin-1")
     if nxt.type == "subshell" or (
-        nxt.type == "word" and (text in _COMPOUND_OPENERS or text == "!")
+        nxt.type == "word" and (_opener(text) or text == "!")
     ):
         return spans
     return []
