@@ -487,12 +487,28 @@ CONSUMERS = (
     "tail -fn20", "cat", "cat -n", "grep x", "grep -l x", "rg x", "rg -f p", "grep --file=p", "wc -l",
     "sort", "/usr/bin/head", "FOO=1 head", "head > f", "head 2>/dev/null", "less", "jq .", "xargs echo",
     "time -v grep x", "timeout 5 grep x", "head | tail -1", "grep x | head", "'head'", "tail '-f'",
+    "FOO=1 grep x", "env grep x", "/usr/bin/grep x", "command grep x", "sudo grep x", "nice grep x",
+    "nohup grep x", "grep -e -l x", "grep -fp", "rg --file=p", "'grep' x", "grep x | wc -l",
+    "grep x | head -3", "rtk grep x", "head -5 f", "\\head", "tail -n +2", "cat -A", "head -c 5",
 )
 
 
 def _pipes() -> list[tuple[str, str]]:
     out = [("pipes", f"{p} | {c}") for p in PRODUCERS for c in CONSUMERS]
     return out + [("pipes", f"{p} 2>&1 | {c}") for p in PRODUCERS[:12] for c in CONSUMERS]
+
+
+#: §3.2: lines of multi-line input, joined in pairs by a newline and by CRLF
+LINES = (
+    "git status", "cargo test", "ls -la", "echo hi", "# comment", "  git log -3", "rtk git status",
+    "for x in a; do", "done", "if true; then", "fi", "git commit -m 'multi", "line'", "foo() {", "}",
+    "git log |", "grep feat", "git status && # c", "", "ls; while true; do", "cat <<EOF", "x=$((1+2))",
+    "git status # don't", "git log &&", "|| ls", "{ git status; }", "(ls)", "echo 'a\rb'",
+)
+
+
+def _multiline() -> list[tuple[str, str]]:
+    return [("multiline", a + sep + b) for sep in ("\n", "\r\n") for a in LINES for b in LINES]
 
 
 #: the variants each probe is also run under
@@ -523,7 +539,7 @@ def _probes() -> list[str]:
 
 def generated() -> list[tuple[str, str]]:
     """(variant, command) pairs of the generated part of the set."""
-    out = _pipes()
+    out = _pipes() + _multiline()
     for probe in _probes():
         out += [(f"probe:{name}", template.format(probe)) for name, template in VARIANTS
                 if name in PROBE_VARIANTS]
@@ -647,10 +663,15 @@ CLASSES: tuple[tuple[str, object], ...] = (
      and re.search(r"dotnet build-server|mvn [\w-]+:\w", c)),
     ("b §3.5 step 4 assignment after a wrapper refuses", lambda c, t, o: t[0] == 3 and o[0] == 1
      and re.search(r"\b(timeout \S+|nice|exec|noglob|uv run) +\w+\+?=", c)),
-    ("c §3.5 step 12 TOML-filter program set (1.1.0 vs newest)", lambda c, t, o: "rtk " + c.strip()
-     in (t[1], o[1]) and not re.search(r"[|;&\n]", c)),
+    ("c §3.5 step 12 TOML-filter program set (1.1.0 vs newest)", lambda c, t, o: any(
+        (f"rtk {p}" in t[1]) != (f"rtk {p}" in o[1]) for p in _FILTERED)),
     ("c bash syntax error (bash -n)", lambda c, t, o: not _bash_parses(c)),
 )
+
+
+#: programs whose TOML output filter exists in one of RTK 1.1.0 and our list (policies/rtk-rewrite.yaml)
+_FILTERED = ("ssh", "stat", "turbo", "bats", "bazel", "az", "journalctl", "jj", "jq", "just", "mise", "nx",
+             "gitleaks", "ollama", "conda", "argocd", "gsutil", "pandoc", "eza", "expo", "adb")
 
 
 @functools.lru_cache(maxsize=None)
