@@ -34,6 +34,8 @@ _TOKEN = re.compile(
 #: how deep the lexer looks into substitutions inside substitutions
 MAX_NESTING = 8
 _LEADING = frozenset({"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "time"})
+#: the reserved words `case` and `esac` where a word starts
+_CASE_WORD = re.compile(r"(?<![^\s;&|(`])(?:case|esac)(?![^\s;&|)])")
 #: the options of the reserved word `time` (`time -p -- rm -rf /` runs rm), in this order
 _TIME_OPTIONS = frozenset({"-p", "--"})
 
@@ -122,12 +124,13 @@ def recover(walker: Any, src: Source, ctx: Ctx, first: int, limit: int) -> None:
     for _ in range(MAX_NESTING + 1):  # the text, then the bodies of its substitutions, ...
         inner: list[tuple[int, int]] = []
         for lo, hi in spans:
+            # from the text, not from the lexer's words: a word ends at the first `)` of
+            # `$( case a in a) rm -rf /;; esac )`, the scan of the text reads the case patterns
+            inner.extend(substitution_bodies(src.text, lo, hi))
             for words, redirs, start, end in commands(src.text, lo, hi):
                 if len(walker.drafts) >= limit:
                     walker.error("too many commands")
                     return
-                for word in words:
-                    inner.extend(substitution_bodies(src.text, word.start, word.end))
                 p = peel(words, walker.transparent)
                 prog = words[p.program_index] if p.program_index < len(words) else None
                 if prog is None or (prog.start, basename(prog.value)) in seen:
@@ -165,15 +168,26 @@ def substitution_bodies(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
 
 
 def _closing(text: str, lo: int, hi: int) -> int:
-    """The index of the `)` closing a group opened just before `lo` (`hi` when it is missing)."""
-    depth = 1
-    for i in range(lo, hi):
-        if text[i] == "(":
+    """The index of the `)` closing a group opened just before `lo` (`hi` when it is missing).
+
+    Parentheses between `case` and `esac` are the patterns' (`case a in a) rm -rf /;; esac`): they
+    neither open nor close the group.
+    """
+    depth, cases = 1, 0
+    i = lo
+    while i < hi:
+        c = text[i]
+        if c in "ce" and (m := _CASE_WORD.match(text, i, hi)) is not None:
+            cases = cases + 1 if m[0] == "case" else max(cases - 1, 0)
+            i = m.end()
+            continue
+        if cases == 0 and c == "(":
             depth += 1
-        elif text[i] == ")":
+        elif cases == 0 and c == ")":
             depth -= 1
             if depth == 0:
                 return i
+        i += 1
     return hi
 
 
