@@ -97,6 +97,8 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
             return
         plain = plainpath.commands(src.text) if src.is_ascii else None
         root = reserved.parse(src) if plain is None else None
+        if src.coproc_at and src.base >= 0:  # a blanked coproc: nothing after it is rewritten
+            self.coproc_at.extend(src.absolute(src.char(at)) for at in sorted(src.coproc_at))
         first = len(self.drafts)
         limited = self._limited
         has_error = root is not None and root.has_error and not only_benign_errors(src, root)

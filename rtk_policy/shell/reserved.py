@@ -19,7 +19,9 @@ from rtk_policy.shell.source import Source
 _COMPOUND_OPENERS = frozenset(
     {"if", "while", "until", "for", "case", "select", "function", "{", "[[", "(("}
 )
-_HINT = re.compile(rb"(?:^|[\s;&|(){}`])(?:!|time)[\s(]")
+_HINT = re.compile(rb"(?:^|[\s;&|(){}`])(?:!|time|coproc)[\s(]")
+#: a coprocess name: `coproc NAME { …; }` (bash reads a NAME only before a compound command)
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_PASSES = 4
 
 
@@ -37,6 +39,7 @@ def parse(src: Source) -> Any:
             data[s:e] = b" " * (e - s)
         src.parse_data = bytes(data)
         src.negated_at = src.negated_at | negated
+        src.coproc_at = src.coproc_at | {s for s, e in spans if _original_word(src, s) == b"coproc"}
         root = src.parse()
     return root
 
@@ -55,7 +58,7 @@ def _misread(src: Source, root: Any) -> tuple[list[tuple[int, int]], frozenset[i
                 spans.append((kids[0].start_byte, kids[0].end_byte))
                 negated.add(inner.start_byte)
         elif n.type == "command":
-            spans.extend(_reserved_time(src, n))
+            spans.extend(_reserved_time(src, n) or _coproc(src, n))
         stack.extend(c for c in n.children if c.child_count)
     return spans, frozenset(negated)
 
@@ -78,6 +81,37 @@ def _opener(text: str) -> bool:
     word, so its first blank-separated part counts."""
     parts = text.split(None, 1)
     return bool(parts) and parts[0] in _COMPOUND_OPENERS
+
+
+def _original_word(src: Source, start: int) -> bytes:
+    """The word of the original text at byte `start` (before any blanking)."""
+    end = start
+    while end < len(src.data) and src.data[end : end + 1] not in (b" ", b"\t", b"\n", b""):
+        end += 1
+    return src.data[start:end]
+
+
+def _coproc(src: Source, node: Any) -> list[tuple[int, int]]:
+    """The span of `coproc` (with its NAME) read as a program before a compound command.
+
+    tree-sitter-bash reads `coproc { rm -rf /; }` and `coproc while …; do …; done` as the program
+    `coproc` with words; bash runs the compound command as a coprocess.
+    """
+    kids = node.children
+    if len(kids) < 2 or kids[0].type != "command_name" or _word(src, kids[0]) != b"coproc":
+        return []
+    nxt = _word(src, kids[1]).decode("latin-1")
+    if kids[1].type == "word" and _opener(nxt):
+        return [(kids[0].start_byte, kids[0].end_byte)]
+    if (
+        len(kids) > 2
+        and kids[1].type == "word"
+        and _NAME.fullmatch(nxt)
+        and kids[2].type == "word"
+        and _opener(_word(src, kids[2]).decode("latin-1"))
+    ):
+        return [(kids[0].start_byte, kids[1].end_byte)]
+    return []
 
 
 def _reserved_time(src: Source, node: Any) -> list[tuple[int, int]]:

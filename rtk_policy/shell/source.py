@@ -70,6 +70,7 @@ class Source:
         "data",
         "parse_data",
         "negated_at",
+        "coproc_at",
         "base",
         "has_cr",
         "has_newline",
@@ -86,6 +87,7 @@ class Source:
         #: what tree-sitter reads, byte for byte as long as `data` (see _HIGH and shell/reserved.py)
         self.parse_data = self.data
         self.negated_at = _NONE  #: byte starts of statements after a blanked !
+        self.coproc_at = _NONE  #: byte starts of blanked `coproc` words (reserved.py)
         self.is_ascii = len(self.data) == len(text)  #: byte offsets are str offsets
         self._marks: list[int] | tuple[()] = ()  # byte offsets just after each non-ASCII char
         self._extra: list[int] | tuple[()] = ()  # cumulative extra bytes up to and including it
