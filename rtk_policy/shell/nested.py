@@ -1,5 +1,5 @@
-"""Code that a simple command runs itself: `bash -c SCRIPT`, `eval ...`, `xargs CMD`, `find -exec
-CMD ;`.
+"""Code that a simple command runs itself: `bash -c SCRIPT`, `eval ...`, `trap ACTION`, `xargs CMD`,
+`find -exec CMD ;`.
 
 Each helper looks at a peeled command's words and says where the nested code is; the walker in
 `parser.py` parses it recursively.
@@ -77,6 +77,20 @@ def eval_script(args: Sequence[Word]) -> tuple[str | None, bool]:
     if not args:
         return None, False
     return " ".join(a.value for a in args), False
+
+
+def trap_action(args: Sequence[Word]) -> Word | None:
+    """For `trap [-lp] [--] ACTION SIGSPEC...`: the ACTION, code bash runs when a signal (or EXIT)
+    comes; None when there is none (one operand is a signal to reset, `-` resets, `-l`/`-p`
+    list)."""
+    i = 0
+    while i < len(args) and args[i].value in ("-l", "-p", "-lp", "-pl"):
+        i += 1
+    if i < len(args) and args[i].value == "--":
+        i += 1
+    if len(args) - i < 2 or args[i].value in ("", "-"):
+        return None
+    return args[i]
 
 
 def xargs_command(words: Sequence[Word]) -> Sequence[Word]:

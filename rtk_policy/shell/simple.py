@@ -209,7 +209,8 @@ class CommandsMixin:
     def _nested(
         self, d: Draft, cmd: list[Word], redirs: Sequence[RedirectNode], inner: Ctx, ctx: Ctx
     ) -> None:
-        """Walk what a command runs itself: shell scripts, eval text, xargs/find -exec commands."""
+        """Walk what a command runs itself: shell scripts, eval and trap text, xargs/find -exec
+        commands."""
         name = basename(cmd[0].value)
         if name in nested.SHELLS:
             script, has_operand = nested.shell_script(cmd)
@@ -234,6 +235,10 @@ class CommandsMixin:
             d.dynamic = d.dynamic or dynamic
             if text is not None:
                 self._walk_text(text, inner._replace(origin="eval"))
+        elif name == "trap":
+            action = nested.trap_action(cmd[1:])
+            if action is not None:
+                self._script(action, inner, "eval", d)
         elif name == "xargs":
             sub = list(nested.xargs_command(cmd))
             if sub:
@@ -268,7 +273,7 @@ class CommandsMixin:
 
 
 #: The programs `_nested` looks into (their scripts, eval text, xargs / find -exec commands).
-_RUNS_CODE = nested.SHELLS | nested.DASH_C_RUNNERS | {"watch", "eval", "xargs", "find"}
+_RUNS_CODE = nested.SHELLS | nested.DASH_C_RUNNERS | {"watch", "eval", "trap", "xargs", "find"}
 
 
 def nest(ctx: Ctx, origin: str, no_rewrite: str = "") -> Ctx:
