@@ -258,22 +258,46 @@ def test_nested_groups_after_a_reserved_word_are_walked(text):
     assert not line.parse_error
 
 
-def test_a_program_word_with_a_blank_is_a_misreading():
-    """A program named with an unquoted blank cannot exist: the walk counts it as a syntax error so
-    the recovery lexer looks again (quoted names and expansions are fine)."""
+def test_a_misread_command_is_a_syntax_error():
+    """A program named with an unquoted blank or a grammar word, or a word that starts with a line
+    break, cannot be what bash runs: the walk counts it as a syntax error so the recovery lexer
+    looks again (quoted names and expansions are fine)."""
     from types import SimpleNamespace
 
     from rtk_policy.shell.parser import _misread_program
     from rtk_policy.shell.words import make_word
 
-    src = object()
+    def misread(*raws: str, first: int = 0) -> bool:
+        text = " ".join(raws)
+        src = SimpleNamespace(text=text, has_newline="\n" in text)
+        words, at = [], 0
+        for raw in raws:
+            words.append(make_word(raw, at))
+            at += len(raw) + 1
+        draft = SimpleNamespace(src=src, program_word=words[0], words=words)
+        return _misread_program([draft], first, src)
 
-    def drafts(raw: str) -> list:
-        return [SimpleNamespace(src=src, program_word=make_word(raw, 0))]
+    assert misread("{ {", "rm")
+    assert misread("a\tb")
+    assert misread("then", "rm", "-rf", "/")
+    assert misread("ls", "\n\\dd", "x")
+    assert not misread('"my prog"')
+    assert not misread('"then"', "x")
+    assert not misread("$(which python)")
+    assert not misread("git", "commit", '"a\nb"')
+    assert not misread("{ {", first=1)  # drafts before `first` are not this walk's
 
-    assert _misread_program(drafts("{ {"), 0, src)
-    assert _misread_program(drafts("a\tb"), 0, src)
-    assert not _misread_program(drafts('"my prog"'), 0, src)
-    assert not _misread_program(drafts("$(which python)"), 0, src)
-    assert not _misread_program(drafts("git"), 0, src)
-    assert not _misread_program(drafts("{ {"), 1, src)  # drafts before `first` are not this walk's
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ls\n\\dd if=/dev/zero of=/dev/sda",
+        "! # c\nif false; then :; elif true; then rm -rf /; fi | cat",
+        "time FOO=1 rm -rf /",
+        "time coproc { rm -rf /; }",
+    ],
+)
+def test_misread_shapes_still_show_the_command(text):
+    """Each of these once hid the command bash runs from the policies."""
+    programs = [s.program for s in parse(text).segments]
+    assert {"dd", "rm"} & set(programs), programs

@@ -44,15 +44,36 @@ _CONTAINERS = frozenset(
 )
 
 
+#: Unquoted, these are grammar to bash, never the name of the program a command runs.
+_GRAMMAR_WORDS = frozenset(
+    {"if", "then", "elif", "else", "fi", "do", "done", "case", "esac", "while", "until", "for"}
+    | {"select", "in", "function", "{", "}"}
+)
+
+
 def _misread_program(drafts: list[Draft], first: int, src: Source) -> bool:
-    """A program word of `src` (drafts from `first`) with an unquoted blank in it: no command can be
-    named so, tree-sitter-bash misread the text (`time { { rm -rf /; }; }` once gave the program
-    `{ {`), so the input is treated as a syntax error and the recovery lexer looks again."""
+    """A command of `src` (drafts from `first`) that tree-sitter-bash misread: a program word with
+    an unquoted blank (`time { { rm -rf /; }; }` once gave the program `{ {`) or that is grammar
+    (`! # c` newline `if …; then rm -rf /; fi` gave the programs `if`, `then`, `fi`), or words
+    split by a bare line break (`ls` newline `\\dd …` was read as one command: bash runs `dd`).
+    The input is then treated as a syntax error and the recovery lexer looks again."""
+    text = src.text
     for draft in drafts[first:]:
+        if draft.src is not src:
+            continue
         word = draft.program_word
-        if draft.src is src and word is not None and not (word.quoted or word.dynamic):
-            if " " in word.raw or "\t" in word.raw or "\n" in word.raw:
+        if word is not None and not (word.quoted or word.dynamic):
+            raw = word.raw
+            if " " in raw or "\t" in raw or "\n" in raw or raw in _GRAMMAR_WORDS:
                 return True
+        if src.has_newline:
+            words = draft.words
+            if any(w.raw[:1] == "\n" for w in words):  # `\n\\dd`: a word never starts so
+                return True
+            for before, after in zip(words, words[1:]):  # noqa: B905 - pairs of neighbours
+                gap = text[before.end : after.start]
+                if "\n" in gap and not gap.rstrip(" \t\n").endswith("\\"):
+                    return True
     return False
 
 

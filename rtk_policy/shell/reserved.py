@@ -142,7 +142,7 @@ def _reserved_time(src: Source, node: Any) -> list[tuple[int, int]]:
     nxt = kids[k]
     text = _word(src, nxt).decode("latin-1")
     if nxt.type == "subshell" or (
-        nxt.type == "word" and (_opener(text) or text == "!")
+        nxt.type == "word" and (_opener(text) or text in ("!", "coproc"))
     ):
         return spans
     return []

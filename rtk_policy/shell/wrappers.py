@@ -68,6 +68,9 @@ def peel(
         if w.dynamic or w.glob:
             refuse(p, "glob or expansion head")
             break
+        if last == "reserved time" and assignment_name(w.raw):  # `time FOO=1 rm -rf /`
+            i = assignments(words, i, p, shell=True)
+            continue
         if last in _NO_ASSIGNMENT_AFTER and assignment_name(w.raw):
             if last == "uv run":  # RTK still routes the whole command to `rtk uv run`
                 p.inner_refused = p.inner_refused or "assignment after uv run"
