@@ -1,4 +1,5 @@
-"""`rewrite` with Claude Code rules, against a real RTK binary: every case of the public corpus arrays
+"""`rewrite` with Claude Code rules, against a real RTK binary: every case of the public corpus
+arrays
 `permissions` and `permissions_generated`, run with its own deny/ask/allow rules on both sides (RTK
 reads them from `<project>/.claude/settings.json`, rtk-policy from the batch line's `claude` field),
 shipped policies on our side. Exit codes and stdout are compared; see benchmarks/RTK_ORACLE.md.
@@ -31,7 +32,8 @@ def _rules(case: dict) -> dict[str, list[str]]:
 
 
 def run_rtk(rtk: str, todo: list[dict], env: dict[str, str], out: Path) -> list[tuple[int, str]]:
-    """`rtk rewrite CMD` from a project whose settings hold the case's rules (one folder per rule set)."""
+    """`rtk rewrite CMD` from a project whose settings hold the case's rules (one folder per rule
+    set)."""
     folders: dict[str, Path] = {}
     for case in todo:
         key = json.dumps(_rules(case), sort_keys=True)
@@ -39,12 +41,16 @@ def run_rtk(rtk: str, todo: list[dict], env: dict[str, str], out: Path) -> list[
             folder = out / "projects" / str(len(folders))
             (folder / ".claude").mkdir(parents=True, exist_ok=True)
             perms = {k: [f"Bash({p})" for p in v] for k, v in _rules(case).items()}
-            (folder / ".claude" / "settings.json").write_text(json.dumps({"permissions": perms}), "utf-8")
+            (folder / ".claude" / "settings.json").write_text(
+                json.dumps({"permissions": perms}), "utf-8"
+            )
             folders[key] = folder
 
     def one(case: dict) -> tuple[int, str]:
         cwd = folders[json.dumps(_rules(case), sort_keys=True)]
-        proc = subprocess.run([rtk, "rewrite", case["cmd"]], capture_output=True, env=env, cwd=cwd, timeout=30)
+        proc = subprocess.run(
+            [rtk, "rewrite", case["cmd"]], capture_output=True, env=env, cwd=cwd, timeout=30
+        )
         return proc.returncode, proc.stdout.decode("utf-8", "surrogateescape")
 
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
@@ -54,13 +60,24 @@ def run_rtk(rtk: str, todo: list[dict], env: dict[str, str], out: Path) -> list[
 def run_ours(todo: list[dict], env: dict[str, str], cwd: Path) -> list[tuple[int, str]]:
     """`rtk-policy rewrite --batch -` with each case's rules as the line's `claude` field."""
     lines = "".join(json.dumps({"command": c["cmd"], "claude": _rules(c)}) + "\n" for c in todo)
-    proc = subprocess.run([sys.executable, "-m", "rtk_policy", "rewrite", "--batch", "-"],
-                          input=lines, capture_output=True, text=True, env=env, cwd=cwd, check=True)
-    return [(a.get("exit", -1), a.get("stdout", a.get("error", ""))) for a in map(json.loads, proc.stdout.splitlines())]
+    proc = subprocess.run(
+        [sys.executable, "-m", "rtk_policy", "rewrite", "--batch", "-"],
+        input=lines,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        check=True,
+    )
+    return [
+        (a.get("exit", -1), a.get("stdout", a.get("error", "")))
+        for a in map(json.loads, proc.stdout.splitlines())
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run both sides on every case, write `<out>/diff.jsonl`, print counts by (RTK exit, our exit)."""
+    """Run both sides on every case, write `<out>/diff.jsonl`, print counts by (RTK exit, our
+    exit)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rtk", default="/work/peers/rtk/bin/rtk")
     parser.add_argument("--out", default="/tmp/rtk-oracle-perm")
@@ -69,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     env = sandbox_env(out)
     todo = cases()
     theirs, ours = run_rtk(args.rtk, todo, env, out), run_ours(todo, env, out / "cwd")
-    diffs = [(c, t, o) for c, t, o in zip(todo, theirs, ours) if t != o]
+    diffs = [(c, t, o) for c, t, o in zip(todo, theirs, ours, strict=True) if t != o]
     with open(out / "diff.jsonl", "w", encoding="utf-8") as handle:
         for case, t, o in diffs:
             handle.write(json.dumps({**case, "rtk": t, "ours": o}) + "\n")

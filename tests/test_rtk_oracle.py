@@ -1,4 +1,5 @@
-"""`rtk-policy rewrite` exit code and stdout, end to end through the shipped policies with no Claude Code
+"""`rtk-policy rewrite` exit code and stdout, end to end through the shipped policies with no
+Claude Code
 rules and no config, on the classes of commands where a differential run against a real RTK binary
 (benchmarks/rtk_oracle.py, RTK 1.1.0) found the two apart. Every expected value is written from the
 reference (shared/reference/rtk-behaviour.md, section in the comment), never from our own output or
@@ -13,7 +14,8 @@ from rtk_policy.commands.rewrite import exit_code
 from rtk_policy.engine import load_engine
 
 CASES: list[tuple[str, int, str]] = [
-    # §3.3 separators and the whitespace around them are kept byte for byte (RTK 1.1.0 respaces them)
+    # §3.3 separators and the whitespace around them are kept byte for byte (RTK 1.1.0 respaces
+    # them)
     ("git status;ls", 3, "rtk git status;rtk ls"),
     ("git status ;", 3, "rtk git status ;"),
     ("ls&&git log -3", 3, "rtk ls&&rtk git log -3"),
@@ -26,18 +28,24 @@ CASES: list[tuple[str, int, str]] = [
     # time), so the command after it starts with the word `!` and matches no rule, like `{` does
     ("! git status", 1, ""),
     ("git status && ! cargo test", 3, "rtk git status && ! cargo test"),
-    ("if ! git diff --quiet; then git status; fi", 3, "if ! git diff --quiet; then rtk git status; fi"),
+    (
+        "if ! git diff --quiet; then git status; fi",
+        3,
+        "if ! git diff --quiet; then rtk git status; fi",
+    ),
     # §3.4: the final grep is rewritten whatever the producer is
     ("! git log | grep feat", 3, "! git log | rtk grep feat"),
     # §3.4: a safe consumer is cat/head/tail as bash reads the name (quoted or escaped), not a path
     ("git log | 'head' -5", 3, "rtk git log | 'head' -5"),
     ("git log | \\tail -3", 3, "rtk git log | \\tail -3"),
     ("git log | /usr/bin/head -5", 1, ""),
-    # §3.2: with CRLF the CR is part of the line's last word, so that line is left alone; a lone CR is
+    # §3.2: with CRLF the CR is part of the line's last word, so that line is left alone; a lone CR
+    # is
     # a word byte (RTK 1.1.0 rewrites both)
     ("ls\r\ncargo test", 3, "ls\r\nrtk cargo test"),
     ("git status\rls", 1, ""),
-    # §3.2: a line ending in `|` joins the next one, newline kept (RTK 1.1.0 joins them with a space)
+    # §3.2: a line ending in `|` joins the next one, newline kept (RTK 1.1.0 joins them with a
+    # space)
     ("cargo test |\n  grep FAILED", 3, "cargo test |\n  rtk grep FAILED"),
     # §3.5 step 7: `bash `/`sh ` are ignored and the inner script is not rewritten; zsh has no rule
     ("bash -c 'git status'", 1, ""),
@@ -80,10 +88,20 @@ CASES: list[tuple[str, int, str]] = [
 #: (rtk_policy/shell/), see the reason. Strict: when the fix lands, drop the mark.
 SHELL_GAPS: list[tuple[str, int, str, str]] = [
     # §3.5 step 9: FF/VT do not separate words, so `install\f` is no `install` subcommand
-    ("bun install\f", 1, "", "a trailing FF/VT is dropped from segment.command (tree-sitter blank)"),
-    # §3.3: extglob word text the walker cannot place leaves the whole line alone, behind a wrapper too
-    ("timeout 5 ls @(a|b) && git status", 1, "",
-     "tree-sitter splits `@` from `(a|b)` behind timeout; draft_line_refusal misses it"),
+    (
+        "bun install\f",
+        1,
+        "",
+        "a trailing FF/VT is dropped from segment.command (tree-sitter blank)",
+    ),
+    # §3.3: extglob word text the walker cannot place leaves the whole line alone, behind a wrapper
+    # too
+    (
+        "timeout 5 ls @(a|b) && git status",
+        1,
+        "",
+        "tree-sitter splits `@` from `(a|b)` behind timeout; draft_line_refusal misses it",
+    ),
 ]
 
 
@@ -101,6 +119,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.mark.parametrize(("command", "code", "stdout"), CASES)
 def test_rewrite_exit_code_and_stdout(engine, command: str, code: int, stdout: str) -> None:
+    """Exit code and stdout of `rewrite` as the reference section in the case's comment says."""
     loaded, cwd = engine
     context = loaded.context(agent="", cwd=cwd)
     decision = loaded.evaluate(command, context).decision
@@ -109,16 +128,26 @@ def test_rewrite_exit_code_and_stdout(engine, command: str, code: int, stdout: s
 
 @pytest.mark.parametrize(
     ("command", "code", "stdout"),
-    [pytest.param(c, e, o, marks=pytest.mark.xfail(strict=True, reason=why)) for c, e, o, why in SHELL_GAPS],
+    [
+        pytest.param(c, e, o, marks=pytest.mark.xfail(strict=True, reason=why))
+        for c, e, o, why in SHELL_GAPS
+    ],
 )
 def test_known_shell_stage_gaps(engine, command: str, code: int, stdout: str) -> None:
+    """The reference's answer for a case the shell stage still gets wrong (strict xfail)."""
     test_rewrite_exit_code_and_stdout(engine, command, code, stdout)
 
 
-#: `rtk-policy rewrite WORD...` as RTK's CLI (§1.1): the words are the command, options included; the
-#: fix belongs to rtk_policy/main.py (argparse reads `-rnE` and `--host` as its own options, exit 2).
+#: `rtk-policy rewrite WORD...` as RTK's CLI (§1.1): the words are the command, options included;
+#: the
+#: fix belongs to rtk_policy/main.py (argparse reads `-rnE` and `--host` as its own options, exit
+#: 2).
 CLI_GAPS: list[tuple[list[str], int, str]] = [
-    (["grep", "-rnE", r"\.set\(|\.setex\(", "/tmp/code"], 3, r"rtk grep -rnE '\.set\(|\.setex\(' /tmp/code"),
+    (
+        ["grep", "-rnE", r"\.set\(|\.setex\(", "/tmp/code"],
+        3,
+        r"rtk grep -rnE '\.set\(|\.setex\(' /tmp/code",
+    ),
     (["--host", "openclaw", "git", "status"], 1, ""),
 ]
 
@@ -128,6 +157,7 @@ CLI_GAPS: list[tuple[list[str], int, str]] = [
 def test_rewrite_words_are_the_command(
     words: list[str], code: int, stdout: str, tmp_path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
+    """`rtk-policy rewrite WORD...` takes every word as the command, as `rtk rewrite` does."""
     from rtk_policy.main import main
 
     monkeypatch.chdir(tmp_path)
