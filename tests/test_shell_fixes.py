@@ -274,7 +274,8 @@ def test_a_misread_command_is_a_syntax_error():
         for raw in raws:
             words.append(make_word(raw, at))
             at += len(raw) + 1
-        draft = SimpleNamespace(src=src, program_word=words[0], words=words)
+        ctx = SimpleNamespace(no_rewrite="")
+        draft = SimpleNamespace(src=src, program_word=words[0], words=words, ctx=ctx)
         return _misread_program([draft], first, src)
 
     assert misread("{ {", "rm")

@@ -19,7 +19,7 @@ from rtk_policy.shell.draft import MAX_SEGMENTS, Ctx, Draft, with_ops, with_pipe
 from rtk_policy.shell.model import CommandLine
 from rtk_policy.shell.pipes import PipelineMixin
 from rtk_policy.shell.plainpath import PlainCommand
-from rtk_policy.shell.simple import SKIP_TYPES, CommandsMixin, nest
+from rtk_policy.shell.simple import RUN_BY_EXEC, SKIP_TYPES, CommandsMixin, nest
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.treeshape import error_parts, flatten
 from rtk_policy.shell.words import make_word
@@ -63,11 +63,12 @@ def _misread_program(drafts: list[Draft], first: int, src: Source) -> bool:
             continue
         word = draft.program_word
         if word is not None and not (word.quoted or word.dynamic):
-            raw = word.raw
-            if " " in raw or "\t" in raw or "\n" in raw or raw in _GRAMMAR_WORDS:
+            if " " in word.raw or "\t" in word.raw or "\n" in word.raw:
                 return True
+        words = draft.words
+        if words and words[0].raw in _GRAMMAR_WORDS and draft.ctx.no_rewrite != RUN_BY_EXEC:
+            return True  # in bash's command position (`xargs then` runs a program `then`)
         if src.has_newline:
-            words = draft.words
             if any(w.raw[:1] == "\n" for w in words):  # `\n\\dd`: a word never starts so
                 return True
             for before, after in zip(words, words[1:]):  # noqa: B905 - pairs of neighbours

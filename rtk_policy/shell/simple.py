@@ -291,11 +291,13 @@ def nest(ctx: Ctx, origin: str, no_rewrite: str = "") -> Ctx:
     )
 
 
+#: why the commands xargs and find -exec run are not rewritten (and how they are told apart)
+RUN_BY_EXEC = "run by xargs/find"
+
+
 def _exec_ctx(ctx: Ctx, d: Draft) -> Ctx:
     """Context of the command run by xargs / find -exec: top origin, one level deeper."""
-    return Ctx(
-        depth=ctx.depth + 1, origin=ctx.origin, parent=d.index, no_rewrite="run by xargs/find"
-    )
+    return Ctx(depth=ctx.depth + 1, origin=ctx.origin, parent=d.index, no_rewrite=RUN_BY_EXEC)
 
 
 def plain_words(text: str, base: int) -> list[Word]:
