@@ -68,7 +68,9 @@ def peel(
         if w.dynamic or w.glob:
             refuse(p, "glob or expansion head")
             break
-        if last == "reserved time" and assignment_name(w.raw):  # `time FOO=1 rm -rf /`
+        if last in ("reserved time", "bare time") and assignment_name(w.raw):
+            # `time FOO=1 rm -rf /`; also where the walker cannot tell the reserved word from GNU
+            # time (a loop body in a pipeline stage): the command that may run is the one judged
             i = assignments(words, i, p, shell=True)
             continue
         if last in _NO_ASSIGNMENT_AFTER and assignment_name(w.raw):
@@ -105,7 +107,8 @@ def peel(
         if name != "rtk" and words[j].value == "rtk":
             refuse(p, "wrapper operand is rtk")
         p.wrappers.append(name)
-        i, layers, last = j, layers + 1, "reserved time" if reserved else name
+        last = "reserved time" if reserved else "bare time" if name == "time" == w.raw else name
+        i, layers = j, layers + 1
     if layers > MAX_PREFIX_DEPTH:
         refuse(p, "wrapper chain deeper than 10")
     p.program_index = i
