@@ -43,7 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="subcommand", metavar="COMMAND")
 
     p = sub.add_parser("rewrite", help="decide and rewrite one command (exit 0/1/2/3)")
-    p.add_argument("cmd", nargs="*", help="the command (several words are joined with spaces)")
+    p.add_argument(
+        "cmd",
+        nargs=argparse.REMAINDER,
+        help="the command: every word from the first one that is not an option of rewrite, options "
+        "included (several words are joined with spaces, as `rtk rewrite` does)",
+    )
     p.add_argument("--batch", metavar="FILE", help="JSON lines in, JSON lines out ('-' = stdin)")
     p.add_argument(
         "--jobs",
@@ -167,7 +172,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return int(hook.run(args, sys.stdin, sys.stdout, sys.stderr))
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and args.subcommand == "rewrite":  # `rewrite --host x git status`: RTK's command
+        args.cmd = unknown + args.cmd
+    elif unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if not args.subcommand:
         parser.print_help(sys.stderr)
         return 1

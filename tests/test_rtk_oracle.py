@@ -138,22 +138,20 @@ def test_known_shell_stage_gaps(engine, command: str, code: int, stdout: str) ->
     test_rewrite_exit_code_and_stdout(engine, command, code, stdout)
 
 
-#: `rtk-policy rewrite WORD...` as RTK's CLI (§1.1): the words are the command, options included;
-#: the
-#: fix belongs to rtk_policy/main.py (argparse reads `-rnE` and `--host` as its own options, exit
-#: 2).
-CLI_GAPS: list[tuple[list[str], int, str]] = [
+#: `rtk-policy rewrite WORD...` as RTK's CLI (§1.1): the words are the command, options included.
+CLI_CASES: list[tuple[list[str], int, str]] = [
     (
         ["grep", "-rnE", r"\.set\(|\.setex\(", "/tmp/code"],
         3,
         r"rtk grep -rnE '\.set\(|\.setex\(' /tmp/code",
     ),
     (["--host", "openclaw", "git", "status"], 1, ""),
+    (["git", "log", "--oneline"], 3, "rtk git log --oneline"),
+    (["--", "git", "status"], 3, "rtk git status"),
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="main.py: the rewrite words go through argparse as options")
-@pytest.mark.parametrize(("words", "code", "stdout"), CLI_GAPS)
+@pytest.mark.parametrize(("words", "code", "stdout"), CLI_CASES)
 def test_rewrite_words_are_the_command(
     words: list[str], code: int, stdout: str, tmp_path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:

@@ -80,10 +80,13 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
             spec = LoadSpec(args.policies, args.backend, args.config, args.agent, os.getcwd())  # type: ignore[attr-defined]
             return run_parallel_batch(spec, jobs, args.batch, stdin, stdout, stderr)  # type: ignore[attr-defined]
         return run_batch(engine, args.batch, args.agent, stdin, stdout, stderr)  # type: ignore[attr-defined]
-    if not args.cmd:  # type: ignore[attr-defined]
+    words = list(args.cmd)  # type: ignore[attr-defined]
+    if words[:1] == ["--"]:  # `rewrite -- CMD`: the end of rewrite's own options
+        words = words[1:]
+    if not words:
         stderr.write("rtk-policy rewrite: give a command or --batch FILE\n")
         return EXIT_DEFER
-    return _rewrite_one(engine, join_words(args.cmd), args.agent, stdout, stderr, started)  # type: ignore[attr-defined]
+    return _rewrite_one(engine, join_words(words), args.agent, stdout, stderr, started)  # type: ignore[attr-defined]
 
 
 def _rewrite_one(
