@@ -159,9 +159,17 @@ def line_of(starts: Sequence[int], offset: int) -> int:
     return max(0, bisect.bisect_right(starts, offset) - 1)
 
 
+#: the characters that start an extglob group when a `(` follows: `@(a|b)`, `!(x)`
+_EXTGLOB_HEADS = frozenset({"@", "+", "*", "?", "!"})
+
+
 def draft_line_refusal(d: Draft) -> str:
     """Word text RTK's walker cannot place: an extglob, or ${x:-a b} in a pipeline (§3.3)."""
     span = d.src.text[d.start : d.end]
+    last = d.words[-1] if d.words else None
+    if last is not None and last.raw in _EXTGLOB_HEADS:
+        if d.src.text[last.end : last.end + 1] == "(":  # `ls @(a|b)`: the command ends at `@`
+            return "extglob word"
     if (
         "(" not in span
         and "${" not in span
@@ -172,7 +180,7 @@ def draft_line_refusal(d: Draft) -> str:
     for k, w in enumerate(words):
         if not w.quoted and "(" in w.raw and _EXTGLOB.search(w.raw):
             return "extglob word"
-        if w.raw in ("@", "+", "*", "?", "!") and k + 1 < len(words):
+        if w.raw in _EXTGLOB_HEADS and k + 1 < len(words):
             nxt = words[k + 1]
             if nxt.start == w.end and nxt.raw.startswith("("):
                 return "extglob word"
