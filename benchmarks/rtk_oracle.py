@@ -103,11 +103,19 @@ def run_ours(
     """(exit, stdout) of `rtk-policy rewrite --batch -` for every command, `hooks` as config
     overrides."""
     extra_config = {"config": hooks} if hooks else {}
-    lines = "".join(json.dumps({"command": c, **extra_config}) + "\n" for c in cmds)
+    lines = [{"command": c, **extra_config} for c in cmds]
     extra = [arg for path in policies for arg in ("--policies", path)]
+    return batch_answers(lines, env, cwd, ["--jobs", "2", *extra])
+
+
+def batch_answers(
+    lines: list[dict], env: dict[str, str], cwd: Path, options: list[str]
+) -> list[tuple[int, str]]:
+    """(exit, stdout) of `rtk-policy rewrite --batch - OPTIONS` for each input line (an error's
+    text as stdout, exit -1)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "rtk_policy", "rewrite", "--batch", "-", "--jobs", "2", *extra],
-        input=lines,
+        [sys.executable, "-m", "rtk_policy", "rewrite", "--batch", "-", *options],
+        input="".join(json.dumps(line) + "\n" for line in lines),
         capture_output=True,
         text=True,
         env=env,

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rtk_oracle import PUBLIC, sandbox_env  # noqa: E402
+from rtk_oracle import PUBLIC, batch_answers, sandbox_env  # noqa: E402
 
 
 def cases() -> list[dict]:
@@ -59,20 +59,7 @@ def run_rtk(rtk: str, todo: list[dict], env: dict[str, str], out: Path) -> list[
 
 def run_ours(todo: list[dict], env: dict[str, str], cwd: Path) -> list[tuple[int, str]]:
     """`rtk-policy rewrite --batch -` with each case's rules as the line's `claude` field."""
-    lines = "".join(json.dumps({"command": c["cmd"], "claude": _rules(c)}) + "\n" for c in todo)
-    proc = subprocess.run(
-        [sys.executable, "-m", "rtk_policy", "rewrite", "--batch", "-"],
-        input=lines,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        check=True,
-    )
-    return [
-        (a.get("exit", -1), a.get("stdout", a.get("error", "")))
-        for a in map(json.loads, proc.stdout.splitlines())
-    ]
+    return batch_answers([{"command": c["cmd"], "claude": _rules(c)} for c in todo], env, cwd, [])
 
 
 def main(argv: list[str] | None = None) -> int:
