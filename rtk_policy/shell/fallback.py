@@ -33,7 +33,9 @@ _TOKEN = re.compile(
 )
 #: how deep the lexer looks into substitutions inside substitutions
 MAX_NESTING = 8
-_LEADING = frozenset({"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "time"})
+_LEADING = frozenset(
+    {"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "time", "coproc"}
+)
 #: the reserved words `case` and `esac` where a word starts
 _CASE_WORD = re.compile(r"(?<![^\s;&|(`])(?:case|esac)(?![^\s;&|)])")
 #: the options of the reserved word `time` (`time -p -- rm -rf /` runs rm), in this order
