@@ -35,6 +35,7 @@ _TOKEN = re.compile(
 MAX_NESTING = 8
 _LEADING = frozenset(
     {"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "time", "coproc"}
+    | {"function"}
 )
 #: the reserved words `case` and `esac` where a word starts
 _CASE_WORD = re.compile(r"(?<![^\s;&|(`])(?:case|esac)(?![^\s;&|)])")
@@ -71,6 +72,7 @@ def commands(
     redirs: list[LexRedirect] = []
     pending: tuple[str, int] | None = None
     after_time = False  # the words so far are a reserved `time` [-p]: its options come next
+    after_function = False  # the word so far is `function`: a function's name comes next
     start = -1
     end = 0
     for m in _TOKEN.finditer(text, lo, len(text) if hi is None else hi):
@@ -83,7 +85,7 @@ def commands(
                 pending = None
             if words or redirs:
                 yield words, redirs, start, end
-            words, redirs, start, after_time = [], [], -1, False
+            words, redirs, start, after_time, after_function = [], [], -1, False, False
             continue
         if start < 0:
             start = m.start()
@@ -98,8 +100,12 @@ def commands(
             redirs.append(LexRedirect(pending[0], w, pending[1]))
             pending = None
             continue
+        if not words and after_function:  # `function NAME { …; }`: the name is no program
+            after_function = False
+            continue
         if not words and (w.raw in _LEADING or (after_time and w.raw in _TIME_OPTIONS)):
             after_time = w.raw == "time" or (after_time and w.raw == "-p")
+            after_function = w.raw == "function"
             continue
         after_time = False
         words.append(w)
