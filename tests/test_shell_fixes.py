@@ -264,7 +264,7 @@ def test_a_misread_command_is_a_syntax_error():
     looks again (quoted names and expansions are fine)."""
     from types import SimpleNamespace
 
-    from rtk_policy.shell.parser import _misread_program
+    from rtk_policy.shell.reserved import misread as _misread_program
     from rtk_policy.shell.words import make_word
 
     def misread(*raws: str, first: int = 0) -> bool:

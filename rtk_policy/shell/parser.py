@@ -19,7 +19,7 @@ from rtk_policy.shell.draft import MAX_SEGMENTS, Ctx, Draft, with_ops, with_pipe
 from rtk_policy.shell.model import CommandLine
 from rtk_policy.shell.pipes import PipelineMixin
 from rtk_policy.shell.plainpath import PlainCommand
-from rtk_policy.shell.simple import RUN_BY_EXEC, SKIP_TYPES, CommandsMixin, nest
+from rtk_policy.shell.simple import SKIP_TYPES, CommandsMixin, nest
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.treeshape import error_parts, flatten
 from rtk_policy.shell.words import make_word
@@ -42,40 +42,6 @@ _CONTAINERS = frozenset(
         "case_statement",
     }
 )
-
-
-#: Unquoted, these are grammar to bash, never the name of the program a command runs.
-_GRAMMAR_WORDS = frozenset(
-    {"if", "then", "elif", "else", "fi", "do", "done", "case", "esac", "while", "until", "for"}
-    | {"select", "in", "function", "{", "}"}
-)
-
-
-def _misread_program(drafts: list[Draft], first: int, src: Source) -> bool:
-    """A command of `src` (drafts from `first`) that tree-sitter-bash misread: a program word with
-    an unquoted blank (`time { { rm -rf /; }; }` once gave the program `{ {`) or that is grammar
-    (`! # c` newline `if …; then rm -rf /; fi` gave the programs `if`, `then`, `fi`), or words
-    split by a bare line break (`ls` newline `\\dd …` was read as one command: bash runs `dd`).
-    The input is then treated as a syntax error and the recovery lexer looks again."""
-    text = src.text
-    for draft in drafts[first:]:
-        if draft.src is not src:
-            continue
-        word = draft.program_word
-        if word is not None and not (word.quoted or word.dynamic):
-            if " " in word.raw or "\t" in word.raw or "\n" in word.raw:
-                return True
-        words = draft.words
-        if words and words[0].raw in _GRAMMAR_WORDS and draft.ctx.no_rewrite != RUN_BY_EXEC:
-            return True  # in bash's command position (`xargs then` runs a program `then`)
-        if src.has_newline:
-            if any(w.raw[:1] == "\n" for w in words):  # `\n\\dd`: a word never starts so
-                return True
-            for before, after in zip(words, words[1:]):  # noqa: B905 - pairs of neighbours
-                gap = text[before.end : after.start]
-                if "\n" in gap and not gap.rstrip(" \t\n").endswith("\\"):
-                    return True
-    return False
 
 
 def _fallback() -> Any:
@@ -130,7 +96,7 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
             self.plain_sequence(src, plain or [], ctx)
         else:
             self.sequence(src, root.children, ctx)
-            if not has_error and _misread_program(self.drafts, first, src):
+            if not has_error and reserved.misread(self.drafts, first, src):
                 has_error = True
                 self.error("syntax error")
         dropped = self._limited > limited  # a depth limit dropped code: the lexer looks again

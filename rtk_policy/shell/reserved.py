@@ -5,15 +5,21 @@ the commands `then rm -rf /` and `fi`, and `time { rm -rf /; }` as the program `
 `{ rm -rf /`. Bash reads a compound command. `parse` finds these shapes in the syntax tree, blanks
 the reserved words (`!`, `time`, `-p`, `--`) with spaces of the same byte length and parses again,
 so that offsets stay valid and the compound's commands become segments. The statements that followed
-a blanked `!` are remembered in `Source.negated_at` so that their segments stay `negated`.
+a blanked `!` are remembered in `Source.negated_at` so that their segments stay `negated`; a blanked
+`coproc` in `Source.coproc_at`. `misread` finds, after the walk, the commands other misreadings made
+(the tree reports no error for them): the parser then treats the input as a syntax error.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rtk_policy.shell.simple import RUN_BY_EXEC
 from rtk_policy.shell.source import Source
+
+if TYPE_CHECKING:
+    from rtk_policy.shell.draft import Draft
 
 #: Words that open a compound command (after `!` or the reserved `time`).
 _COMPOUND_OPENERS = frozenset(
@@ -146,3 +152,37 @@ def _reserved_time(src: Source, node: Any) -> list[tuple[int, int]]:
     ):
         return spans
     return []
+
+
+#: Unquoted, these are grammar to bash, never the name of the program a command runs.
+_GRAMMAR_WORDS = frozenset(
+    {"if", "then", "elif", "else", "fi", "do", "done", "case", "esac", "while", "until", "for"}
+    | {"select", "in", "function", "{", "}"}
+)
+
+
+def misread(drafts: list[Draft], first: int, src: Source) -> bool:
+    """A command of `src` (drafts from `first`) that tree-sitter-bash misread: a program word with
+    an unquoted blank (`time { { rm -rf /; }; }` once gave the program `{ {`) or that is grammar
+    (`! # c` newline `if …; then rm -rf /; fi` gave the programs `if`, `then`, `fi`), or words
+    split by a bare line break (`ls` newline `\\dd …` was read as one command: bash runs `dd`).
+    The input is then treated as a syntax error and the recovery lexer looks again."""
+    text = src.text
+    for draft in drafts[first:]:
+        if draft.src is not src:
+            continue
+        word = draft.program_word
+        if word is not None and not (word.quoted or word.dynamic):
+            if " " in word.raw or "\t" in word.raw or "\n" in word.raw:
+                return True
+        words = draft.words
+        if words and words[0].raw in _GRAMMAR_WORDS and draft.ctx.no_rewrite != RUN_BY_EXEC:
+            return True  # in bash's command position (`xargs then` runs a program `then`)
+        if src.has_newline:
+            if any(w.raw[:1] == "\n" for w in words):  # `\n\\dd`: a word never starts so
+                return True
+            for before, after in zip(words, words[1:]):  # noqa: B905 - pairs of neighbours
+                gap = text[before.end : after.start]
+                if "\n" in gap and not gap.rstrip(" \t\n").endswith("\\"):
+                    return True
+    return False
