@@ -209,8 +209,8 @@ class CommandsMixin:
     def _nested(
         self, d: Draft, cmd: list[Word], redirs: Sequence[RedirectNode], inner: Ctx, ctx: Ctx
     ) -> None:
-        """Walk what a command runs itself: shell scripts, eval and trap text, xargs/find -exec
-        commands."""
+        """Walk what a command runs itself: shell scripts, eval and trap text, what `source` reads
+        from stdin, xargs/find -exec commands."""
         name = basename(cmd[0].value)
         if name in nested.SHELLS:
             script, has_operand = nested.shell_script(cmd)
@@ -235,6 +235,16 @@ class CommandsMixin:
             d.dynamic = d.dynamic or dynamic
             if text is not None:
                 self._walk_text(text, inner._replace(origin="eval"))
+        elif name in ("source", "."):
+            operand = cmd[1] if len(cmd) > 1 else None
+            if operand is not None and operand.value in ("/dev/stdin", "/proc/self/fd/0"):
+                text = nested.here_input(
+                    [r.redirect for r in redirs], [r.body for r in redirs if r.body]
+                )
+                if text is not None:
+                    self._walk_text(text, inner._replace(origin="shell_c"))
+            elif operand is not None and operand.raw.startswith(("<(", "/dev/fd/")):
+                d.dynamic = True  # `. <(curl …)`: code made at run time, never attested
         elif name == "trap":
             action = nested.trap_action(cmd[1:])
             if action is not None:
@@ -274,6 +284,7 @@ class CommandsMixin:
 
 #: The programs `_nested` looks into (their scripts, eval text, xargs / find -exec commands).
 _RUNS_CODE = nested.SHELLS | nested.DASH_C_RUNNERS | {"watch", "eval", "trap", "xargs", "find"}
+_RUNS_CODE |= {"source", "."}
 
 
 def nest(ctx: Ctx, origin: str, no_rewrite: str = "") -> Ctx:

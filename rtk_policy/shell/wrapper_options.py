@@ -261,6 +261,39 @@ def _h_uv_run(words: Sequence[Word], i: int, p: Peel) -> int | None:
     return _options(words, i + 2, "pw", long_arg)
 
 
+def _h_pkexec(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    return _options(words, i + 1, "", ("--user",))
+
+
+_SYSTEMD_RUN_LONG = (
+    "--unit", "--property", "--description", "--slice", "--setenv", "--uid", "--gid", "--machine",
+    "--host", "--working-directory", "--nice", "--service-type", "--on-active", "--on-boot",
+    "--on-startup", "--on-unit-active", "--on-unit-inactive", "--on-calendar", "--timer-property",
+    "--path-property", "--socket-property", "--capsule",
+)  # fmt: skip
+
+
+def _h_systemd_run(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    return _options(words, i + 1, "upEMHC", _SYSTEMD_RUN_LONG)
+
+
+def _h_flock(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    """`flock [options] FILE COMMAND…`; None for `flock … -c SCRIPT` (its script is walked as a
+    `-c` runner's, `nested.DASH_C_RUNNERS`) and for `flock FD` (runs nothing)."""
+    j = i + 1
+    while j < len(words) and words[j].value.startswith("-") and words[j].value != "-":
+        v = words[j].value
+        if v == "--":
+            j += 1
+            break
+        if v in ("-c", "--command"):
+            return None
+        j += 2 if v in ("-w", "--timeout", "-E", "--conflict-exit-code") else 1
+    if j + 1 < len(words) and words[j + 1].value in ("-c", "--command"):
+        return None
+    return j + 1  # the FILE
+
+
 HANDLERS: dict[str, Handler] = {
     "sudo": _h_sudo,
     "doas": _h_doas,
@@ -287,4 +320,7 @@ HANDLERS: dict[str, Handler] = {
     "busybox": _h_busybox,
     "chroot": _h_chroot,
     "fakeroot": _h_fakeroot,
+    "pkexec": _h_pkexec,
+    "systemd-run": _h_systemd_run,
+    "flock": _h_flock,
 }
