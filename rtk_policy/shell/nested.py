@@ -135,12 +135,13 @@ def find_exec_commands(words: Sequence[Word]) -> list[Sequence[Word]]:
     return out
 
 
-DASH_C_RUNNERS = frozenset({"su", "runuser", "flock", "script"})
+DASH_C_RUNNERS = frozenset({"su", "runuser", "flock", "script", "sg"})
 _WATCH_WITH_ARG = "nq"
 
 
 def dash_c_script(name: str, words: Sequence[Word]) -> Word | None:
-    """The command string of `su -c CMD`, `runuser -c`, `flock FILE -c CMD`, `script -c CMD`."""
+    """The command string of `su -c CMD`, `runuser -c`, `flock FILE -c CMD`, `script -c CMD`,
+    `sg GROUP -c CMD`."""
     if name not in DASH_C_RUNNERS:
         return None
     for k, w in enumerate(words[1:], start=1):

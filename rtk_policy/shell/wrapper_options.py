@@ -294,6 +294,48 @@ def _h_flock(words: Sequence[Word], i: int, p: Peel) -> int | None:
     return j + 1  # the FILE
 
 
+def _short_args(with_arg: str, long_with_arg: tuple[str, ...] = ()) -> Handler:
+    """A handler for a program that runs its operands as a command after options, `with_arg` and
+    `long_with_arg` naming the options that take a separate value."""
+
+    def handler(words: Sequence[Word], i: int, p: Peel) -> int | None:
+        return _options(words, i + 1, with_arg, long_with_arg)
+
+    return handler
+
+
+def _h_gdb(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    """`gdb … --args PROGRAM ARGS…` runs PROGRAM (without --args gdb runs no command line)."""
+    for j in range(i + 1, len(words)):
+        if words[j].value == "--args":
+            return j + 1
+    return None
+
+
+#: Tracing, sandboxing and resource-limiting programs that run their operands as a command: peeled
+#: for security only (RTK never rewrites behind them), each with the options that take a value.
+_RUNNERS: dict[str, Handler] = {
+    "strace": _short_args("abeEIoOpPsSuX"),
+    "ltrace": _short_args("aADeFlnopsuwx"),
+    "valgrind": _short_args(""),
+    "xvfb-run": _short_args(
+        "efnpsw", ("--error-file", "--auth-file", "--server-num", "--server-args")
+    ),
+    "dbus-run-session": _short_args("", ("--config-file", "--dbus-daemon")),
+    "torsocks": _short_args("upaP"),
+    "firejail": _short_args(""),
+    "unshare": _short_args("S", ("--propagation", "--setgroups", "--map-user", "--map-group")),
+    "setpriv": _short_args(""),
+    "nsenter": _short_args("tSG"),
+    "numactl": _short_args("NmCpi"),
+    "cpulimit": _short_args("lpe"),
+    "trickle": _short_args("duwtln"),
+    "proxychains": _short_args("f"),
+    "proxychains4": _short_args("f"),
+    "gdb": _h_gdb,
+}
+
+
 HANDLERS: dict[str, Handler] = {
     "sudo": _h_sudo,
     "doas": _h_doas,
@@ -323,4 +365,5 @@ HANDLERS: dict[str, Handler] = {
     "pkexec": _h_pkexec,
     "systemd-run": _h_systemd_run,
     "flock": _h_flock,
+    **_RUNNERS,
 }
