@@ -1,9 +1,10 @@
-"""Segments per second of the engine on the golden corpus (what `rewrite --batch` runs per line): the
-first pass (every program met for the first time) and the steady state of later passes, one process, one
-core; the warm time of a 1,000-segment command; then whole `rewrite --batch` processes over the corpus
-repeated `--copies` times with --jobs 1 and --jobs 2 (scaling across cores).
+"""Segments per second of the engine on the golden corpus (what `rewrite --batch` runs per line):
+the first pass (every program met for the first time) and the steady state of later passes, one
+process, one core; the warm time of a 1,000-segment command; then whole `rewrite --batch` processes
+over the corpus repeated `--copies` times with --jobs 1 and --jobs 2 (scaling across cores).
 
-Usage: python benchmarks/batch_throughput.py [--backend cel-expr|cel-python] [--seconds 20] [--copies 5]
+Usage: python benchmarks/batch_throughput.py [--backend cel-expr|cel-python] [--seconds 20]
+[--copies 5]
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
 def corpus() -> list[str]:
+    """The golden corpus commands (tests/corpus/commands.txt), comments and blank lines left out."""
     path = os.path.join(ROOT, "tests", "corpus", "commands.txt")
     with open(path, encoding="utf-8") as handle:
         return [line.rstrip("\n") for line in handle if line.strip() and not line.startswith("#")]
@@ -86,6 +88,7 @@ def batch_processes(backend: str | None, commands: list[str], copies: int) -> di
 
 
 def main() -> int:
+    """Print one JSON line: engine passes, long commands and whole batch processes."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--backend", default=None)
     parser.add_argument("--seconds", type=float, default=20.0)

@@ -27,6 +27,7 @@ COMMANDS = [
 
 
 def rss_kib(pid: int) -> int:
+    """Resident memory of process `pid` in KiB (VmRSS; 0 when it cannot be read)."""
     with open(f"/proc/{pid}/status") as status:
         for line in status:
             if line.startswith("VmRSS:"):
@@ -35,6 +36,7 @@ def rss_kib(pid: int) -> int:
 
 
 def main() -> int:
+    """Run a server, send the requests, print one JSON line with its memory along the way."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=100_000)
     parser.add_argument("--seconds", type=float, default=900.0)

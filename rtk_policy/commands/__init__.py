@@ -1,0 +1,1 @@
+"""The subcommands: one module each, with `run(args, stdin, stdout, stderr) -> int`."""
