@@ -167,3 +167,16 @@ def test_rewrite_words_are_the_command(
     except SystemExit as error:  # argparse's own exit
         got = error.code
     assert (got, capsys.readouterr().out) == (code, stdout)
+
+
+def test_an_arithmetic_command_is_a_segment_no_allow_rule_matches(engine) -> None:
+    """§4.3/§4.4: `(( x ))` is split off as a segment; with allow `git status` alone, not every
+    segment is allowed, so the verdict is Default (exit 3 with the rewrite), not Allow (exit 0)."""
+    import attrs
+
+    loaded, cwd = engine
+    context = attrs.evolve(loaded.context(agent="", cwd=cwd), claude_allow=("git status",))
+    decision = loaded.evaluate("(( x )) && git status", context).decision
+    assert exit_code(decision) == (3, "(( x )) && rtk git status")
+    alone = loaded.evaluate("git status", context).decision
+    assert exit_code(alone) == (0, "rtk git status")

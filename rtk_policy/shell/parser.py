@@ -233,7 +233,8 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
         elif t == "subshell":
             self.sequence(src, node.children, nest(ctx, "subshell"))
         elif t == "compound_statement" and node.child_count and node.children[0].type == "((":
-            self.substitutions(src, node, ctx)
+            # `(( x ))`: an arithmetic command is a segment too (§4.3), never rewritten (§3.3)
+            self.test_command(src, node, ctx._replace(no_rewrite=ctx.no_rewrite or "arithmetic"))
         elif t == "compound_statement":
             self._group_first = True
             self.sequence(src, node.children, nest(ctx, "group"))
@@ -269,7 +270,7 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
                 self.sequence(src, kids, inner)
 
     def test_command(self, src: Source, node: Any, ctx: Ctx) -> None:
-        """`[[ ... ]]` / `[ ... ]`: one segment, its words the bracketed text split on blanks."""
+        """`[[ ... ]]`, `[ ... ]`, `(( ... ))`: one segment, its words the text split on blanks."""
         text = src.slice(node)
         base = src.char(node.start_byte)
         words, pos = [], 0
