@@ -45,7 +45,7 @@ def parse(src: Source) -> Any:
             data[s:e] = b" " * (e - s)
         src.parse_data = bytes(data)
         src.negated_at = src.negated_at | negated
-        src.coproc_at = src.coproc_at | {s for s, e in spans if _original_word(src, s) == b"coproc"}
+        src.coproc_at = src.coproc_at | {s for s, _ in spans if src.data.startswith(b"coproc", s)}
         root = src.parse()
     return root
 
@@ -87,14 +87,6 @@ def _opener(text: str) -> bool:
     word, so its first blank-separated part counts."""
     parts = text.split(None, 1)
     return bool(parts) and parts[0] in _COMPOUND_OPENERS
-
-
-def _original_word(src: Source, start: int) -> bytes:
-    """The word of the original text at byte `start` (before any blanking)."""
-    end = start
-    while end < len(src.data) and src.data[end : end + 1] not in (b" ", b"\t", b"\n", b""):
-        end += 1
-    return src.data[start:end]
 
 
 def _coproc(src: Source, node: Any) -> list[tuple[int, int]]:

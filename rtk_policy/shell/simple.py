@@ -217,11 +217,7 @@ class CommandsMixin:
             if script is not None:
                 self._script(script, inner, "shell_c", d)
             elif not has_operand:
-                text = nested.here_input(
-                    [r.redirect for r in redirs], [r.body for r in redirs if r.body]
-                )
-                if text is not None:
-                    self._walk_text(text, inner._replace(origin="shell_c"))
+                self._walk_stdin(redirs, inner)
         elif name in nested.DASH_C_RUNNERS:
             script = nested.dash_c_script(name, cmd)
             if script is not None:
@@ -238,11 +234,7 @@ class CommandsMixin:
         elif name in ("source", "."):
             operand = cmd[1] if len(cmd) > 1 else None
             if operand is not None and operand.value in ("/dev/stdin", "/proc/self/fd/0"):
-                text = nested.here_input(
-                    [r.redirect for r in redirs], [r.body for r in redirs if r.body]
-                )
-                if text is not None:
-                    self._walk_text(text, inner._replace(origin="shell_c"))
+                self._walk_stdin(redirs, inner)
             elif operand is not None and operand.raw.startswith(("<(", "/dev/fd/")):
                 d.dynamic = True  # `. <(curl …)`: code made at run time, never attested
         elif name == "trap":
@@ -257,6 +249,12 @@ class CommandsMixin:
             for sub in nested.find_exec_commands(cmd):
                 sub = list(sub)
                 self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
+
+    def _walk_stdin(self, redirs: Sequence[RedirectNode], inner: Ctx) -> None:
+        """Walk the script a shell (or `source /dev/stdin`) reads from a here-string or heredoc."""
+        text = nested.here_input([r.redirect for r in redirs], [r.body for r in redirs if r.body])
+        if text is not None:
+            self._walk_text(text, inner._replace(origin="shell_c"))
 
     def _script(self, word: Word, inner: Ctx, origin: str, d: Draft) -> None:
         """Walk the script of `bash -c` / `env -S`; a dynamic script makes the program dynamic."""
@@ -283,8 +281,11 @@ class CommandsMixin:
 
 
 #: The programs `_nested` looks into (their scripts, eval text, xargs / find -exec commands).
-_RUNS_CODE = nested.SHELLS | nested.DASH_C_RUNNERS | {"watch", "eval", "trap", "xargs", "find"}
-_RUNS_CODE |= {"source", "."}
+_RUNS_CODE = (
+    nested.SHELLS
+    | nested.DASH_C_RUNNERS
+    | {"watch", "eval", "trap", "source", ".", "xargs", "find"}
+)
 
 
 def nest(ctx: Ctx, origin: str, no_rewrite: str = "") -> Ctx:
