@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_IFS_RUN = re.compile(r"[ \t\n]+")
+from rtk_policy.lazy_re import lazy
+
+_IFS_RUN = lazy(globals(), "_IFS_RUN", r"[ \t\n]+")
 
 
 def normalise(text: str) -> str:

@@ -14,11 +14,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from rtk_policy.lazy_re import lazy
 from rtk_policy.policy.functions import Function
 from rtk_policy.shell.words import assignment_name, dequote
 
 IFS = " \t\n"
-_CONTINUATION = re.compile(r"[ \t\v\f]*\\(?:\r\n|\n)[ \t\v\f]*")
+_CONTINUATION = lazy(globals(), "_CONTINUATION", r"[ \t\v\f]*\\(?:\r\n|\n)[ \t\v\f]*")
 
 
 def collapse_continuations(text: str) -> str:
@@ -85,9 +86,11 @@ def word_value(raw: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # classification normal form (§3.5 step 5)
 
-_GIT_GLOBAL = re.compile(
+_GIT_GLOBAL = lazy(
+    globals(),
+    "_GIT_GLOBAL",
     r"^(?:(?:-C[ \t\n]+\S+|-c[ \t\n]+\S+|--git-dir(?:=\S+|[ \t\n]+\S+)|--work-tree(?:=\S+|[ \t\n]+\S+)"
-    r"|--no-pager|--no-optional-locks|--bare|--literal-pathspecs)[ \t\n]+)+"
+    r"|--no-pager|--no-optional-locks|--bare|--literal-pathspecs)[ \t\n]+)+",
 )
 _GOLANGCI_VALUE_OPTS = frozenset(
     {"--color", "--config", "-c", "--concurrency", "-j", "--cpu-profile-path", "--mem-profile-path",
@@ -109,7 +112,8 @@ def rtk_norm(text: str) -> str:
         first = first.rsplit("/", 1)[1]
     if first in ("git", "yadm"):
         body = rest.lstrip(IFS)
-        rest = " " + _GIT_GLOBAL.sub("", body) if body else ""
+        # every global option starts with `-`: the regex runs only when one may be there
+        rest = " " + (_GIT_GLOBAL.sub("", body) if body[0] == "-" else body) if body else ""
     elif first in ("golangci-lint", "golangci"):
         rest = _golangci_run_part(words) or rest
     return first + rest
@@ -310,7 +314,7 @@ def rtk_tool_form(argv: list[str]) -> str:
     return " ".join(words)
 
 
-_PLAIN_WORD = re.compile(r"[\w\-./=:@%+,^~]*")
+_PLAIN_WORD = lazy(globals(), "_PLAIN_WORD", r"[\w\-./=:@%+,^~]*")
 
 
 def _escaped(word: str) -> str:

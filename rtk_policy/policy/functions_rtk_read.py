@@ -6,14 +6,15 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from rtk_policy.lazy_re import lazy
 from rtk_policy.policy.functions import Function
 from rtk_policy.policy.functions_rtk import IFS, collapse_continuations, split_words, word_value
 
 # ---------------------------------------------------------------------------------------------
 # head / tail / cat → rtk read (§3.10)
 
-_REDIRECT_WORD = re.compile(r"[0-9]*[<>&]")
-_OPERAND_RE = re.compile(r"^[\w.\-/~+@:,=]+$")
+_REDIRECT_WORD = lazy(globals(), "_REDIRECT_WORD", r"[0-9]*[<>&]")
+_OPERAND_RE = lazy(globals(), "_OPERAND_RE", r"^[\w.\-/~+@:,=]+$")
 
 
 def _plain_operand(raw: str) -> bool:

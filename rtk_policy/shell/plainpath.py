@@ -19,9 +19,9 @@ every corpus and on generated variants.
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
+from rtk_policy.lazy_re import lazy
 from rtk_policy.shell.model import Redirect
 from rtk_policy.shell.words import Word, make_word
 
@@ -44,10 +44,13 @@ _ARGUMENT = rf"(?:[A-Za-z0-9_./:,+@%~*?-]|{_QUOTED})(?:[A-Za-z0-9_./:,+@%=~*?-]+
 _COMMAND = rf"(?:{_ASSIGNMENT}[ \t]+)*(?:{_ASSIGNMENT}|{_PROGRAM}(?:[ \t]+(?:2>&1|{_ARGUMENT}))*+)"
 _OP = r"&&|\|\||\||;"
 _OPERATORS = frozenset({"&&", "||", "|", ";"})  #: the tokens `_OP` matches
-_SHAPE = re.compile(rf"[ \t]*{_COMMAND}(?:[ \t]*(?:{_OP})[ \t]*{_COMMAND})*+[ \t]*(?:;[ \t]*)?")
-_TOKEN = re.compile(rf"2>&1|{_WORD}|{_OP}")
-_ASSIGNMENT_RE = re.compile(_ASSIGNMENT)
-_UNQUOTED_HEAD = re.compile(r"[^'\"]*")  #: the part of a word before its first quote
+_SHAPE = lazy(
+    globals(), "_SHAPE", rf"[ \t]*{_COMMAND}(?:[ \t]*(?:{_OP})[ \t]*{_COMMAND})*+[ \t]*(?:;[ \t]*)?"
+)
+_TOKEN = lazy(globals(), "_TOKEN", rf"2>&1|{_WORD}|{_OP}")
+_ASSIGNMENT_RE = lazy(globals(), "_ASSIGNMENT_RE", _ASSIGNMENT)
+#: the part of a word before its first quote
+_UNQUOTED_HEAD = lazy(globals(), "_UNQUOTED_HEAD", r"[^'\"]*")
 #: Words tree-sitter-bash reads as grammar (keywords, declaration commands) or that the walker
 #: treats specially before parsing (`time`, `coproc`): a source with one as a program word takes the
 #: tree walk (as an argument, `echo done`, it is a plain word).
@@ -104,6 +107,9 @@ def commands(text: str) -> list[PlainCommand] | None:
         text.count("|") + text.count("&") + text.count(";") > 2 * MAX_COMMANDS + 2
     ):
         return None  # surely too many commands (or quoted operators): no regex over all of it
+    single = _single_command(text)
+    if single is not None:
+        return single
     if _SHAPE.fullmatch(text) is None:
         return None
     out: list[PlainCommand] = []
@@ -137,6 +143,34 @@ def commands(text: str) -> list[PlainCommand] | None:
     if len(out) > MAX_COMMANDS or ("|" in text and "=" in text and not _stages_ok(out)):
         return None
     return out
+
+
+#: `_PROGRAM` and `_ARGUMENT` without quotes or globs (`_single_command`)
+_PROGRAM_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-")
+_ARGUMENT_CHARS = _PROGRAM_CHARS | frozenset(":,+@%=~")
+_SINGLE_CHARS = _ARGUMENT_CHARS | frozenset(" \t")
+
+
+def _single_command(text: str) -> list[PlainCommand] | None:
+    """`commands(text)` without a regex for the commonest source, one command of unquoted words
+    without globs (`git status`, `ls -la src/`): a program word of `_PROGRAM` characters not
+    starting with `-` (so not an assignment), arguments of `_ARGUMENT` characters not starting with
+    `=`, blanks around them. `_SHAPE` matches such a source and `_TOKEN` cuts it at its blanks, so
+    the result is the same; None for any other source (`commands` then runs the regexes)."""
+    if not _SINGLE_CHARS.issuperset(text):
+        return None
+    words: list[Word] = []
+    start = 0
+    for raw in text.replace("\t", " ").split(" "):
+        if raw:
+            if words:
+                if raw[0] == "=":
+                    return None
+            elif raw[0] == "-" or not _PROGRAM_CHARS.issuperset(raw) or raw in RESERVED:
+                return None
+            words.append(_new_tuple(Word, (raw, raw, start, start + len(raw), False, False, False)))
+        start += len(raw) + 1
+    return [(words, [], "", "")] if words else None
 
 
 def _stages_ok(cmds: list[PlainCommand]) -> bool:

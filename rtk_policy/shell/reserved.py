@@ -12,9 +12,9 @@ a blanked `!` are remembered in `Source.negated_at` so that their segments stay 
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
+from rtk_policy.lazy_re import lazy
 from rtk_policy.shell.simple import RUN_BY_EXEC
 from rtk_policy.shell.source import Source
 
@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 _COMPOUND_OPENERS = frozenset(
     {"if", "while", "until", "for", "case", "select", "function", "{", "[[", "(("}
 )
-_HINT = re.compile(rb"(?:^|[\s;&|(){}`])(?:!|time|coproc)[\s(]")
+_HINT = lazy(globals(), "_HINT", rb"(?:^|[\s;&|(){}`])(?:!|time|coproc)[\s(]")
 #: a coprocess name: `coproc NAME { …; }` (bash reads a NAME only before a compound command)
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = lazy(globals(), "_NAME", r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_PASSES = 4
 
 

@@ -7,11 +7,11 @@ fed to a shell, `env -S`, and the commands of `xargs` and `find -exec`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any
 
+from rtk_policy.lazy_re import lazy
 from rtk_policy.shell import nested
 from rtk_policy.shell.draft import GRAMMAR_WORDS, Ctx, Draft
 from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode, read_redirects
@@ -19,7 +19,7 @@ from rtk_policy.shell.source import Source
 from rtk_policy.shell.words import Word, basename, make_word
 from rtk_policy.shell.wrappers import peel
 
-_SUB_RE = re.compile(r"\$\(|`|[<>]\(")
+_SUB_RE = lazy(globals(), "_SUB_RE", r"\$\(|`|[<>]\(")
 _KEYWORD_TOKENS = frozenset(
     {
         "export",
@@ -39,8 +39,8 @@ _KEYWORD_TOKENS = frozenset(
 SKIP_TYPES = frozenset({"comment", "heredoc_body", "heredoc_start", "heredoc_end"})
 SUBST = {"command_substitution": "substitution", "process_substitution": "process_substitution"}
 _PLAIN_MIN = 32  #: commands with fewer syntax nodes take the ordinary walk
-_PLAIN = re.compile(r"[A-Za-z0-9_./:,+@%=-]+(?:[ \t]+[A-Za-z0-9_./:,+@%=-]+)*")
-_PLAIN_WORD = re.compile(r"[^ \t]+")
+_PLAIN = lazy(globals(), "_PLAIN", r"[A-Za-z0-9_./:,+@%=-]+(?:[ \t]+[A-Za-z0-9_./:,+@%=-]+)*")
+_PLAIN_WORD = lazy(globals(), "_PLAIN_WORD", r"[^ \t]+")
 _new_tuple = tuple.__new__
 _BODIES = {
     "subshell": "subshell",

@@ -8,15 +8,16 @@ length and the mapping stays exact.
 from __future__ import annotations
 
 import bisect
-import re
 from typing import Any
 
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+from rtk_policy.lazy_re import lazy
+
+_NON_ASCII = lazy(globals(), "_NON_ASCII", r"[^\x00-\x7f]")
 #: A character above U+00FF where tree-sitter-bash 0.25's brace-range scanner (`{1..2}`) passes the
 #: lookahead to `isdigit`, a table lookup meant for bytes: it can crash (a segfault, at random, more
 #: often the higher the code point). It is parsed as Latin-1 letters of the same UTF-8 length, so
 #: byte offsets are unchanged.
-_AFTER_BRACE = re.compile("(\\{[0-9]*(?:\\.\\.[0-9]*)?)([^\x00-\xff])")
+_AFTER_BRACE = lazy(globals(), "_AFTER_BRACE", "(\\{[0-9]*(?:\\.\\.[0-9]*)?)([^\x00-\xff])")
 _SAFE = {2: "\u00e9", 3: "\u00e9x", 4: "\u00e9\u00e9"}
 _PARSER: Any = None
 _NONE: frozenset[int] = frozenset()

@@ -8,19 +8,21 @@ extglob word, a group in a pipeline, `coproc`) only affects the commands of that
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Sequence
 
+from rtk_policy.lazy_re import lazy
 from rtk_policy.shell.draft import Draft
 from rtk_policy.shell.scan import Scan
 
-_CONTINUATION = re.compile(r"[ \t\v\f]*\\\r?\n[ \t\v\f]*")
-_BLOCK_START = re.compile(
-    r"(for|if|while|until|case|fi|done|esac)(?![^\s;&|()<>])|\(\(|\[\[|\]\]|[{}()]"
+_CONTINUATION = lazy(globals(), "_CONTINUATION", r"[ \t\v\f]*\\\r?\n[ \t\v\f]*")
+_BLOCK_START = lazy(
+    globals(),
+    "_BLOCK_START",
+    r"(for|if|while|until|case|fi|done|esac)(?![^\s;&|()<>])|\(\(|\[\[|\]\]|[{}()]",
 )
 _CONT_OPS = ("&&", "||", "|&", "|")
-_EXTGLOB = re.compile(r"(?<![\\$])[@+*?!]\(")
-_EMPTY_STAGE = re.compile(r"\|(?:&[ \t]*|[ \t]+)\|(?!\|)")
+_EXTGLOB = lazy(globals(), "_EXTGLOB", r"(?<![\\$])[@+*?!]\(")
+_EMPTY_STAGE = lazy(globals(), "_EMPTY_STAGE", r"\|(?:&[ \t]*|[ \t]+)\|(?!\|)")
 
 
 def join_continuations(text: str) -> str:

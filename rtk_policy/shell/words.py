@@ -10,13 +10,15 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from rtk_policy.lazy_re import lazy
+
 _NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _SPECIAL_PARAMS = frozenset("0123456789@*#?$!-")
 _GLOB_CHARS = frozenset("*?[")
-_PLAIN_RUN = re.compile(r"[^\\'\"$`]+")
+_PLAIN_RUN = lazy(globals(), "_PLAIN_RUN", r"[^\\'\"$`]+")
 #: A character `dequote` acts on: a word without one is its own value, static, no glob, unquoted.
-_NEEDS_DEQUOTE = re.compile(r"[\\'\"$`*?\[]")
-_ASSIGNMENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+_NEEDS_DEQUOTE = lazy(globals(), "_NEEDS_DEQUOTE", r"[\\'\"$`*?\[]")
+_ASSIGNMENT_RE = lazy(globals(), "_ASSIGNMENT_RE", r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _ANSI_SIMPLE = {
     "a": "\a",
     "b": "\b",
