@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import attrs
+from rtk_policy import record
 
 FAIL_MODES = ("open", "closed", "deny")
 BACKENDS = ("cel-expr", "cel-python")
@@ -30,7 +30,7 @@ class ConfigError(Exception):
     """A config file that cannot be read or holds a bad value."""
 
 
-@attrs.frozen
+@record.frozen
 class Config:
     """The merged settings of every config layer."""
 
@@ -81,7 +81,7 @@ def load_config(config_path: str | None = None, cwd: str | None = None) -> Confi
 
 def config_from_mapping(data: dict[str, object], base: Config | None = None) -> Config:
     """A `Config` with the keys of `data` overriding `base` (used for per-line `--batch` overrides)."""
-    merged = attrs.asdict(base or Config())
+    merged = record.asdict(base or Config())
     merged.pop("sources", None)
     audit = {
         "enabled": merged.pop("audit_enabled"),

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import attrs
+from rtk_policy import record
 
 #: Verdicts of a whole command. "none" means no opinion: the host's own rules decide.
 VERDICT_ALLOW, VERDICT_ASK, VERDICT_DENY, VERDICT_NONE = "allow", "ask", "deny", "none"
 
 
-@attrs.frozen
+@record.frozen
 class Decision:
     """What rtk-policy answers for one command."""
 

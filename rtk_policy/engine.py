@@ -6,7 +6,7 @@ and `serve` call.
 
 from __future__ import annotations
 
-import attrs
+from rtk_policy import record
 
 from rtk_policy.config import Config
 from rtk_policy.decision import Decision, decide
@@ -15,7 +15,7 @@ from rtk_policy.rewrite import assemble_rewrite
 from rtk_policy.shell import CommandLine, parse
 
 
-@attrs.frozen
+@record.frozen
 class Outcome:
     """Everything known about one decision: the parse, the rule results and the verdict."""
 
@@ -24,7 +24,7 @@ class Outcome:
     decision: Decision
 
 
-@attrs.define
+@record.mutable
 class Engine:
     """A loaded policy set and config, ready to decide commands."""
 

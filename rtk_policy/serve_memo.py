@@ -24,7 +24,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-import attrs
+from rtk_policy import record
 
 #: Outcomes kept per engine; the least recently used one is dropped first.
 MEMO_SIZE = 2048
@@ -106,7 +106,7 @@ def unevaluated(outcome: Any) -> Any:
     then says that no evaluation time was spent)."""
     if outcome is None or getattr(outcome.evaluation, "eval_us", 0) == 0:
         return outcome
-    return attrs.evolve(outcome, evaluation=attrs.evolve(outcome.evaluation, eval_us=0))
+    return record.evolve(outcome, evaluation=record.evolve(outcome.evaluation, eval_us=0))
 
 
 #: Seconds during which a stat check that found nothing changed stands: a change to a watched file

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import attrs
 
+from rtk_policy import record
 from rtk_policy.decision import decide
 from rtk_policy.policy.model import Context, Evaluation, Example, Rule
 
@@ -44,7 +45,7 @@ def build_context(
     """The engine's context with `claude` rules ({deny, ask, allow}), `config` overrides
     (exclude_commands, transparent_prefixes, disabled_rules) and request `fields` (agent, cwd, …)."""
     base = engine.context(**(fields or {}))  # type: ignore[attr-defined]
-    return attrs.evolve(
+    return record.evolve(
         base,
         claude_deny=tuple(claude.get("deny", ())),
         claude_ask=tuple(claude.get("ask", ())),
@@ -94,13 +95,13 @@ def matched_rule_ids(evaluation: Evaluation) -> tuple[str, ...]:
 def only_rules(evaluation: Evaluation, keep: Callable[[Rule], bool]) -> Evaluation:
     """The evaluation restricted to the permission hits of the rules `keep` accepts."""
     results = tuple(
-        attrs.evolve(
+        record.evolve(
             result,
             permission_hits=tuple(h for h in result.permission_hits if keep(h.rule)),
         )
         for result in evaluation.results
     )
-    return attrs.evolve(evaluation, results=results)
+    return record.evolve(evaluation, results=results)
 
 
 def _only_file(evaluation: Evaluation, file: str) -> Evaluation:

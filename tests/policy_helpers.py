@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import attrs
+from rtk_policy import record
 
 from rtk_policy.shell.model import CommandLine, Redirect, Segment
 
@@ -24,18 +24,18 @@ def seg(text: str, **fields: object) -> Segment:
         operator_before="", operator_after="", background=False, negated=False, depth=0, origin="top",
         parent=-1, dynamic_program=False, rewritable=True,
     )  # fmt: skip
-    return attrs.evolve(base, **fields)
+    return record.evolve(base, **fields)
 
 
 def line(*segments: Segment, **fields: object) -> CommandLine:
     """A command line of `segments` (re-indexed), joined by " && " unless `text` is given."""
-    indexed = tuple(attrs.evolve(s, index=i) for i, s in enumerate(segments))
+    indexed = tuple(record.evolve(s, index=i) for i, s in enumerate(segments))
     base = CommandLine(
         text=" && ".join(s.text for s in segments), segments=indexed, parse_error=False,
         has_substitution=False, has_heredoc=False, has_here_string=False, has_file_redirect=False,
         unattestable=False, multiline=False, rewrite_refused=False, error="",
     )  # fmt: skip
-    return attrs.evolve(base, **fields)
+    return record.evolve(base, **fields)
 
 
 def redirect(op: str, target: str, fd: int = -1, is_file: bool = True) -> Redirect:

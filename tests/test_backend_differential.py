@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import attrs
+from rtk_policy import record
 import pytest
 
 from rtk_policy.config import Config
@@ -80,7 +80,7 @@ def _mismatches(engines: dict[str, Engine], rules: dict[str, Any]) -> list[str]:
                 for field in FIELDS
                 if getattr(primary, field) != getattr(second, field)
             }
-            found.append(f"{command!r}: cel-expr vs cel-python {diff or attrs.asdict(second)}")
+            found.append(f"{command!r}: cel-expr vs cel-python {diff or record.asdict(second)}")
     return found
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from rtk_policy import record
 from rtk_policy.commands.rewrite import exit_code
 from rtk_policy.engine import load_engine
 
@@ -172,10 +173,8 @@ def test_rewrite_words_are_the_command(
 def test_an_arithmetic_command_is_a_segment_no_allow_rule_matches(engine) -> None:
     """§4.3/§4.4: `(( x ))` is split off as a segment; with allow `git status` alone, not every
     segment is allowed, so the verdict is Default (exit 3 with the rewrite), not Allow (exit 0)."""
-    import attrs
-
     loaded, cwd = engine
-    context = attrs.evolve(loaded.context(agent="", cwd=cwd), claude_allow=("git status",))
+    context = record.evolve(loaded.context(agent="", cwd=cwd), claude_allow=("git status",))
     decision = loaded.evaluate("(( x )) && git status", context).decision
     assert exit_code(decision) == (3, "(( x )) && rtk git status")
     alone = loaded.evaluate("git status", context).decision

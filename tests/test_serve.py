@@ -14,7 +14,7 @@ import time
 import pytest
 from conftest import private_folders
 
-from rtk_policy import client, serve, serve_http, serve_memo
+from rtk_policy import client, record, serve, serve_http, serve_memo
 from rtk_policy.audit_verify import verify
 from rtk_policy.commands.hook import answer_payload
 
@@ -286,13 +286,12 @@ def test_memo_engine_skips_unhashable_contexts_and_stays_bounded():
         calls = 0
 
         def evaluate(self, text, context):
-            import attrs
-
+            from rtk_policy import record
             from rtk_policy.policy.model import Evaluation
 
             Counting.calls += 1
 
-            @attrs.frozen
+            @record.frozen
             class Outcome:
                 evaluation: Evaluation
                 decision: str
@@ -380,7 +379,6 @@ def test_frozen_payloads_tell_json_types_apart():
 
 def test_agents_render_without_the_ids_transcript_or_raw_payload():
     """What the remembered renderings rely on: `render` reads none of these request fields."""
-    import attrs
     from test_audit_support import make_decision
 
     from rtk_policy.agents import AGENTS, agent_module
@@ -403,7 +401,7 @@ def test_agents_render_without_the_ids_transcript_or_raw_payload():
                 cwd="/tmp",
                 variant=variant,
             )
-            other = attrs.evolve(
+            other = record.evolve(
                 base, session_id="s9", tool_use_id="t9", transcript_path="/x", raw={"a": 1}
             )
             for decision in decisions:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
+from rtk_policy import record
 
 from rtk_policy.agents import common
 from rtk_policy.agents.common import HookRequest
@@ -42,7 +42,7 @@ def parse_compatible(payload: dict[str, Any], agent: str, **fields: str) -> Hook
     request = parse_request({**payload, "tool_name": "Bash"}, agent=agent)
     if request is None:
         return None
-    return attrs.evolve(request, tool_name=common.text_field(payload, "tool_name"), **fields)
+    return record.evolve(request, tool_name=common.text_field(payload, "tool_name"), **fields)
 
 
 def output(

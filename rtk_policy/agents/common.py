@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import attrs
+from rtk_policy import record
 
 #: The reason RTK gives for a plain rewrite; kept so that RTK-shaped consumers see the same text.
 REWRITE_REASON = "RTK auto-rewrite"
@@ -28,14 +28,14 @@ class BadRequest(Exception):
     """A shell-tool payload we cannot judge (missing or non-string command, wrong types)."""
 
 
-@attrs.frozen(eq=False)
+@record.frozen(eq=False)
 class HookRequest:
     """One agent's PreToolUse call, normalised across protocols."""
 
     agent: str  #: "claude" | "copilot" | "gemini" | "cursor" | "codex"
     command: str  #: the shell command the agent wants to run
     tool_name: str = ""
-    tool_input: dict[str, Any] = attrs.field(factory=dict)  #: the original tool input, every field
+    tool_input: dict[str, Any] = record.Factory(dict)  #: the original tool input, every field
     cwd: str = ""
     session_id: str = ""
     tool_use_id: str = ""
@@ -44,7 +44,7 @@ class HookRequest:
     variant: str = (
         ""  #: a protocol dialect, e.g. Copilot "claude" | "cli" | "ide", Cursor event name
     )
-    raw: dict[str, Any] = attrs.field(factory=dict)  #: the whole payload as received
+    raw: dict[str, Any] = record.Factory(dict)  #: the whole payload as received
 
 
 #: Characters that some readers take as line breaks although JSON allows them raw in strings.

@@ -19,6 +19,7 @@ from typing import IO
 
 import attrs
 
+from rtk_policy import record
 from rtk_policy.commands.rewrite import batch_answer, dumps, request_context
 
 _CONFIG_KEYS = {"exclude_commands", "transparent_prefixes", "disabled_rules"}
@@ -156,7 +157,7 @@ def _line_context(base: object, request: object) -> object:
             raise TypeError('"claude" must be an object')
         for key in ("deny", "ask", "allow"):
             changes[f"claude_{key}"] = _strings(claude.get(key, []), f"claude.{key}")
-    return attrs.evolve(base, **changes) if changes else base  # type: ignore[misc]
+    return record.evolve(base, **changes) if changes else base  # type: ignore[misc]
 
 
 def _strings(value: object, name: str) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ import json
 import os
 from typing import IO
 
-import attrs
+from rtk_policy import record
 
 from rtk_policy.commands.rewrite import exit_code, join_words, request_context
 
@@ -39,7 +39,7 @@ def explain_data(outcome: object) -> dict[str, object]:
     decision = outcome.decision  # type: ignore[attr-defined]
     segments = []
     for segment, result in zip(line.segments, outcome.evaluation.results, strict=True):  # type: ignore[attr-defined]
-        data = attrs.asdict(segment)
+        data = record.asdict(segment)
         data["rules"] = [
             {"id": tried.rule.id, "kind": tried.rule.kind, "decision": tried.rule.decision,
              "mode": tried.rule.mode, "matched": tried.matched, "message": tried.message,
@@ -54,7 +54,7 @@ def explain_data(outcome: object) -> dict[str, object]:
         "flags": {flag: getattr(line, flag) for flag in _FLAGS},
         "error": line.error,
         "segments": segments,
-        "decision": attrs.asdict(decision),
+        "decision": record.asdict(decision),
         "exit": code,
         "stdout": stdout,
         "policy_digest": outcome.evaluation.policy_digest,  # type: ignore[attr-defined]

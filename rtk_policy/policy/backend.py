@@ -11,7 +11,7 @@ import importlib
 import os
 from typing import Any, Protocol
 
-import attrs
+from rtk_policy import record
 
 #: Backend names, primary first, and the module of each.
 BACKENDS = ("cel-expr", "cel-python")
@@ -19,7 +19,7 @@ _MODULES = {"cel-expr": "rtk_policy.policy.cel_expr", "cel-python": "rtk_policy.
 _INSTANCES: dict[str, Backend] = {}
 
 
-@attrs.frozen
+@record.frozen
 class CheckError:
     """One compile error, positioned in the expression (1-based line and column)."""
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
+from rtk_policy import record
 
 from rtk_policy.policy.model import Rule
 
@@ -15,7 +15,7 @@ NO_PROGRAM = -1
 COMPILED_FORMAT = "5"  # 5: the classes below moved here from policyset.py
 
 
-@attrs.frozen
+@record.frozen
 class CompiledFile:
     """A policy file's metadata and the program indexes of its file-level expressions."""
 
@@ -29,7 +29,7 @@ class CompiledFile:
     consumer_guard: tuple[Any, ...] = ()
 
 
-@attrs.frozen
+@record.frozen
 class CompiledRule:
     """A rule and the program indexes of its expressions."""
 

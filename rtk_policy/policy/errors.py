@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import attrs
+from rtk_policy import record
 
 
-@attrs.frozen
+@record.frozen
 class Problem:
     """One problem found while loading a policy file, with its 1-based position."""
 

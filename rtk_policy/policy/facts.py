@@ -1,6 +1,6 @@
 """The CEL variables a policy sees: their static schema, and the values built from shell/policy models.
 
-The schema is derived from the attrs fields of `Segment`, `Redirect`, `CommandLine` and `Context`, so a
+The schema is derived from the record fields of `Segment`, `Redirect`, `CommandLine` and `Context`, so a
 field the shell stage adds later appears in CEL automatically. The schema feeds both the CEL type
 declarations of the backends and the static field checker (`checker.py`).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
+from rtk_policy import record
 
 from rtk_policy.policy.model import Context
 from rtk_policy.shell.model import CommandLine, Redirect, Segment
@@ -38,7 +38,7 @@ _PIPELINE_FIELDS = {
 
 
 def _record_of(cls: type, extra: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-    fields = {f.name: _TYPE_NAMES.get(str(f.type), DYN) for f in attrs.fields(cls)}
+    fields = {f.name: _TYPE_NAMES.get(str(f.type), DYN) for f in record.fields(cls)}
     fields.update(extra or {})
     return ("record", fields)
 
@@ -81,9 +81,9 @@ VARIABLES: dict[str, Any] = {
     "config": CONFIG,
 }
 
-_SEGMENT_NAMES = tuple(f.name for f in attrs.fields(Segment))
+_SEGMENT_NAMES = tuple(f.name for f in record.fields(Segment))
 _SEGMENT_SET = frozenset(_SEGMENT_NAMES) - frozenset(_PIPELINE_FIELDS)
-_COMMAND_NAMES = tuple(f.name for f in attrs.fields(CommandLine) if f.name != "segments")
+_COMMAND_NAMES = tuple(f.name for f in record.fields(CommandLine) if f.name != "segments")
 
 
 def schema_signature() -> str:

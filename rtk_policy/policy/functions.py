@@ -21,7 +21,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-import attrs
+from rtk_policy import record
 
 from rtk_policy.policy.bash_pattern import bash_rule_matches
 from rtk_policy.policy.regex import re_matches
@@ -33,7 +33,7 @@ EXTENSION_MODULES: tuple[str, ...] = (
 )
 
 
-@attrs.frozen
+@record.frozen
 class Function:
     """One overload of a custom CEL function."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import attrs
+from rtk_policy import record
 
 VERDICTS = ("allow", "ask", "deny")
 MODES = ("enforce", "warn", "audit")
@@ -10,7 +10,7 @@ MODES = ("enforce", "warn", "audit")
 PIPELINE_ROLES = ("never", "producer", "final", "both")
 
 
-@attrs.frozen
+@record.frozen
 class Example:
     """An inline example of a rule: a command and what the whole policy set must answer for it."""
 
@@ -24,7 +24,7 @@ class Example:
     overrides: tuple[tuple[str, object], ...] = ()
 
 
-@attrs.frozen
+@record.frozen
 class Rule:
     """One rule of a policy file, without its compiled expressions."""
 
@@ -43,7 +43,7 @@ class Rule:
     examples: tuple[Example, ...] = ()
 
 
-@attrs.frozen
+@record.frozen
 class Context:
     """Everything a policy may see besides the command: the `ctx`, `claude` and `config` CEL variables."""
 
@@ -65,7 +65,7 @@ class Context:
     disabled_rules: tuple[str, ...] = ()  #: rule ids switched off in the config
 
 
-@attrs.frozen
+@record.frozen
 class RuleResult:
     """The outcome of trying one rule on one segment."""
 
@@ -76,7 +76,7 @@ class RuleResult:
     error: str = ""  #: an evaluation error; a rule that errors does not match
 
 
-@attrs.frozen
+@record.frozen
 class SegmentResult:
     """All rule outcomes for one segment."""
 
@@ -87,7 +87,7 @@ class SegmentResult:
     safe_consumer: bool  #: the segment may consume a rewritten producer's output (reference §3.4)
 
 
-@attrs.frozen
+@record.frozen
 class Evaluation:
     """The policy stage's answer for a whole command line."""
 
@@ -106,7 +106,7 @@ def unevaluable(rule: Rule, error: str) -> RuleResult:
     match.
     """
     if rule.kind == "permission" and rule.decision in ("deny", "ask"):
-        asking = attrs.evolve(rule, decision="ask")
+        asking = record.evolve(rule, decision="ask")
         message = f"rule {rule.id} could not be evaluated on this command ({error}); confirm it"
         return RuleResult(asking, True, message=message, error=error)
     return RuleResult(rule, False, error=error)

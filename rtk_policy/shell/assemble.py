@@ -6,7 +6,7 @@ import gc
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import attrs
+from rtk_policy import record
 
 from rtk_policy.shell.draft import Ctx, Draft, stage_programs, to_segment
 from rtk_policy.shell.model import CommandLine, Redirect
@@ -69,7 +69,7 @@ def _too_large(
     (their segments keep their offsets), and the whole is a parse error that nothing may allow or
     rewrite, so policies still see every command in that part and the rest is asked about."""
     head = assemble(text[:analysed], transparent, walker_cls)
-    return attrs.evolve(
+    return record.evolve(
         head,
         text=text,
         parse_error=True,
@@ -143,7 +143,7 @@ _FIELDS = (
     "text", "segments", "parse_error", "has_substitution", "has_heredoc", "has_here_string",
     "has_file_redirect", "unattestable", "multiline", "rewrite_refused", "error",
 )  # fmt: skip
-_POSITIONAL = tuple(f.name for f in attrs.fields(CommandLine)) == _FIELDS
+_POSITIONAL = tuple(f.name for f in record.fields(CommandLine)) == _FIELDS
 
 
 def _command_line_by_keywords(*values: Any) -> CommandLine:
@@ -223,7 +223,7 @@ def _recovered(
         segments = tuple(to_segment(d, pipes, error) for d in walker.drafts)
     except Exception:  # noqa: BLE001 - the stage must never raise
         segments = ()
-    return attrs.evolve(_failed(text, error), segments=segments)
+    return record.evolve(_failed(text, error), segments=segments)
 
 
 def _failed(text: str, error: str) -> CommandLine:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import NamedTuple
 
-import attrs
+from rtk_policy import record
 
 from rtk_policy.shell.argv import flags, subcommand
 from rtk_policy.shell.model import Redirect, Segment
@@ -54,7 +54,7 @@ def with_pipe(ctx: Ctx, pipe_id: int, index: int, size: int, stderr: bool = Fals
     return _new_tuple(Ctx, (*ctx[:7], pipe_id, index, size, stderr, *ctx[11:]))
 
 
-@attrs.define(slots=True)
+@record.mutable
 class Draft:
     """A simple command found by the walker, before it becomes a frozen `Segment`."""
 
@@ -65,7 +65,7 @@ class Draft:
     redirects: list[tuple[Redirect, int, int]]
     ctx: Ctx
     peel: Peel
-    lead_grammar: list[Word] = attrs.Factory(list)
+    lead_grammar: list[Word] = record.Factory(list)
     dynamic: bool = False
     no_rewrite: str = ""
     index: int = 0
@@ -92,7 +92,7 @@ _SEGMENT_FIELDS = (
     "pipe_stderr", "operator_before", "operator_after", "background", "negated", "depth", "origin",
     "parent", "dynamic_program", "rewritable", "rewrite_refusal",
 )  # fmt: skip
-_POSITIONAL = tuple(f.name for f in attrs.fields(Segment)) == _SEGMENT_FIELDS
+_POSITIONAL = tuple(f.name for f in record.fields(Segment)) == _SEGMENT_FIELDS
 
 
 def _segment_by_keywords(*values: object) -> Segment:

@@ -6,7 +6,7 @@ stage can turn a segment into CEL values without knowing anything about bash.
 
 from __future__ import annotations
 
-import attrs
+from rtk_policy import record
 
 #: Where a segment's code came from.
 ORIGINS = (
@@ -21,7 +21,7 @@ ORIGINS = (
 )
 
 
-@attrs.frozen
+@record.frozen
 class Redirect:
     """One redirection of a simple command, e.g. ``2>&1`` or ``> out.txt``."""
 
@@ -31,7 +31,7 @@ class Redirect:
     is_file: bool  #: True when the target is a real file (not /dev/null, not an fd duplication/closure)
 
 
-@attrs.frozen
+@record.frozen
 class Segment:
     """One simple command, after wrappers and prefixes are peeled.
 
@@ -79,7 +79,7 @@ class Segment:
     #: `rtk uv run …` instead of rewriting the inner command
 
 
-@attrs.frozen
+@record.frozen
 class CommandLine:
     """A whole bash input: the segments in it and facts about the input as a whole."""
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import re
 
-import attrs
+from rtk_policy import record
 
 _SPECIAL = re.compile(r"[\\`$\"'\n<>]")
 _DQ_SPECIAL = re.compile(r"[\\`$\"]")
 
 
-@attrs.define
+@record.mutable
 class Scan:
     """Facts about the raw text."""
 
@@ -29,7 +29,7 @@ class Scan:
     ansi_c_divergence: bool = False  #: `$'...\'...'`
     ansi_c_multiline_escape: bool = False  #: such a string also spans lines
     open_quote: bool = False  #: the input ends inside a quote
-    breaks: list[int] = attrs.Factory(list)  #: offsets of unquoted newlines
+    breaks: list[int] = record.Factory(list)  #: offsets of unquoted newlines
 
 
 def scan(text: str) -> Scan:

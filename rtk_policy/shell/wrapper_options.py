@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import attrs
+from rtk_policy import record
 
 from rtk_policy.shell.words import Word, assignment_name, split_assignment
 
 
-@attrs.define
+@record.mutable
 class Peel:
     """The result of peeling: where the program word is and what was peeled before it."""
 
     program_index: int = 0  #: index of the program word in the word list (len(words) when none)
-    env: list[tuple[str, str]] = attrs.Factory(list)
-    wrappers: list[str] = attrs.Factory(list)
+    env: list[tuple[str, str]] = record.Factory(list)
+    wrappers: list[str] = record.Factory(list)
     refused: str = ""  #: why RTK's walker would not rewrite this command ("" when it would)
     inner_refused: str = ""  #: why RTK would not rewrite inside a `uv run` (it still may route it)
     split_string: Word | None = None  #: the script of `env -S '...'`, parsed like bash -c

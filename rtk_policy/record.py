@@ -1,0 +1,187 @@
+"""Frozen value classes without attrs, for the values the hook's decision path hands between stages.
+
+`import attrs` costs ~30 ms on a small machine (it imports inspect, typing, platform, threading …) and
+building a class with it ~0.5 ms, while the whole cold in-process hook has ~60 ms (issue 7). `frozen`
+makes the kind of class `@attrs.frozen` makes — slotted, immutable, compared and hashed by value,
+built positionally or by keyword with defaults — from the class's annotations; `evolve`, `fields`
+and `asdict` stand in for attrs' functions of the same names. Modules off the decision path (policy
+tests, replay, settings, the compiler) keep attrs.
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+from typing import Any, TypeVar, dataclass_transform
+
+_T = TypeVar("_T")
+#: the default of a parameter whose field has a `Factory`
+_FRESH = object()
+
+
+class Factory:
+    """A default made anew for every instance, e.g. ``tool_input: dict = Factory(dict)``."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Any) -> None:
+        self.make = make
+
+
+class FrozenError(AttributeError):
+    """A field of a frozen record was assigned or deleted."""
+
+
+class Field:
+    """One field of a record class: its name, its annotation as written, its default (`NOTHING`)."""
+
+    __slots__ = ("name", "type", "default")
+
+    def __init__(self, name: str, annotation: str, default: Any) -> None:
+        self.name, self.type, self.default = name, annotation, default
+
+    def __repr__(self) -> str:
+        return f"Field({self.name!r}, {self.type!r})"
+
+
+#: the `default` of a field without one
+NOTHING = object()
+
+
+@dataclass_transform(eq_default=True, frozen_default=True, field_specifiers=(Factory,))
+def frozen(cls: type[_T] | None = None, /, *, eq: bool = True) -> Any:
+    """Class decorator: a slotted, immutable copy of `cls` with `__init__`, `__repr__`, pickling and
+    (unless `eq=False`, which keeps identity) value equality and hashing made from its annotations.
+    A class attribute named like a field is that field's default; a `Factory` default is called per
+    instance. Properties, methods and the docstring are kept."""
+    if cls is None:
+        return lambda inner: _build(inner, eq, True)
+    return _build(cls, eq, True)
+
+
+@dataclass_transform(eq_default=False, field_specifiers=(Factory,))
+def mutable(cls: type[_T]) -> type[_T]:
+    """Class decorator: like `frozen`, but the fields may be assigned and instances compare by
+    identity (a working value such as a parser's draft, never a stage's output)."""
+    return _build(cls, False, False)
+
+
+def fields(cls: type) -> tuple[Field, ...]:
+    """The fields of a record class, in order."""
+    found: tuple[Field, ...] | None = cls.__dict__.get("__record_fields__")
+    if found is None:
+        raise TypeError(f"{cls.__qualname__} is not a record class")
+    return found
+
+
+def evolve(record: _T, **changes: Any) -> _T:
+    """A copy of `record` with `changes` applied (names must be fields)."""
+    cls = type(record)
+    values = {field.name: getattr(record, field.name) for field in fields(cls)}
+    unknown = changes.keys() - values.keys()
+    if unknown:
+        raise TypeError(f"{cls.__qualname__} has no field {sorted(unknown)[0]!r}")
+    values.update(changes)
+    return cls(**values)
+
+
+def asdict(value: Any) -> Any:
+    """`value` as plain data: a record as a dict of its fields, tuples and lists as lists, dicts with
+    their values converted, recursively (what `attrs.asdict` gives by default)."""
+    if "__record_fields__" in type(value).__dict__:
+        return {field.name: asdict(getattr(value, field.name)) for field in fields(type(value))}
+    if isinstance(value, (tuple, list)):
+        return [asdict(item) for item in value]
+    if isinstance(value, dict):
+        return {key: asdict(item) for key, item in value.items()}
+    return value
+
+
+def _build(cls: type[_T], eq: bool, immutable: bool) -> type[_T]:
+    if any("__record_fields__" in vars(base) for base in cls.__mro__[1:]):
+        raise TypeError(f"{cls.__qualname__}: a record class cannot extend another")
+    own = cls.__dict__
+    annotations: dict[str, str] = own.get("__annotations__", {})
+    record_fields = tuple(
+        Field(name, str(annotation), own.get(name, NOTHING)) for name, annotation in annotations.items()
+    )
+    names = tuple(field.name for field in record_fields)
+    namespace = {
+        key: value
+        for key, value in own.items()
+        if key not in names and key not in ("__dict__", "__weakref__")
+    }
+    namespace["__slots__"] = names
+    namespace["__record_fields__"] = record_fields
+    namespace["__match_args__"] = names
+    namespace["__qualname__"] = cls.__qualname__
+    new = type(cls)(cls.__name__, cls.__bases__, namespace)
+    _add_methods(new, record_fields, eq, immutable)
+    return new
+
+
+def _add_methods(cls: type, record_fields: tuple[Field, ...], eq: bool, immutable: bool) -> None:
+    names = tuple(field.name for field in record_fields)
+    values = _getter(names)
+    cls.__init__ = _init(cls, record_fields)  # type: ignore[misc]
+    cls.__repr__ = _repr(cls.__qualname__, names)  # type: ignore[method-assign]
+    if immutable:
+        cls.__setattr__ = _refuse  # type: ignore[method-assign,assignment]
+        cls.__delattr__ = _refuse  # type: ignore[method-assign,assignment]
+    cls.__reduce__ = lambda self: (type(self), values(self))  # type: ignore[method-assign]
+    if eq:
+        cls.__eq__ = _eq(values)  # type: ignore[method-assign,assignment]
+        cls.__hash__ = lambda self: hash((cls.__qualname__, values(self)))  # type: ignore[method-assign]
+
+
+def _getter(names: tuple[str, ...]) -> Any:
+    """A function giving the tuple of an instance's field values."""
+    if len(names) > 1:
+        return attrgetter(*names)
+    if names:
+        name = names[0]
+        return lambda self: (getattr(self, name),)
+    return lambda self: ()
+
+
+def _init(cls: type, record_fields: tuple[Field, ...]) -> Any:
+    """`__init__` taking every field positionally or by keyword, compiled once per class."""
+    scope: dict[str, Any] = {"_set": object.__setattr__, "_FRESH": _FRESH}
+    params, body = [], []
+    for number, field in enumerate(record_fields):
+        name, default = field.name, field.default
+        if isinstance(default, Factory):
+            scope[f"_make{number}"] = default.make
+            params.append(f"{name}=_FRESH")
+            body.append(f"    if {name} is _FRESH:\n        {name} = _make{number}()")
+        elif default is not NOTHING:
+            scope[f"_default{number}"] = default
+            params.append(f"{name}=_default{number}")
+        else:
+            params.append(name)
+        body.append(f"    _set(self, {name!r}, {name})")
+    source = f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
+    exec(compile(source, f"<record {cls.__module__}.{cls.__qualname__}>", "exec"), scope)  # noqa: S102
+    init = scope["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
+
+
+def _repr(qualname: str, names: tuple[str, ...]) -> Any:
+    def __repr__(self: Any) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
+        return f"{qualname}({shown})"
+
+    return __repr__
+
+
+def _eq(values: Any) -> Any:
+    def __eq__(self: Any, other: Any) -> Any:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return values(self) == values(other)
+
+    return __eq__
+
+
+def _refuse(self: Any, name: str, *value: Any) -> None:
+    raise FrozenError(f"{type(self).__qualname__}.{name} cannot be changed: the record is frozen")
