@@ -47,8 +47,14 @@ def test_construction_defaults_and_keywords() -> None:
     assert Point(1).y == 0 and Point(1, 2).y == 2 and Point(y=5, x=1).total == 6
     with pytest.raises(TypeError):
         Point()  # type: ignore[call-arg]
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'z'"):
         Point(1, z=3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="multiple values for argument 'x'"):
+        Point(1, x=3)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="takes 3 arguments but 4"):
+        Point(1, 2, (), 4)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="missing required argument 'x'"):
+        Point(y=1)  # type: ignore[call-arg]
 
 
 def test_frozen_instances_refuse_changes() -> None:
