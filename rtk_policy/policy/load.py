@@ -11,6 +11,7 @@ from rtk_policy.policy.compiled import COMPILED_FORMAT
 from rtk_policy.policy.errors import PolicyLoadError, Problem
 from rtk_policy.policy.facts import schema_signature
 from rtk_policy.policy.functions import functions_signature
+from rtk_policy.policy.plan_store import PLANS_FORMAT, PlanTables
 from rtk_policy.policy.policyset import PolicySet
 
 _SUFFIXES = (".yaml", ".yml")
@@ -76,14 +77,16 @@ def load_policy_set(
     chosen = get_backend(backend or os.environ.get("RTK_POLICY_BACKEND") or None)
     sources = _read_sources(expand_paths(paths))
     digest = policy_digest(sources)
-    extra = functions_signature() + schema_signature() + COMPILED_FORMAT
+    extra = functions_signature() + schema_signature() + COMPILED_FORMAT + "." + PLANS_FORMAT
     key = cache_key(digest, chosen.name, chosen.version, extra)
     if use_cache:
         payload = read_cache(key)
         if payload is not None:
             try:
-                return PolicySet(payload["files"], payload["rules"], list(payload["programs"]),
-                                 payload["expected"], chosen, digest, payload["uses"])  # fmt: skip
+                plans = PlanTables(*payload["plans"])
+                programs = list(payload["programs"])
+                return PolicySet(payload["files"], payload["rules"], programs, payload["expected"],
+                                 chosen, digest, payload["uses"], plans)  # fmt: skip
             except (KeyError, TypeError, ValueError, AttributeError):
                 pass  # a payload of the wrong shape is rebuilt
     from rtk_policy.policy.compiler import compile_files
@@ -101,10 +104,10 @@ def load_policy_set(
         raise PolicyLoadError(problems)
     files, rules, expected = tuple(state.files), tuple(state.rules), tuple(state.expected)
     uses = frozenset(state.uses)
+    policies = PolicySet(files, rules, state.programs, expected, chosen, digest, uses)
     if use_cache:
         blobs = [chosen.dump(p) for p in state.programs]
-        write_cache(
-            key,
-            {"files": files, "rules": rules, "programs": blobs, "expected": expected, "uses": uses},
-        )
-    return PolicySet(files, rules, state.programs, expected, chosen, digest, uses)
+        plans = tuple(policies.plan_tables())  # a plain tuple: unpickled without this module
+        payload = {"files": files, "rules": rules, "programs": blobs, "expected": expected}
+        write_cache(key, {**payload, "uses": uses, "plans": plans})
+    return policies

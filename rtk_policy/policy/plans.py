@@ -4,7 +4,9 @@ A rule is tried on a program when it lists it (`programs:` or a `segment.program
 `program_index.py`) or lists none. Its guard (`guard.py`) is then specialised to the program
 (`specialize.py`): a rule whose guard becomes `false` is left out, the others keep the residual guard.
 Programs whose tests in a rule give the same values share that rule's residual; plans are kept for
-`MAX_PLANS` programs (a bound for a long-running server fed arbitrary text).
+`MAX_PLANS` programs (a bound for a long-running server fed arbitrary text). The plans of the
+indexed programs come worked out from the compiled cache when it has them (`plan_store.py`): then
+only the guards of the program's steps are built.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from rtk_policy.policy.guard import Guard, build_guard
+from rtk_policy.policy.plan_store import GENERIC, PlanTables, plan_tables, unpack
 from rtk_policy.policy.specialize import Specializer
 
 #: programs whose plans are kept
@@ -24,8 +27,16 @@ _FALSE = ("lit", False)
 class Planner:
     """The plans of one policy set's compiled rules (anything with `.index`, `.guard`, `.rule`)."""
 
-    def __init__(self, compiled: tuple[Any, ...], functions: dict[Any, Any]) -> None:
+    def __init__(
+        self,
+        compiled: tuple[Any, ...],
+        functions: dict[Any, Any],
+        tables: PlanTables | None = None,
+    ) -> None:
         self._compiled = compiled
+        self._tables = tables
+        #: guards of the stored residuals, by code
+        self._stored: dict[int, Guard | None] = {}
         self._functions = functions
         self._unindexed = tuple(i for i, c in enumerate(compiled) if not c.index)
         self._by_program: dict[str, list[int]] = {}
@@ -44,6 +55,10 @@ class Planner:
         self._generic: dict[int, Guard | None] = {}
         #: (rule index, signature of its program tests) → (the rule is tried, its residual guard)
         self._residuals: dict[tuple[Any, ...], tuple[bool, Guard | None]] = {}
+
+    def tables(self) -> PlanTables:
+        """The plans of every indexed program, worked out now (what the compiled cache keeps)."""
+        return plan_tables(self._compiled, self._functions, self._by_program, self.candidates)
 
     def candidates(self, program: str) -> tuple[int, ...]:
         """Indexes of the rules tried on a segment running `program`, in load order."""
@@ -80,13 +95,36 @@ class Planner:
         return found
 
     def _planned(self, program: str) -> Any:
+        stored = self._tables.steps.get(program) if self._tables is not None else None
+        if stored is not None:
+            return self._unpacked(stored)
+        return self._specialized(program)
+
+    def _unpacked(self, stored: bytes) -> Any:
+        """The steps of a plan stored in `PlanTables`."""
+        pairs = unpack(stored)
+        for at in range(0, len(pairs), 2):
+            index, code = pairs[at], pairs[at + 1]
+            if code == GENERIC:
+                yield index, self._generic_guard(index)
+                continue
+            if code not in self._stored:
+                residual = self._tables.residuals[code]  # type: ignore[union-attr]
+                self._stored[code] = build_guard(residual, self._functions)
+            yield index, self._stored[code]
+
+    def _generic_guard(self, index: int) -> Guard | None:
+        """The guard of the rule's own guard form (built once)."""
+        if index not in self._generic:
+            self._generic[index] = build_guard(self._compiled[index].guard, self._functions)
+        return self._generic[index]
+
+    def _specialized(self, program: str) -> Any:
         specializer = self._specializer
         for index in self.candidates(program):
             ir = self._compiled[index].guard
             if not specializer.mentions(ir):  # the same guard for every program: built once
-                if index not in self._generic:
-                    self._generic[index] = build_guard(ir, self._functions)
-                yield index, self._generic[index]
+                yield index, self._generic_guard(index)
                 continue
             key = (index, specializer.signature(ir, program))
             step = self._residuals.get(key)

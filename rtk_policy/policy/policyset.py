@@ -18,6 +18,7 @@ from rtk_policy.policy.model import (
     default_message,
     unevaluable,
 )
+from rtk_policy.policy.plan_store import PlanTables
 from rtk_policy.policy.plans import Planner
 from rtk_policy.shell.model import CommandLine
 
@@ -38,6 +39,7 @@ class PolicySet:
         backend: Backend,
         digest: str,
         uses: frozenset[str] | None = None,
+        plans: PlanTables | None = None,
     ) -> None:
         self.compiled_files = files
         self.compiled_rules = compiled
@@ -50,7 +52,8 @@ class PolicySet:
         self._expected = expected
         self._restored = [not isinstance(p, (bytes, bytearray)) for p in programs]
         self._functions = functions = guard_functions()
-        self._planner = Planner(compiled, functions)
+        #: `plans`: the indexed programs' plans from the compiled cache (`plan_store.py`)
+        self._planner = Planner(compiled, functions, plans)
         self._outputs: dict[int, Guard | None] = {}
         self._last_context: tuple[Context, dict[str, Any]] | None = None
         #: per rule, what the evaluation loop tests before its guard: (id, is a rewrite, file index)
@@ -86,6 +89,10 @@ class PolicySet:
     def candidates(self, program: str) -> tuple[int, ...]:
         """Indexes of the rules tried on a segment running `program`, in load order."""
         return self._planner.candidates(program)
+
+    def plan_tables(self) -> PlanTables:
+        """The plans of every indexed program, worked out now (for the compiled cache)."""
+        return self._planner.tables()
 
     def evaluate(
         self,
