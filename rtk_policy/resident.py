@@ -169,12 +169,13 @@ def watched_paths(cwd: str | None = None) -> tuple[str, ...]:
     from rtk_policy.policy import policy_search_path
     from rtk_policy.policy.load import expand_paths
 
+    join = os.path.join
     user = user_config_dir()
-    paths = [str(user), str(user / "config.toml"), str(user / "policies")]
+    paths = [user, join(user, "config.toml"), join(user, "policies")]
     project = project_dir(cwd)
     if project is not None:
-        local = project / ".rtk-policy"
-        paths += [str(local), str(local / "config.toml"), str(local / "policies")]
+        local = join(project, ".rtk-policy")
+        paths += [local, join(local, "config.toml"), join(local, "policies")]
     for entry in policy_search_path(cwd=cwd):
         paths.append(entry)  # its mtime changes when a file is added, removed or renamed
         paths.extend(expand_paths([entry]))  # the policy files the engine loads from it

@@ -327,7 +327,7 @@ def test_folder_facts_follow_changes_of_the_claude_settings(env, monkeypatch):
         return facts.claude_rules(str(sub))
 
     assert rules() == ((), (), ())
-    assert facts.claude_project_dir(str(sub)) == project
+    assert facts.claude_project_dir(str(sub)) == str(project)
     settings.write_text(json.dumps({"permissions": {"deny": ["Bash(frob:*)"]}}))
     assert rules()[0] == ("frob:*",)
     settings.write_text(json.dumps({"permissions": {"ask": ["Bash(frob:*)"]}}))
@@ -335,7 +335,7 @@ def test_folder_facts_follow_changes_of_the_claude_settings(env, monkeypatch):
     assert rules()[1] == ("frob:*",)
     (sub / ".rtk-policy").mkdir()
     facts.new_request()
-    assert facts.project_dir(str(sub)) == sub
+    assert facts.project_dir(str(sub)) == str(sub)
     settings.write_text("{broken")
 
     class Err:
@@ -459,10 +459,10 @@ def test_folder_facts_ignore_new_files_in_the_cwd_but_not_new_markers(env, monke
         facts.new_request()
         return facts.claude_project_dir(str(project))
 
-    assert project_dir() == project and len(reads) == 1
+    assert project_dir() == str(project) and len(reads) == 1
     (project / "build.log").write_text("x")
     os.utime(project, ns=(1, 1))  # the folder's own mtime changed too
-    assert project_dir() == project and len(reads) == 1
+    assert project_dir() == str(project) and len(reads) == 1
     (project / ".claude").mkdir()
     (project / ".claude" / "settings.json").write_text('{"permissions": {"deny": ["Bash(x:*)"]}}')
     facts.new_request()

@@ -51,7 +51,7 @@ def test_project_is_found_from_a_subfolder_or_by_git(home, tmp_path):
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     (repo / "sub").mkdir()
-    assert claude_project_dir(repo / "sub") == repo.resolve()
+    assert claude_project_dir(repo / "sub") == str(repo.resolve())
 
 
 def test_claude_config_dir_is_honoured(home, tmp_path, monkeypatch):

@@ -33,10 +33,10 @@ def policy_search_path(cwd: str | None = None) -> list[str]:
     """The shipped packs, then the user's and the project's policy folders, each only if it exists."""
     from rtk_policy.config import project_dir, user_config_dir
 
-    candidates = [_packs_dir(), user_config_dir() / "policies"]
+    candidates = [_packs_dir(), Path(user_config_dir()) / "policies"]
     project = project_dir(cwd)
     if project is not None:
-        candidates.append(project / ".rtk-policy" / "policies")
+        candidates.append(Path(project) / ".rtk-policy" / "policies")
     return [str(path) for path in candidates if path is not None and path.is_dir()]
 
 

@@ -11,45 +11,45 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 from typing import IO, Any
+
+from rtk_policy.config import folders_up
 
 LISTS = ("deny", "ask", "allow")
 
 
-def claude_config_dir() -> Path:
+def claude_config_dir() -> str:
     """`$CLAUDE_CONFIG_DIR`, or `~/.claude`."""
     configured = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(configured).expanduser() if configured else Path.home() / ".claude"
+    if configured:
+        return os.path.expanduser(configured)
+    return os.path.join(os.path.expanduser("~"), ".claude")
 
 
-def claude_project_dir(cwd: str | os.PathLike[str] | None = None) -> Path | None:
+def claude_project_dir(cwd: str | os.PathLike[str] | None = None) -> str | None:
     """The nearest folder at or above `cwd` holding `.claude/`, else the git top level, else None."""
     try:
-        here = Path(cwd or os.getcwd()).resolve()
+        folders = folders_up(cwd)
     except OSError:
         return None
-    folders = (here, *here.parents)
     for folder in folders:
-        if (folder / ".claude").is_dir():
+        if os.path.isdir(os.path.join(folder, ".claude")):
             return folder
     for folder in folders:
-        if (folder / ".git").exists():
+        if os.path.exists(os.path.join(folder, ".git")):
             return folder
     return None
 
 
-def settings_files(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
+def settings_files(cwd: str | os.PathLike[str] | None = None) -> list[str]:
     """The four candidate settings files, in order (they may not exist)."""
-    files: list[Path] = []
+    files: list[str] = []
     project = claude_project_dir(cwd)
     if project is not None:
-        files += [
-            project / ".claude" / "settings.json",
-            project / ".claude" / "settings.local.json",
-        ]
+        claude = os.path.join(project, ".claude")
+        files += [os.path.join(claude, "settings.json"), os.path.join(claude, "settings.local.json")]
     user = claude_config_dir()
-    files += [user / "settings.json", user / "settings.local.json"]
+    files += [os.path.join(user, "settings.json"), os.path.join(user, "settings.local.json")]
     return files
 
 
@@ -73,10 +73,11 @@ def rules_of(settings: Any) -> dict[str, list[str]]:
     return found
 
 
-def read_settings(path: Path, stderr: IO[str] | None = None) -> Any:
+def read_settings(path: str | os.PathLike[str], stderr: IO[str] | None = None) -> Any:
     """The parsed JSON of `path`; None when missing or malformed (malformed: a warning on stderr)."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except FileNotFoundError:
         return None
     except OSError as error:
@@ -94,9 +95,9 @@ def load_claude_rules(
 ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """The merged `(deny, ask, allow)` Bash patterns of every Claude settings file, duplicates removed."""
     merged: dict[str, list[str]] = {name: [] for name in LISTS}
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for path in settings_files(cwd):
-        key = path.resolve() if path.exists() else path
+        key = os.path.realpath(path) if os.path.exists(path) else path
         if key in seen:
             continue
         seen.add(key)

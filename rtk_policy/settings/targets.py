@@ -78,7 +78,7 @@ def target(agent: str, global_: bool, cwd: str | None = None) -> Target:
     here = Path(cwd or os.getcwd())
     if agent == "claude":
         path = (
-            claude_config_dir() / "settings.json" if global_ else here / ".claude" / "settings.json"
+            Path(claude_config_dir()) / "settings.json" if global_ else here / ".claude" / "settings.json"
         )
         return Target(agent, path, "PreToolUse", "Bash", "command", (("type", "command"),))
     if agent == "codex":
