@@ -36,6 +36,7 @@ _NOT_NEEDED = (
     "tempfile",  # only a cache write needs it
     "shlex",
     "rtk_policy.shell.fallback",  # the recovery lexer: only for inputs with a syntax error
+    "rtk_policy.policy.specialize",  # the plan of `git` is stored in the compiled cache
 )
 
 

@@ -121,6 +121,8 @@ def _operands(ir: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     return sorted(found, key=_cost)
 
 
+#: what a node costs besides its operands (1 for the kinds not listed)
+_OWN_COSTS = {"call": 20, "mcall": 3, "exists": 10, "all": 10}
 #: Costs of the IR nodes of the guard being built, by id (each node is costed once, not per level).
 _COSTS: dict[int, int] = {}
 
@@ -130,7 +132,7 @@ def _cost(ir: Any) -> int:
         return 0
     known = _COSTS.get(id(ir))
     if known is None:
-        own = {"call": 20, "mcall": 3, "exists": 10, "all": 10}.get(ir[0], 1)
+        own = _OWN_COSTS.get(ir[0], 1)
         weight = 5 if ir[0] in ("exists", "all") else 1
         known = own + weight * sum(_cost(part) for part in ir[1:] if isinstance(part, tuple))
         _COSTS[id(ir)] = known

@@ -19,9 +19,10 @@ Storing them would add a residual per rule per program to every cold load.
 from __future__ import annotations
 
 from array import array
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from rtk_policy.policy.specialize import Specializer
+if TYPE_CHECKING:
+    from rtk_policy.policy.specialize import Specializer
 
 #: version of the stored tables; part of the cache key (`load.py`)
 PLANS_FORMAT = "1"
@@ -43,6 +44,8 @@ def plan_tables(
 ) -> PlanTables:
     """The plans of `programs` (each rule's `.guard` specialised to each program); `candidates`
     gives the rule indexes tried on a program, in order (`Planner.candidates`)."""
+    from rtk_policy.policy.specialize import Specializer  # compile time only
+
     specializer = Specializer(functions)
     residuals: list[tuple[Any, ...]] = []
     codes: dict[tuple[Any, ...], int] = {}  # (rule index, signature) → code, or None when false

@@ -15,7 +15,6 @@ from typing import Any
 
 from rtk_policy.policy.guard import Guard, build_guard
 from rtk_policy.policy.plan_store import GENERIC, PlanTables, plan_tables, unpack
-from rtk_policy.policy.specialize import Specializer
 
 #: programs whose plans are kept
 MAX_PLANS = 4096
@@ -48,7 +47,7 @@ class Planner:
             for i, c in enumerate(compiled)
             if (c.rule.kind, c.rule.decision, c.rule.mode) == ("permission", "deny", "enforce")
         )
-        self._specializer = Specializer(functions)
+        self._specializer: Any = None  #: a `Specializer`, made when a plan is not stored
         self._candidates: dict[str, tuple[int, ...]] = {}
         self._plans: dict[str, Plan] = {}
         self._deny_plans: dict[str, Plan] = {}
@@ -121,6 +120,10 @@ class Planner:
 
     def _specialized(self, program: str) -> Any:
         specializer = self._specializer
+        if specializer is None:  # not imported by a cold process whose plan is stored
+            from rtk_policy.policy.specialize import Specializer
+
+            specializer = self._specializer = Specializer(self._functions)
         for index in self.candidates(program):
             ir = self._compiled[index].guard
             if not specializer.mentions(ir):  # the same guard for every program: built once
