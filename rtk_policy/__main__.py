@@ -1,7 +1,5 @@
 """`python -m rtk_policy`."""
 
-import sys
+from rtk_policy.main import cli
 
-from rtk_policy.main import main
-
-sys.exit(main())
+cli()

@@ -6,6 +6,7 @@ Subcommand modules are imported only when chosen, so `rtk-policy hook` never pay
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -182,3 +183,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     module = importlib.import_module(f"rtk_policy.commands.{args.subcommand}")
     return int(module.run(args, sys.stdin, sys.stdout, sys.stderr))
+
+
+def cli() -> None:
+    """The `rtk-policy` console script and `python -m rtk_policy`: `main()`, then exit with its code.
+
+    A `hook` call exits without the interpreter's teardown (freeing every module and object: ~8 ms,
+    an eighth of a cold hook). Nothing is lost by that: the answer is flushed here, the audit record
+    is on disk already (one `os.write`), and no atexit handler or non-daemon thread of ours is left.
+    """
+    code = main()
+    if sys.argv[1:2] == ["hook"]:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001 - e.g. a closed pipe: the normal exit reports it
+            sys.exit(code)
+        os._exit(code)
+    sys.exit(code)

@@ -184,3 +184,26 @@ def test_delegate_matches_the_direct_command(data, env, tmp_path):
         out,
         err,
     )
+
+
+@needs_engine
+def test_the_hook_exits_without_teardown_and_loses_nothing(env, tmp_path):
+    """`cli()` ends a hook call with `os._exit`: the answer, the exit code and the audit record
+    must all be there, for a large answer too (a deny with its message)."""
+    for command, expected in (("git status", "rtk git status"), ("rm -rf /", '"deny"')):
+        payload = dict(PAYLOAD, tool_input={"command": command})
+        code, out, err = run_hook(json.dumps(payload).encode(), env)
+        assert code == 0 and expected in out and out.endswith("\n"), (out, err)
+        json.loads(out)
+    log = tmp_path / "state" / "rtk-policy" / "audit.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["command"] for r in records[-2:]] == ["git status", "rm -rf /"]
+
+
+def test_other_subcommands_exit_normally_with_their_code(env):
+    """Only `hook` skips the teardown; `rewrite` keeps its exit codes (1: nothing to rewrite)."""
+    done = subprocess.run(
+        [PYTHON, "-m", "rtk_policy", "rewrite", "frobnicate --now"],
+        capture_output=True, env=env, timeout=60, cwd="/tmp",
+    )
+    assert done.returncode == 1 and done.stdout == b""
