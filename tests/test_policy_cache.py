@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from policy_helpers import line, seg, write
 
@@ -26,7 +28,7 @@ def cache_home(tmp_path, monkeypatch):
 
 
 def _files():
-    return sorted(cache_dir().glob("policies-*.pickle"))
+    return sorted(Path(cache_dir()).glob("policies-*.pickle"))
 
 
 def _denies(policies):
@@ -101,7 +103,7 @@ def test_old_compiled_sets_are_pruned(tmp_path, monkeypatch):
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(cache, "KEEP", 3)
-    folder = cache.cache_dir()
+    folder = Path(cache.cache_dir())
     folder.mkdir(parents=True)
     now = time.time()
     for age in range(6):  # six older sets, the oldest first to go

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 from binascii import crc32
-from pathlib import Path
 from typing import Any
 
 try:  # the C unpickler alone: `import pickle` (its Python half) costs the hook ~1.5 ms
@@ -29,10 +28,10 @@ _MAGIC = b"rtk-policy-cache 2\n"
 _CHECK = 8  #: hex digits of the CRC-32 after the magic line
 
 
-def cache_dir() -> Path:
+def cache_dir() -> str:
     """`$XDG_CACHE_HOME/rtk-policy` (default `~/.cache/rtk-policy`)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "rtk-policy"
+    return os.path.join(base, "rtk-policy")
 
 
 def policy_digest(sources: list[tuple[str, bytes]]) -> str:
@@ -53,14 +52,15 @@ def _checksum(body: bytes) -> bytes:
     return b"%08x" % crc32(body)
 
 
-def _path(key: str) -> Path:
-    return cache_dir() / f"policies-{key}.pickle"
+def _name(key: str) -> str:
+    return f"policies-{key}.pickle"
 
 
 def read_cache(key: str) -> dict[str, Any] | None:
     """The payload stored under `key`, or None when missing, unreadable, corrupt or for another key."""
     try:
-        data = _path(key).read_bytes()
+        with open(os.path.join(cache_dir(), _name(key)), "rb") as handle:
+            data = handle.read()
     except OSError:
         return None
     header = len(_MAGIC) + _CHECK
@@ -84,20 +84,20 @@ def write_cache(key: str, payload: dict[str, Any]) -> bool:
     data = _MAGIC + _checksum(body) + body
     folder = cache_dir()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
         import tempfile  # only when writing: it pulls in shutil, bz2 and lzma
 
         handle, temp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
         try:
             with os.fdopen(handle, "wb") as stream:
                 stream.write(data)
-            os.replace(temp, _path(key))
+            os.replace(temp, os.path.join(folder, _name(key)))
         except BaseException:
             os.unlink(temp)
             raise
     except OSError:
         return False
-    prune(keep=_path(key).name)
+    prune(keep=_name(key))
     return True
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from rtk_policy.policy.backend import get_backend
 from rtk_policy.policy.cache import cache_key, policy_digest, read_cache, write_cache
@@ -17,27 +16,30 @@ from rtk_policy.policy.policyset import PolicySet
 _SUFFIXES = (".yaml", ".yml")
 
 
-def _packs_dir() -> Path | None:
+def _packs_dir() -> str | None:
     """The folder of the shipped packs (the package `rtk_policy.packs`, the repository's policies/)."""
     try:
         import rtk_policy.packs as packs
 
-        return Path(next(iter(packs.__path__)))
+        return str(next(iter(packs.__path__)))
     except (ImportError, StopIteration):
         # run from a source checkout (its root on sys.path, as in the tests): policies/ beside the package
-        checkout = Path(__file__).resolve().parents[2] / "policies"
-        return checkout if checkout.is_dir() else None
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+        checkout = os.path.join(root, "policies")
+        return checkout if os.path.isdir(checkout) else None
 
 
 def policy_search_path(cwd: str | None = None) -> list[str]:
-    """The shipped packs, then the user's and the project's policy folders, each only if it exists."""
+    """The shipped packs, then the user's and the project's policy folders, each only if it exists.
+
+    Paths are joined as strings (`os.path`): `pathlib` costs a cold hook ~3.5 ms of imports."""
     from rtk_policy.config import project_dir, user_config_dir
 
-    candidates = [_packs_dir(), Path(user_config_dir()) / "policies"]
+    candidates = [_packs_dir(), os.path.join(user_config_dir(), "policies")]
     project = project_dir(cwd)
     if project is not None:
-        candidates.append(Path(project) / ".rtk-policy" / "policies")
-    return [str(path) for path in candidates if path is not None and path.is_dir()]
+        candidates.append(os.path.join(project, ".rtk-policy", "policies"))
+    return [path for path in candidates if path is not None and os.path.isdir(path)]
 
 
 def expand_paths(paths: list[str]) -> list[str]:
@@ -60,7 +62,8 @@ def _read_sources(files: list[str]) -> list[tuple[str, bytes]]:
     sources, problems = [], []
     for path in files:
         try:
-            sources.append((path, Path(path).read_bytes()))
+            with open(path, "rb") as handle:
+                sources.append((path, handle.read()))
         except OSError as error:
             problems.append(
                 Problem(path, 0, 0, f"cannot read policy file: {error.strerror or error}")
