@@ -19,11 +19,14 @@ import os
 import sys
 from _thread import get_ident
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from rtk_policy import audit_store
 from rtk_policy.audit_encode import finish
 from rtk_policy.audit_event import build_event
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 _renderer: Callable[[dict[str, Any]], str] | None = None
 #: thread id -> the list collecting that thread's records instead of writing them (see `defer`)

@@ -15,7 +15,10 @@ whole.
 from __future__ import annotations
 
 from json.encoder import encode_basestring, encode_basestring_ascii
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The record's own fields before the shared ones (strings), in the line's order.
 HEAD = ("time", "decision_id", "agent", "session_id", "tool_use_id", "cwd")

@@ -11,7 +11,10 @@ compiled pattern with no indirection left. Only module-internal uses by global n
 from __future__ import annotations
 
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class LazyPattern:

@@ -38,6 +38,27 @@ _NOT_NEEDED = (
     "rtk_policy.shell.fallback",  # the recovery lexer: only for inputs with a syntax error
     "rtk_policy.policy.specialize",  # the plan of `git` is stored in the compiled cache
 )
+#: standard modules a cold decision must not load (each costs a cold hook milliseconds), unless the
+#: interpreter loads them before any of our code (an editable install's finder loads pathlib)
+_STDLIB_NOT_NEEDED = (
+    "attr",  # the decision path's values are `rtk_policy.record` classes
+    "attrs",
+    "typing",  # TYPE_CHECKING = False, collections.namedtuple
+    "threading",  # stdin is waited on with select
+    "pathlib",  # paths are strings
+    "importlib.util",  # the CEL library is found with PathFinder
+    "dataclasses",
+    "inspect",
+)
+
+
+def _startup_modules() -> set[str]:
+    """The modules this interpreter has loaded before running any code of ours."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True, check=True, text=True,
+    )  # fmt: skip
+    return set(json.loads(done.stdout))
 
 
 def _payload(command: str) -> bytes:
@@ -104,6 +125,8 @@ def test_cold_plain_command_loads_no_cel_parser_or_yaml(env):
     out, modules = _hook(env, "git status")
     loaded = [name for name in _NOT_NEEDED if name in modules]
     assert loaded == []
+    startup = _startup_modules()
+    assert [name for name in _STDLIB_NOT_NEEDED if name in modules and name not in startup] == []
     answer = json.loads(out)
     assert answer["hookSpecificOutput"]["updatedInput"]["command"] == "rtk git status"
     records = _audit_lines(env)

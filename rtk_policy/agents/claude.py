@@ -11,12 +11,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rtk_policy import record
-
 from rtk_policy.agents import common
 from rtk_policy.agents.common import HookRequest
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "claude"
 #: Tool names carrying a bash command. An absent tool_name is taken as Bash (the matcher filtered it).

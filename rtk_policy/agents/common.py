@@ -13,9 +13,12 @@ An agent module (`claude`, `copilot`, `gemini`, `cursor`, `codex`) offers:
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from rtk_policy import record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The reason RTK gives for a plain rewrite; kept so that RTK-shaped consumers see the same text.
 REWRITE_REASON = "RTK auto-rewrite"

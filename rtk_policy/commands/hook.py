@@ -11,11 +11,14 @@ import io
 import os
 import time
 from types import SimpleNamespace
-from typing import IO, Any
 
 from rtk_policy.agents import agent_module, detect_agent
 from rtk_policy.agents.common import BadRequest, HookRequest
 from rtk_policy.agents.hook_input import decode_payload, read_stdin
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 FAIL_MODES = ("open", "closed", "deny")
 #: Agents whose host honours Claude Code's permission rules (reference rtk-behaviour §4.1).

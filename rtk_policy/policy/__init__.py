@@ -5,9 +5,11 @@ Light to import (the hook imports it): yaml, lark and the CEL libraries are impo
 
 from __future__ import annotations
 
-from typing import Any
-
 from rtk_policy.policy.errors import PolicyLoadError, Problem
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "PolicyLoadError",

@@ -7,12 +7,13 @@ declarations of the backends and the static field checker (`checker.py`).
 
 from __future__ import annotations
 
-from typing import Any
-
 from rtk_policy import record
-
 from rtk_policy.policy.model import Context
 from rtk_policy.shell.model import CommandLine, Redirect, Segment
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Schema nodes: ("string",), ("int",), ("bool",), ("dyn",), ("list", elem), ("map", value_schema)
 #: for maps with any string key, and ("record", {field: schema}) for maps with a fixed set of fields.

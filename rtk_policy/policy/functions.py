@@ -19,12 +19,14 @@ import posixpath
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
 
 from rtk_policy import record
-
 from rtk_policy.policy.bash_pattern import bash_rule_matches
 from rtk_policy.policy.regex import re_matches
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Modules holding further `FUNCTIONS` tables, imported when present.
 EXTENSION_MODULES: tuple[str, ...] = (

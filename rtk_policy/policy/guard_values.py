@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import Any
 
 from rtk_policy.policy.regex import re_matches, searcher
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
+
 UNKNOWN: Any = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN"})()
-Guard = Callable[[dict[str, Any]], Any]
+Guard: TypeAlias = "Callable[[dict[str, Any]], Any]"
 _PY_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,), "int": (int,), "bool": (bool,), "list<string>": (list,), "list<dyn>": (list,),
     "map<string,dyn>": (dict,),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from rtk_policy.policy.backend import Backend, EngineError, EvalError
 from rtk_policy.policy.compiled import NO_PROGRAM, CompiledFile, CompiledRule
@@ -21,6 +20,10 @@ from rtk_policy.policy.model import (
 from rtk_policy.policy.plan_store import PlanTables
 from rtk_policy.policy.plans import Planner
 from rtk_policy.shell.model import CommandLine
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class PolicySet:

@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import IO, Any
 
 from rtk_policy.config import folders_up
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 LISTS = ("deny", "ask", "allow")
 

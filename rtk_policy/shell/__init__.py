@@ -3,10 +3,9 @@ CEL."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rtk_policy.shell.model import CommandLine, Redirect, Segment
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
     from collections.abc import Callable
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Sequence
 from operator import attrgetter
-from typing import NamedTuple
 
 from rtk_policy import record
-
 from rtk_policy.shell.argv import flags, subcommand
 from rtk_policy.shell.model import Redirect, Segment
 from rtk_policy.shell.source import Source
@@ -21,23 +20,26 @@ _RAW = attrgetter("raw")
 _VALUE = attrgetter("value")
 
 
-class Ctx(NamedTuple):
+_CTX_DEFAULTS = {
+    "depth": 0,
+    "origin": "top",
+    "parent": -1,
+    "negated": False,
+    "background": False,
+    "op_before": "",
+    "op_after": "",
+    "pipe_id": -1,
+    "pipe_index": 0,
+    "pipe_size": 1,
+    "pipe_stderr": False,
+    "no_rewrite": "",  # why RTK's walker never hands commands here to the rewrite ("" if it does)
+}
+
+
+class Ctx(namedtuple("Ctx", tuple(_CTX_DEFAULTS), defaults=tuple(_CTX_DEFAULTS.values()))):
     """Where a command sits: nesting, list operators, pipeline stage, and walker restrictions."""
 
-    depth: int = 0
-    origin: str = "top"
-    parent: int = -1
-    negated: bool = False
-    background: bool = False
-    op_before: str = ""
-    op_after: str = ""
-    pipe_id: int = -1
-    pipe_index: int = 0
-    pipe_size: int = 1
-    pipe_stderr: bool = False
-    no_rewrite: str = (
-        ""  #: why RTK's walker never hands commands here to the rewrite ("" if it does)
-    )
+    __slots__ = ()
 
 
 _new_tuple = tuple.__new__

@@ -9,7 +9,6 @@ stack. `parse_command_line` is the stage's entry point: it never raises.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from rtk_policy.shell import plainpath, reserved
 from rtk_policy.shell.assemble import assemble
@@ -23,6 +22,10 @@ from rtk_policy.shell.simple import SKIP_TYPES, CommandsMixin, nest
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.treeshape import error_parts, flatten
 from rtk_policy.shell.words import make_word
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DEPTH = 50
 MAX_LEVEL = 120

@@ -19,7 +19,7 @@ every corpus and on generated variants.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections import namedtuple
 
 from rtk_policy.lazy_re import lazy
 from rtk_policy.shell.model import Redirect
@@ -86,13 +86,11 @@ MAX_COMMANDS = 1000  #: well below the walker's MAX_SEGMENTS, so its list limits
 _new_tuple = tuple.__new__
 
 
-class PlainRedirect(NamedTuple):
-    """A `2>&1` of a plain command, with what the walker reads from a redirect node."""
+class PlainRedirect(namedtuple("PlainRedirect", "redirect start end body", defaults=("",))):
+    """A `2>&1` of a plain command, with what the walker reads from a redirect node: its
+    `Redirect`, its offsets and its (empty) heredoc body."""
 
-    redirect: Redirect
-    start: int
-    end: int
-    body: str = ""
+    __slots__ = ()
 
 
 STDERR_TO_STDOUT = Redirect(op=">&", fd=2, target="&1", is_file=False)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rtk_policy.shell.benign import here_string_head
 from rtk_policy.shell.model import Redirect
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.words import Word, make_word
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 REDIRECT_TYPES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _LIST_OPS = frozenset({"&&", "||", ";", "&", "|", "|&"})
