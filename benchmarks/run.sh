@@ -5,8 +5,9 @@
 # else python3). Every process runs under `env -i` with a private HOME/XDG tree; compiled .pyc files are
 # written first (compileall) so that PYTHONDONTWRITEBYTECODE cannot make every run recompile.
 # Writes benchmarks/results-<backend>.json (hyperfine) and benchmarks/results-extra.jsonl.
-# The "floor" row times `import json, attrs` alone: the least an in-process decision can cost with the
-# declared stack (the hook protocol needs json, the stage models are attrs classes).
+# The "floor" rows time imports alone: `import json` (the hook protocol needs it, and with it re and
+# enum) and `import json, attrs` (what every decision paid while the stage models were attrs classes;
+# they are `rtk_policy.record` classes now and a cold hook imports no attrs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=benchmarks/common.sh
@@ -52,6 +53,7 @@ for backend in $BACKENDS; do
   stop="p=\$(cat $home/run2/rtk-policy/engine.lock 2>/dev/null) && kill \$p 2>/dev/null; while [ -n \"\$p\" ] && kill -0 \$p 2>/dev/null; do sleep 0.01; done; rm -f $home/run2/rtk-policy/engine.sock; true"
   hyperfine --warmup 5 --min-runs "$RUNS" --export-json "benchmarks/results-$backend.json" \
     -p true -n "python -c pass" "$envs $PY -c pass <$state/one.json" \
+    -p true -n "floor: python -c 'import json'" "$envs $PY -c 'import json' <$state/one.json" \
     -p true -n "floor: python -c 'import json, attrs'" "$envs $PY -c 'import json, attrs' <$state/one.json" \
     -p true -n "client, server up, 1 segment ($backend)" "$envs $PY -S -I $CLIENT claude <$state/one.json" \
     -p true -n "client, server up, 10 segments ($backend)" "$envs $PY -S -I $CLIENT claude <$state/ten.json" \

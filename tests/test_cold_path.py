@@ -47,6 +47,8 @@ _STDLIB_NOT_NEEDED = (
     "threading",  # stdin is waited on with select
     "pathlib",  # paths are strings
     "importlib.util",  # the CEL library is found with PathFinder
+    "contextlib",  # the hook swaps sys.stdout itself
+    "fnmatch",  # glob() compiles its pattern on first use
     "dataclasses",
     "inspect",
 )

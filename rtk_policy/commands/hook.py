@@ -6,9 +6,9 @@ stderr message and the configured fail mode's answer (`open`: no opinion, `close
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
+import sys
 import time
 from types import SimpleNamespace
 
@@ -264,14 +264,23 @@ def run(
 
 def _run(hook: _Hook, stdin: IO[Any]) -> None:
     try:
-        with contextlib.redirect_stdout(hook.stderr):  # stray prints never reach stdout
-            hook.handle(stdin)
+        _printing_to(hook.stderr, hook.handle, stdin)  # stray prints never reach stdout
     except Exception as error:  # noqa: BLE001 - the hook answers whatever happens
         try:
-            with contextlib.redirect_stdout(hook.stderr):
-                hook.internal_error(error)
+            _printing_to(hook.stderr, hook.internal_error, error)
         except Exception:  # noqa: BLE001
             pass
+
+
+def _printing_to(stream: IO[str], call: Any, argument: Any) -> None:
+    """`call(argument)` with `sys.stdout` set to `stream` (what `contextlib.redirect_stdout` does,
+    without importing contextlib: ~1 ms of a cold hook)."""
+    saved = sys.stdout
+    sys.stdout = stream
+    try:
+        call(argument)
+    finally:
+        sys.stdout = saved
 
 
 class HookAnswer:

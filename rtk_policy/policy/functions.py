@@ -12,7 +12,6 @@ evaluation error of the rule (it does not match).
 
 from __future__ import annotations
 
-import fnmatch
 import importlib
 import os
 import posixpath
@@ -76,6 +75,8 @@ def path_under(path: str, folder: str) -> bool:
 
 @lru_cache(maxsize=512)
 def _glob_regex(pattern: str) -> re.Pattern[str]:
+    import fnmatch  # on first use: most decisions never glob
+
     return re.compile(fnmatch.translate(pattern), re.DOTALL)
 
 
