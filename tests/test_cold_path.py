@@ -171,3 +171,13 @@ def test_cache_payload_round_trips_attrs_values(tmp_path, monkeypatch):
     payload = cache.read_cache("k")
     assert payload is not None and payload["rules"] == rules
     assert [type(r) for r in payload["rules"]] == [type(r) for r in rules]
+
+
+def test_cold_plain_command_with_cel_python_imports_no_celpy(env):
+    """The second backend is found by its files: a decision the guards make never imports celpy
+    (with lark and pendulum, ~50 ms)."""
+    env = dict(env, RTK_POLICY_BACKEND="cel-python")
+    _hook(env, "git status")  # compiles with cel-python: celpy is imported then
+    out, modules = _hook(env, "git status")
+    assert [name for name in ("celpy", "lark", "pendulum") if name in modules] == []
+    assert json.loads(out)["hookSpecificOutput"]["updatedInput"]["command"] == "rtk git status"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from importlib.machinery import PathFinder
 
 from rtk_policy import record
 
@@ -80,6 +81,43 @@ class Backend(Protocol):
 
     def run_string(self, program: Any, activation: Any) -> str:
         """Evaluate a string program; raise `EvalError`."""
+
+
+def module_file(dotted: str) -> str:
+    """The file of module `dotted` (e.g. "celpy.evaluation"), found without importing it or its
+    packages (`importlib.util.find_spec` imports the packages, and `importlib.util` itself costs a
+    cold hook ~2 ms); raise ImportError when it is not installed."""
+    parts = dotted.split(".")
+    locations = None
+    for depth in range(1, len(parts) + 1):
+        spec = PathFinder.find_spec(".".join(parts[:depth]), locations)
+        if spec is None or (depth < len(parts) and not spec.submodule_search_locations):
+            raise ImportError(f"No module named {dotted!r}")
+        locations = spec.submodule_search_locations
+    if not spec.origin:
+        raise ImportError(f"No module named {dotted!r}")
+    return spec.origin
+
+
+class Deferred:
+    """A backend whose CEL library is imported on first use: `name` and `version` (part of the cache
+    key) are known from its files, and anything else (compile, restore, run…) is asked of the real
+    backend, made by `create()` of `module` the first time. A hook process whose every rule the
+    guards decide never imports the library; a broken install shows at first use, where a rule
+    fails closed."""
+
+    def __init__(self, name: str, version: str, module: str) -> None:
+        self.name = name
+        self.version = version
+        self._module = module
+        self._real: Any = None
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__"):  # copy, pickle and the like: not the backend's
+            raise AttributeError(attribute)
+        if self._real is None:
+            self._real = importlib.import_module(self._module).create(self.version)
+        return getattr(self._real, attribute)
 
 
 def file_version(path: str) -> str:

@@ -7,7 +7,6 @@ program): a hook process whose every rule the guards decide never loads it.
 from __future__ import annotations
 
 import re
-from importlib.machinery import PathFinder
 
 from rtk_policy.policy import facts
 from rtk_policy.policy.backend import (
@@ -16,6 +15,7 @@ from rtk_policy.policy.backend import (
     EngineError,
     EvalError,
     file_version,
+    module_file,
 )
 from rtk_policy.policy.functions import Function, all_functions
 
@@ -55,18 +55,6 @@ def _load_library() -> Any:
     return cel
 
 
-def _library_file() -> str:
-    """The path of the library's extension module, found without importing it or its package
-    (`importlib.util.find_spec` would import the package, and `importlib.util` costs a cold hook
-    ~2 ms); raise ImportError when it is not installed (the backend is then unavailable)."""
-    package = PathFinder.find_spec(_LIBRARY.partition(".")[0])
-    locations = package.submodule_search_locations if package is not None else None
-    spec = PathFinder.find_spec(_LIBRARY, locations) if locations else None
-    if spec is None or not spec.origin:
-        raise ImportError(f"No module named {_LIBRARY!r}")
-    return spec.origin
-
-
 def _declaration(name: str, overloads: list[Function]) -> Any:
     return cel.FunctionDecl(
         name,
@@ -100,7 +88,7 @@ class CelExprBackend:
     name = "cel-expr"
 
     def __init__(self) -> None:
-        self.version = file_version(cel.__file__ if cel is not None else _library_file())
+        self.version = file_version(cel.__file__ if cel is not None else module_file(_LIBRARY))
         self._env: Any = None
 
     @property
