@@ -197,4 +197,7 @@ def _write_all(fd, data):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    main(sys.argv)
+    # the answer and the audit record are written (os.write): skip the interpreter's teardown, which
+    # after an in-process decision frees a whole engine (~8 ms)
+    os._exit(0)
