@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whole-process benchmarks of the hook paths against bare `python -c pass`, measured in the same hyperfine
 # run, for both CEL backends; then the http hook under load, serve memory and engine throughput.
-# Usage: [PARTS="processes http throughput memory"] [BACKENDS="cel-expr cel-python"] benchmarks/run.sh [PYTHON] [--quick]   (default PYTHON: .venv/bin/python, else /work/venv/bin/python,
+# Usage: [PARTS="processes http throughput memory"] [BACKENDS="cel-expr cel-python"] [ROUNDS=3] benchmarks/run.sh [PYTHON] [--quick]   (default PYTHON: .venv/bin/python, else /work/venv/bin/python,
 # else python3). Every process runs under `env -i` with a private HOME/XDG tree; compiled .pyc files are
 # written first (compileall) so that PYTHONDONTWRITEBYTECODE cannot make every run recompile.
 # Writes benchmarks/results-<backend>.json (hyperfine) and benchmarks/results-extra.jsonl.
@@ -51,7 +51,10 @@ for backend in $BACKENDS; do
   none="env -i HOME=$home XDG_CONFIG_HOME=$home/config XDG_STATE_HOME=$home/state XDG_CACHE_HOME=$home/cache XDG_RUNTIME_DIR=$home/run2 PATH=/usr/bin:/bin"
   mkdir -p "$home/run2" && chmod 700 "$home/run2"
   stop="p=\$(cat $home/run2/rtk-policy/engine.lock 2>/dev/null) && kill \$p 2>/dev/null; while [ -n \"\$p\" ] && kill -0 \$p 2>/dev/null; do sleep 0.01; done; rm -f $home/run2/rtk-policy/engine.sock; true"
-  hyperfine --warmup 5 --min-runs "$RUNS" --export-json "benchmarks/results-$backend.json" \
+  # ROUNDS hyperfine runs of the whole set: hyperfine times one command after the other, so a machine
+  # whose speed drifts skews one run's ratios; the median ratio over the rounds is reported
+  for round in $(seq 1 "$ROUNDS"); do
+  hyperfine --warmup 5 --min-runs "$RUNS" --export-json "$state/results-$backend-$round.json" \
     -p true -n "python -c pass" "$envs $PY -c pass <$state/one.json" \
     -p true -n "floor: python -c 'import json'" "$envs $PY -c 'import json' <$state/one.json" \
     -p true -n "floor: python -c 'import json, attrs'" "$envs $PY -c 'import json, attrs' <$state/one.json" \
@@ -61,13 +64,19 @@ for backend in $BACKENDS; do
     -p true -n "hook claude cold, 1 segment ($backend)" "$cold $HOOK hook claude <$state/one.json" \
     -p true -n "hook claude cold, 10 segments ($backend)" "$cold $HOOK hook claude <$state/ten.json" \
     >/dev/null
+  done
   kill "$(cat "$home/run2/rtk-policy/engine.lock" 2>/dev/null)" 2>/dev/null || true
-  "$PY" - "benchmarks/results-$backend.json" <<'PYEOF'
-import json, sys
-results = json.load(open(sys.argv[1]))["results"]
-base = results[0]["median"]
-for r in results:
-    print(f"{r['command']:<44} median {r['median'] * 1000:7.1f} ms   {r['median'] / base:5.2f}x bare python")
+  "$PY" - "benchmarks/results-$backend.json" "$state/results-$backend"-*.json <<'PYEOF'
+import json, statistics, sys
+rounds = [json.load(open(path))["results"] for path in sys.argv[2:]]
+json.dump({"rounds": rounds}, open(sys.argv[1], "w"), indent=1)
+print(f"{len(rounds)} round(s); per command: median time, and the median (min-max) over the rounds of")
+print("its ratio to bare python in the same round")
+for at, first in enumerate(rounds[0]):
+    ratios = [results[at]["median"] / results[0]["median"] for results in rounds]
+    ms = statistics.median(results[at]["median"] for results in rounds) * 1000
+    spread = f"({min(ratios):.2f}-{max(ratios):.2f})" if len(rounds) > 1 else ""
+    print(f"{first['command']:<44} median {ms:7.1f} ms   {statistics.median(ratios):5.2f}x bare python {spread}")
 PYEOF
   kill "$(cat "$home/run/rtk-policy/engine.lock")" 2>/dev/null || true
 done
