@@ -1,8 +1,8 @@
 # Shared by the benchmark scripts (sourced, run from the repository root): picks the interpreter
 # (argument 1, else .venv/bin/python, else /work/venv/bin/python, else python3) into PY, the --quick flag
-# (argument 2) into QUICK, the hyperfine run count into RUNS and the number of hyperfine rounds of the
-# process benchmarks into ROUNDS (default 3, or $ROUNDS); compiles .pyc files; makes the scratch
-# folder $state, removed (and its servers stopped) at exit.
+# (argument 2) into QUICK, the hyperfine run count into RUNS, and for the process benchmarks the number
+# of rounds into ROUNDS (default 10, or $ROUNDS) and the runs per round into BURST; compiles .pyc files;
+# makes the scratch folder $state, removed (and its servers stopped) at exit.
 ROOT=$PWD
 PY=${1:-}
 if [ -z "$PY" ]; then
@@ -13,7 +13,7 @@ if [ -z "$PY" ]; then
 fi
 QUICK=${2:-}
 RUNS=30; [ "$QUICK" = "--quick" ] && RUNS=10
-ROUNDS=${ROUNDS:-3}; [ "$QUICK" = "--quick" ] && ROUNDS=1
+ROUNDS=${ROUNDS:-10}; BURST=5; [ "$QUICK" = "--quick" ] && { ROUNDS=3; BURST=3; }
 
 # .pyc files first: the machine may export PYTHONDONTWRITEBYTECODE, and every run would recompile
 "$PY" -m compileall -q "$ROOT/rtk_policy" >/dev/null

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whole-process benchmarks of the hook paths against bare `python -c pass`, measured in the same hyperfine
 # run, for both CEL backends; then the http hook under load, serve memory and engine throughput.
-# Usage: [PARTS="processes http throughput memory"] [BACKENDS="cel-expr cel-python"] [ROUNDS=3] benchmarks/run.sh [PYTHON] [--quick]   (default PYTHON: .venv/bin/python, else /work/venv/bin/python,
+# Usage: [PARTS="processes http throughput memory"] [BACKENDS="cel-expr cel-python"] [ROUNDS=10] benchmarks/run.sh [PYTHON] [--quick]   (default PYTHON: .venv/bin/python, else /work/venv/bin/python,
 # else python3). Every process runs under `env -i` with a private HOME/XDG tree; compiled .pyc files are
 # written first (compileall) so that PYTHONDONTWRITEBYTECODE cannot make every run recompile.
 # Writes benchmarks/results-<backend>.json (hyperfine) and benchmarks/results-extra.jsonl.
@@ -51,32 +51,49 @@ for backend in $BACKENDS; do
   none="env -i HOME=$home XDG_CONFIG_HOME=$home/config XDG_STATE_HOME=$home/state XDG_CACHE_HOME=$home/cache XDG_RUNTIME_DIR=$home/run2 PATH=/usr/bin:/bin"
   mkdir -p "$home/run2" && chmod 700 "$home/run2"
   stop="p=\$(cat $home/run2/rtk-policy/engine.lock 2>/dev/null) && kill \$p 2>/dev/null; while [ -n \"\$p\" ] && kill -0 \$p 2>/dev/null; do sleep 0.01; done; rm -f $home/run2/rtk-policy/engine.sock; true"
-  # ROUNDS hyperfine runs of the whole set: hyperfine times one command after the other, so a machine
-  # whose speed drifts skews one run's ratios; the median ratio over the rounds is reported
+  # Each row is timed in ROUNDS short hyperfine runs beside bare `python -c pass` (BURST runs of each,
+  # the rows taking turns): hyperfine times one command after the other, and on a machine whose speed
+  # drifts one long run compares a row with a bare start timed at another speed. A row reports its
+  # median time and the median (min-max) over the rounds of its ratio to the bare start beside it.
+  names=("floor: python -c 'import json'" "floor: python -c 'import json, attrs'"
+    "client, server up, 1 segment ($backend)" "client, server up, 10 segments ($backend)"
+    "client, no server, 1 segment ($backend)"
+    "hook claude cold, 1 segment ($backend)" "hook claude cold, 10 segments ($backend)")
+  prepares=(true true true true "$stop" true true)
+  commands=("$envs $PY -c 'import json' <$state/one.json" "$envs $PY -c 'import json, attrs' <$state/one.json"
+    "$envs $PY -S -I $CLIENT claude <$state/one.json" "$envs $PY -S -I $CLIENT claude <$state/ten.json"
+    "$none $PY -S -I $CLIENT claude <$state/one.json"
+    "$cold $HOOK hook claude <$state/one.json" "$cold $HOOK hook claude <$state/ten.json")
   for round in $(seq 1 "$ROUNDS"); do
-  hyperfine --warmup 5 --min-runs "$RUNS" --export-json "$state/results-$backend-$round.json" \
-    -p true -n "python -c pass" "$envs $PY -c pass <$state/one.json" \
-    -p true -n "floor: python -c 'import json'" "$envs $PY -c 'import json' <$state/one.json" \
-    -p true -n "floor: python -c 'import json, attrs'" "$envs $PY -c 'import json, attrs' <$state/one.json" \
-    -p true -n "client, server up, 1 segment ($backend)" "$envs $PY -S -I $CLIENT claude <$state/one.json" \
-    -p true -n "client, server up, 10 segments ($backend)" "$envs $PY -S -I $CLIENT claude <$state/ten.json" \
-    -p "$stop" -n "client, no server, 1 segment ($backend)" "$none $PY -S -I $CLIENT claude <$state/one.json" \
-    -p true -n "hook claude cold, 1 segment ($backend)" "$cold $HOOK hook claude <$state/one.json" \
-    -p true -n "hook claude cold, 10 segments ($backend)" "$cold $HOOK hook claude <$state/ten.json" \
-    >/dev/null
+    for at in "${!names[@]}"; do
+      hyperfine --warmup 2 --runs "$BURST" --export-json "$state/pair.json" \
+        -p true -n "python -c pass" "$envs $PY -c pass <$state/one.json" \
+        -p "${prepares[$at]}" -n "${names[$at]}" "${commands[$at]}" >/dev/null 2>&1
+      "$PY" -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["results"]))' \
+        "$state/pair.json" >>"$state/pairs-$backend.jsonl"
+    done
   done
   kill "$(cat "$home/run2/rtk-policy/engine.lock" 2>/dev/null)" 2>/dev/null || true
-  "$PY" - "benchmarks/results-$backend.json" "$state/results-$backend"-*.json <<'PYEOF'
+  echo "cold hook, timed in turns with bare python, one run each per round (benchmarks/interleaved.py):"
+  "$PY" benchmarks/interleaved.py --python "$PY" --stdin "$state/one.json" --runs $((ROUNDS * BURST)) \
+    --env "HOME=$home" --env "XDG_CONFIG_HOME=$home/config" --env "XDG_STATE_HOME=$home/state" \
+    --env "XDG_CACHE_HOME=$home/cache" --env "XDG_RUNTIME_DIR=$home/none" --env "PATH=/usr/bin:/bin" \
+    "$HOOK hook claude" | tee -a "$state/interleaved-$backend.jsonl"
+  "$PY" - "benchmarks/results-$backend.json" "$state/pairs-$backend.jsonl" <<'PYEOF'
 import json, statistics, sys
-rounds = [json.load(open(path))["results"] for path in sys.argv[2:]]
-json.dump({"rounds": rounds}, open(sys.argv[1], "w"), indent=1)
-print(f"{len(rounds)} round(s); per command: median time, and the median (min-max) over the rounds of")
-print("its ratio to bare python in the same round")
-for at, first in enumerate(rounds[0]):
-    ratios = [results[at]["median"] / results[0]["median"] for results in rounds]
-    ms = statistics.median(results[at]["median"] for results in rounds) * 1000
-    spread = f"({min(ratios):.2f}-{max(ratios):.2f})" if len(rounds) > 1 else ""
-    print(f"{first['command']:<44} median {ms:7.1f} ms   {statistics.median(ratios):5.2f}x bare python {spread}")
+pairs = [json.loads(line) for line in open(sys.argv[2])]
+json.dump({"pairs": pairs}, open(sys.argv[1], "w"), indent=1)
+rows: dict[str, list] = {}
+for bare, row in pairs:
+    rows.setdefault(row["command"], []).append((bare["median"], row["median"]))
+bare_ms = statistics.median(bare["median"] for bare, _ in pairs) * 1000
+print(f"{len(pairs) // len(rows)} rounds; per row its median time and the median (min-max) over the rounds")
+print(f"of its ratio to bare python timed beside it; bare python: median {bare_ms:.1f} ms")
+for name, timings in rows.items():
+    ratios = [row / bare for bare, row in timings]
+    ms = statistics.median(row for _, row in timings) * 1000
+    print(f"{name:<44} median {ms:7.1f} ms   {statistics.median(ratios):5.2f}x bare python"
+          f" ({min(ratios):.2f}-{max(ratios):.2f})")
 PYEOF
   kill "$(cat "$home/run/rtk-policy/engine.lock")" 2>/dev/null || true
 done
