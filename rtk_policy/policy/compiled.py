@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 NO_PROGRAM = -1
 #: version of the compiled payload (CompiledRule fields, load-time source rewrites): part of the cache key
-COMPILED_FORMAT = "5"  # 5: the classes below moved here from policyset.py
+COMPILED_FORMAT = "6"  # 6: the payload lists the valid literal `matches` patterns ("patterns")
 
 
 @record.frozen

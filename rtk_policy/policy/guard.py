@@ -34,7 +34,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["UNKNOWN", "Guard", "build_guard", "guard_functions"]
+__all__ = ["UNKNOWN", "Guard", "build_guard", "guard_functions", "guard_patterns"]
 
 
 # --------------------------------------------------------------------------- run time: IR → closure
@@ -200,15 +200,45 @@ def _b_add(ir: tuple[Any, ...], fns: dict[str, Any]) -> Guard:
     return add
 
 
+def guard_patterns(ir: Any) -> set[str]:
+    """The literal patterns of the `matches` calls in a guard form (what `literal_search` runs)."""
+    found: set[str] = set()
+    stack = [ir]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, (tuple, list)):
+            continue
+        stack.extend(node)
+        pattern = _literal_pattern(node)
+        if pattern is not None:
+            found.add(pattern)
+    return found
+
+
+def _literal_pattern(node: Any) -> str | None:
+    """The pattern of a `re_matches(x, "p")` or `x.matches("p")` node, else None."""
+    if len(node) == 3 and node[0] == "call" and node[1] == "re_matches":
+        args = node[2]
+        if len(args) == 2 and args[1][0] == "lit" and type(args[1][1]) is str:
+            return args[1][1]  # type: ignore[no-any-return]
+    if len(node) == 4 and node[0] == "mcall" and node[1] == "matches":
+        args = node[3]
+        if len(args) == 1 and args[0][0] == "lit" and type(args[0][1]) is str:
+            return args[0][1]  # type: ignore[no-any-return]
+    return None
+
+
 def _b_call(ir: tuple[Any, ...], fns: dict[str, Any]) -> Guard:
-    if ir[1] == "re_matches" and len(ir[2]) == 2 and ir[2][1][0] == "lit":
-        return literal_search(_build(ir[2][0], fns), ir[2][1][1])
+    pattern = _literal_pattern(ir)
+    if pattern is not None:
+        return literal_search(_build(ir[2][0], fns), pattern)
     return function_call(ir[1], [_build(a, fns) for a in ir[2]], fns)
 
 
 def _b_mcall(ir: tuple[Any, ...], fns: dict[str, Any]) -> Guard:
-    if ir[1] == "matches" and len(ir[3]) == 1 and ir[3][0][0] == "lit":
-        return literal_search(_build(ir[2], fns), ir[3][0][1])
+    pattern = _literal_pattern(ir)
+    if pattern is not None:
+        return literal_search(_build(ir[2], fns), pattern)
     return method_call(ir[1], [_build(ir[2], fns)] + [_build(a, fns) for a in ir[3]])
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 
-from rtk_policy.policy.regex import re_matches, searcher
+from rtk_policy.policy.regex import known_valid, re_matches, searcher
+from rtk_policy.policy.regex_literal import required_literal
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -143,14 +144,23 @@ def method_call(name: str, args: list[Guard]) -> Guard:
 
 def literal_search(target: Guard, pattern: Any) -> Guard:
     """`target.matches("literal")`, the pattern compiled once (`regex.py`) when first needed: most
-    guards of a plan are decided before their regex is reached, and a cold hook plans ~30 guards."""
+    guards of a plan are decided before their regex is reached, and a cold hook plans ~30 guards.
+
+    A pattern known to compile is pre-tested by the literal every match contains
+    (`regex_literal.py`): a text without it gives `false` without running (or compiling) the regex.
+    """
     search: Callable[[str], Any] | None = None
+    needle: str | None = None
 
     def matches(env: dict[str, Any]) -> Any:
-        nonlocal search
+        nonlocal search, needle
         text = target(env)
         if type(text) is not str:
             return UNKNOWN
+        if needle is None:
+            needle = required_literal(pattern) if known_valid(pattern) else ""
+        if needle and needle not in text:
+            return False
         if search is None:
             try:
                 search = searcher(pattern)

@@ -10,8 +10,14 @@ from rtk_policy.policy.compiled import COMPILED_FORMAT
 from rtk_policy.policy.errors import PolicyLoadError, Problem
 from rtk_policy.policy.facts import schema_signature
 from rtk_policy.policy.functions import functions_signature
+from rtk_policy.policy.guard import guard_patterns
 from rtk_policy.policy.plan_store import PLANS_FORMAT, PlanTables
 from rtk_policy.policy.policyset import PolicySet
+from rtk_policy.policy.regex import remember_valid, valid_patterns
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 _SUFFIXES = (".yaml", ".yml")
 
@@ -88,6 +94,7 @@ def load_policy_set(
             try:
                 plans = PlanTables(*payload["plans"])
                 programs = list(payload["programs"])
+                remember_valid(payload["patterns"])
                 return PolicySet(payload["files"], payload["rules"], programs, payload["expected"],
                                  chosen, digest, payload["uses"], plans)  # fmt: skip
             except (KeyError, TypeError, ValueError, AttributeError):
@@ -108,9 +115,24 @@ def load_policy_set(
     files, rules, expected = tuple(state.files), tuple(state.rules), tuple(state.expected)
     uses = frozenset(state.uses)
     policies = PolicySet(files, rules, state.programs, expected, chosen, digest, uses)
+    tables = policies.plan_tables()
+    patterns = valid_patterns(_literal_patterns(files, rules, tables))
+    remember_valid(patterns)
     if use_cache:
         blobs = [chosen.dump(p) for p in state.programs]
-        plans = tuple(policies.plan_tables())  # a plain tuple: unpickled without this module
+        plans = tuple(tables)  # a plain tuple: unpickled without this module
         payload = {"files": files, "rules": rules, "programs": blobs, "expected": expected}
-        write_cache(key, {**payload, "uses": uses, "plans": plans})
+        write_cache(key, {**payload, "uses": uses, "plans": plans, "patterns": patterns})
     return policies
+
+
+def _literal_patterns(
+    files: tuple[Any, ...], rules: tuple[Any, ...], plans: PlanTables
+) -> set[str]:
+    """The literal `matches` patterns of every guard form: checked once here, so that a guard may
+    pre-test them by their required literal without compiling them
+    (`guard_values.literal_search`)."""
+    forms = [form for f in files for form in (f.when_guard, f.consumer_guard)]
+    forms += [form for r in rules for form in (r.guard, r.output)]
+    forms += list(plans.residuals)
+    return guard_patterns(forms)

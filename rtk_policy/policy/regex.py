@@ -1,31 +1,69 @@
 """`re_matches(text, pattern)`: CEL's `matches` with a process-wide cache of compiled patterns.
 
-cel-expr compiles the RE2 pattern of `x.matches(p)` on every call, and cel-python hands it to `re2.search`
-each time; a long pattern then costs milliseconds per segment. The compiler rewrites `x.matches(p)` into
-`re_matches(x, p)` (see `fast_source.py`), which compiles each pattern once per process. Semantics are
-CEL's: RE2 syntax, partial match (search). RE2 comes from `google-re2` (a cel-python dependency); without
-it, Python's `re` is used (same answers for the patterns of the shipped packs).
+cel-expr compiles the RE2 pattern of `x.matches(p)` on every call, and cel-python hands it to
+`re2.search` each time; a long pattern then costs milliseconds per segment. The compiler rewrites
+`x.matches(p)` into `re_matches(x, p)` (see `fast_source.py`), which compiles each pattern once per
+process. Semantics are CEL's: RE2 syntax, partial match (search). RE2 comes from `google-re2` (a
+cel-python dependency), imported with the first pattern compiled; without it, Python's `re` is used
+(same answers for the patterns of the shipped packs). The patterns known to compile (`known_valid`:
+compiled in this process, or checked when the policies were compiled and remembered from the cache)
+may be pre-tested by their required literal (`regex_literal.py`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-try:  # pragma: no branch
-    import re2 as _engine
-
-    ENGINE = "re2"
-    _OPTIONS: tuple[object, ...] = (_engine.Options(),)
-    _OPTIONS[0].log_errors = False  # type: ignore[attr-defined]  # errors are raised, not logged
-    _OPTIONS[0].never_capture = True  # type: ignore[attr-defined]  # a yes/no answer needs no groups
-except ImportError:  # pragma: no cover - cel-expr-only installs
-    import re as _engine  # type: ignore[no-redef]
-
-    ENGINE = "re"
-    _OPTIONS = ()
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 _SEARCH: dict[str, Callable[[str], bool]] = {}
 _LIMIT = 4096
+#: patterns the engine compiles (never cleared: a pattern's validity does not change)
+_VALID: set[str] = set()
+#: (module, "re2" or "re", compile options), set on the first compile
+_LOADED: list[Any] = []
+
+
+def _engine() -> tuple[Any, str, tuple[object, ...]]:
+    """The regex engine: google-re2 when installed (imported on first use: ~2 ms), else `re`."""
+    if not _LOADED:
+        try:
+            import re2
+
+            options = re2.Options()
+            options.log_errors = False  # errors are raised, not logged
+            options.never_capture = True  # a yes/no answer needs no groups
+            _LOADED.extend((re2, "re2", (options,)))
+        except ImportError:  # pragma: no cover - cel-expr-only installs
+            import re
+
+            _LOADED.extend((re, "re", ()))
+    return _LOADED[0], _LOADED[1], _LOADED[2]
+
+
+def known_valid(pattern: str) -> bool:
+    """Whether `pattern` is known to compile (so a failed pre-test cannot hide a CEL error)."""
+    return pattern in _VALID
+
+
+def remember_valid(patterns: Any) -> None:
+    """Record `patterns` as compiling (`valid_patterns` checked them when the policies were
+    compiled)."""
+    _VALID.update(patterns)
+
+
+def valid_patterns(patterns: Any) -> tuple[str, ...]:
+    """The `patterns` that compile, sorted."""
+    found = []
+    for pattern in sorted(set(patterns)):
+        try:
+            _searcher(pattern)
+        except Exception:  # noqa: BLE001, S112 - an invalid pattern stays a CEL error at run time
+            continue
+        found.append(pattern)
+    return tuple(found)
 
 
 def _searcher(pattern: str) -> Callable[[str], bool]:
@@ -35,6 +73,7 @@ def _searcher(pattern: str) -> Callable[[str], bool]:
             _SEARCH.clear()
         found = _compile(pattern)
         _SEARCH[pattern] = found
+        _VALID.add(pattern)
     return found
 
 
@@ -44,13 +83,14 @@ def _compile(pattern: str) -> Callable[[str], bool]:
     With google-re2, the compiled RE2 object is called directly on the UTF-8 bytes (what the package's
     `search` does, without building a match object: ~1 µs instead of ~3 µs per call).
     """
-    compiled = _engine.compile(pattern, *_OPTIONS)
+    engine, name, options = _engine()
+    compiled = engine.compile(pattern, *options)
     low = getattr(compiled, "_regexp", None)
-    anchor = getattr(getattr(_engine, "_Anchor", None), "UNANCHORED", None)
-    if ENGINE != "re2" or low is None or anchor is None:  # pragma: no cover - other re2 builds
+    anchor = getattr(getattr(engine, "_Anchor", None), "UNANCHORED", None)
+    if name != "re2" or low is None or anchor is None:  # pragma: no cover - other re2 builds
         search = compiled.search
         return lambda text: search(text) is not None
-    match, missing = low.Match, _engine._NULL_SPAN
+    match, missing = low.Match, engine._NULL_SPAN
 
     def search_bytes(text: str) -> bool:
         data = text.encode("utf-8")

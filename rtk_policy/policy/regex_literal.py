@@ -1,0 +1,136 @@
+"""`required_literal(pattern)`: text that every match of an RE2 pattern contains, a cheap pre-test.
+
+A guard of `x.matches("…pytest…")` whose text lacks the literal `pytest` is `false` without
+compiling or running the pattern. Only the top level of the pattern is read: a run of plain
+characters outside any group, class or alternation, none of them repeated, must appear in every
+match. Anything this reader is not sure of gives "" (no pre-test): flags and other `(?` groups,
+`\\Q…\\E`, Unicode and POSIX classes, escapes that read on (`\\x41`, `\\101`), a top-level `|`,
+repetitions of repetitions, unbalanced brackets. The pre-test is used only for patterns RE2 accepts
+(`regex.known_valid`): an invalid pattern stays a CEL error.
+"""
+
+from __future__ import annotations
+
+#: escaped characters that stand for themselves
+_ESCAPED = frozenset(".-/\\()[]{}*+?|^$ #&~,:;=!<>@%'\"`_")
+_ESCAPES = {"t": "\t", "n": "\n"}
+#: escapes of one character class, assertion or control character, which read nothing after them
+_CLASS_ESCAPES = frozenset("dDsSwWbBAzfrva")
+_QUANTIFIERS = frozenset("?*+{")
+_REFUSED = ("\\Q", "\\E", "\\p", "\\P", "[[:", "[^[:", "\\C")
+
+
+def required_literal(pattern: str) -> str:
+    """The longest run of literal text every match of `pattern` contains; "" when there is none or
+    the pattern is outside what this reader understands."""
+    if any(marker in pattern for marker in _REFUSED):
+        return ""
+    try:
+        runs = _top_level_runs(pattern)
+    except ValueError:
+        return ""
+    return max(runs, key=len, default="")
+
+
+def _top_level_runs(pattern: str) -> list[str]:
+    """The runs of mandatory literal characters at the top level; ValueError when unsure."""
+    runs, current = [], []
+    depth, at, size = 0, 0, len(pattern)
+    while at < size:
+        char = pattern[at]
+        if char == "(":
+            if pattern.startswith("(?", at) and not pattern.startswith("(?:", at):
+                raise ValueError("a group with flags or a name")
+            at += 3 if pattern.startswith("(?:", at) else 1
+            depth += 1
+            runs.append("".join(current))
+            current = []
+            continue
+        if char == ")":
+            depth -= 1
+            if depth < 0:
+                raise ValueError("unbalanced )")
+            at += 1
+            if at < size and pattern[at] in _QUANTIFIERS:
+                at = _skip_quantifier(pattern, at)
+            continue
+        if char == "|":
+            if depth == 0:
+                raise ValueError("a top-level alternation")
+            at += 1
+            continue
+        literal, end = _atom(pattern, at)
+        quantified = end < size and pattern[end] in _QUANTIFIERS
+        if quantified:
+            end = _skip_quantifier(pattern, end)
+        if depth == 0:
+            if literal is not None and not quantified:
+                current.append(literal)
+            else:
+                runs.append("".join(current))
+                current = []
+        at = end
+    if depth != 0:
+        raise ValueError("unbalanced (")
+    runs.append("".join(current))
+    return runs
+
+
+def _atom(pattern: str, at: int) -> tuple[str | None, int]:
+    """The literal character at `at` (None for any other atom) and where the atom ends."""
+    char = pattern[at]
+    if char == "\\":
+        if at + 1 >= len(pattern):
+            raise ValueError("a trailing backslash")
+        escaped = pattern[at + 1]
+        if escaped in _ESCAPED:
+            return escaped, at + 2
+        if escaped in _ESCAPES:
+            return _ESCAPES[escaped], at + 2
+        if escaped in _CLASS_ESCAPES:
+            return None, at + 2  # \d \s \w \b \A \z \f …: one character or none, not a plain one
+        raise ValueError("an escape that may read on (\\x41, \\101, \\p{L} …)")
+    if char == "[":
+        return None, _class_end(pattern, at)
+    if char in ".^$":
+        return None, at + 1
+    if char in _QUANTIFIERS or char == "}":
+        raise ValueError("a repetition without an atom")
+    return char, at + 1
+
+
+def _class_end(pattern: str, at: int) -> int:
+    """The index after the `]` closing the class that opens at `at`."""
+    index = at + 1
+    if index < len(pattern) and pattern[index] == "^":
+        index += 1
+    if index < len(pattern) and pattern[index] == "]":
+        index += 1  # a leading ] is a member
+    while index < len(pattern):
+        if pattern[index] == "\\":
+            index += 2
+            continue
+        if pattern[index] == "]":
+            return index + 1
+        index += 1
+    raise ValueError("an unclosed class")
+
+
+def _skip_quantifier(pattern: str, at: int) -> int:
+    """The index after the repetition at `at` (`?`, `*`, `+` or `{n,m}`, then an optional `?`)."""
+    if pattern[at] == "{":
+        close = pattern.find("}", at)
+        body = pattern[at + 1 : close] if close > 0 else ""
+        low, _, high = body.partition(",")
+        if not low.isdigit() or (high and not high.isdigit()) or int(low) > 1000:
+            raise ValueError("a brace that is not a repetition")
+        if high and int(high) > 1000:
+            raise ValueError("a repetition RE2 refuses")
+        at = close + 1
+    else:
+        at += 1
+    if at < len(pattern) and pattern[at] == "?":
+        at += 1
+    if at < len(pattern) and pattern[at] in _QUANTIFIERS:
+        raise ValueError("a repetition of a repetition")
+    return at
