@@ -5,6 +5,7 @@ Subcommand modules are imported only when chosen, so `rtk-policy hook` never pay
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -188,12 +189,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 def cli() -> None:
     """The `rtk-policy` console script and `python -m rtk_policy`: `main()`, then exit with its code.
 
-    A `hook` call exits without the interpreter's teardown (freeing every module and object: ~8 ms,
-    an eighth of a cold hook). Nothing is lost by that: the answer is flushed here, the audit record
-    is on disk already (one `os.write`), and no atexit handler or non-daemon thread of ours is left.
+    A `hook` call runs without the cyclic garbage collector (one short decision: its passes over the
+    ~50,000 objects of the loaded policies cost ~4 ms) and exits without the interpreter's teardown
+    (freeing every module and object: ~8 ms). Nothing is lost by that: the answer is flushed here,
+    the audit record is on disk already (one `os.write`), and no atexit handler or non-daemon thread
+    of ours is left.
     """
+    hook = sys.argv[1:2] == ["hook"]
+    if hook:
+        gc.disable()
     code = main()
-    if sys.argv[1:2] == ["hook"]:
+    if hook:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
