@@ -173,26 +173,30 @@ def _init(cls: type, record_fields: tuple[Field, ...]) -> Any:
 def _binder(qualname: str, record_fields: tuple[Field, ...]) -> Any:
     """A function `(args, kwargs) -> every field's value`, raising TypeError as Python would."""
     names = tuple(field.name for field in record_fields)
+    count = len(names)
     where = {name: at for at, name in enumerate(names)}
     defaults = tuple(field.default for field in record_fields)
+    fresh = tuple(at for at, default in enumerate(defaults) if isinstance(default, Factory))
+    required = tuple(at for at, default in enumerate(defaults) if default is NOTHING)
 
     def bind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-        if len(args) > len(names):
-            raise TypeError(f"{qualname}() takes {len(names)} arguments but {len(args)} were given")
-        values = [*args, *(NOTHING,) * (len(names) - len(args))]
+        given = len(args)
+        if given > count:
+            raise TypeError(f"{qualname}() takes {count} arguments but {given} were given")
+        values = [*args, *defaults[given:]]
         for name, value in kwargs.items():
             at = where.get(name)
             if at is None:
                 raise TypeError(f"{qualname}() got an unexpected keyword argument {name!r}")
-            if values[at] is not NOTHING:
+            if at < given:
                 raise TypeError(f"{qualname}() got multiple values for argument {name!r}")
             values[at] = value
-        for at, value in enumerate(values):
-            if value is NOTHING:
-                default = defaults[at]
-                if default is NOTHING:
-                    raise TypeError(f"{qualname}() missing required argument {names[at]!r}")
-                values[at] = default.make() if isinstance(default, Factory) else default
+        for at in required:
+            if at >= given and values[at] is NOTHING:
+                raise TypeError(f"{qualname}() missing required argument {names[at]!r}")
+        for at in fresh:
+            if at >= given and values[at] is defaults[at]:  # not given: a new default
+                values[at] = defaults[at].make()
         return values
 
     return bind
