@@ -163,7 +163,7 @@ def _init(cls: type, record_fields: tuple[Field, ...]) -> Any:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if kwargs or len(args) != count:
             args = bind(args, kwargs)
-        for setter, value in zip(setters, args):
+        for setter, value in zip(setters, args, strict=True):
             setter(self, value)
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
