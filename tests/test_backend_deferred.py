@@ -54,3 +54,4 @@ def test_the_deferred_version_is_the_files_and_the_format() -> None:
     assert deferred._real is None
     assert deferred.dump(deferred.compile("true", "bool")[0])  # the first real use loads it
     assert deferred._real is not None and deferred._real.version == deferred.version
+    assert {"compile", "dump"} <= set(vars(deferred))  # methods are found directly after first use

@@ -117,7 +117,10 @@ class Deferred:
             raise AttributeError(attribute)
         if self._real is None:
             self._real = importlib.import_module(self._module).create(self.version)
-        return getattr(self._real, attribute)
+        value = getattr(self._real, attribute)
+        if callable(value):  # a method: found directly from now on, without this lookup
+            setattr(self, attribute, value)
+        return value
 
 
 def file_version(path: str) -> str:
