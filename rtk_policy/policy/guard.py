@@ -34,7 +34,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["UNKNOWN", "Guard", "build_guard", "guard_functions", "guard_patterns"]
+__all__ = ["FALSE_FORM", "UNKNOWN", "Guard", "build_guard", "guard_functions", "guard_patterns"]
+
+#: the guard form of `false`: what a specialised rule that cannot match becomes
+FALSE_FORM = ("lit", False)
 
 
 # --------------------------------------------------------------------------- run time: IR → closure

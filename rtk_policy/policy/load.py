@@ -115,24 +115,21 @@ def load_policy_set(
     files, rules, expected = tuple(state.files), tuple(state.rules), tuple(state.expected)
     uses = frozenset(state.uses)
     policies = PolicySet(files, rules, state.programs, expected, chosen, digest, uses)
-    tables = policies.plan_tables()
-    patterns = valid_patterns(_literal_patterns(files, rules, tables))
+    patterns = valid_patterns(_literal_patterns(files, rules))
     remember_valid(patterns)
     if use_cache:
         blobs = [chosen.dump(p) for p in state.programs]
-        plans = tuple(tables)  # a plain tuple: unpickled without this module
+        plans = tuple(policies.plan_tables())  # a plain tuple: unpickled without this module
         payload = {"files": files, "rules": rules, "programs": blobs, "expected": expected}
         write_cache(key, {**payload, "uses": uses, "plans": plans, "patterns": patterns})
     return policies
 
 
-def _literal_patterns(
-    files: tuple[Any, ...], rules: tuple[Any, ...], plans: PlanTables
-) -> set[str]:
+def _literal_patterns(files: tuple[Any, ...], rules: tuple[Any, ...]) -> set[str]:
     """The literal `matches` patterns of every guard form: checked once here, so that a guard may
     pre-test them by their required literal without compiling them
-    (`guard_values.literal_search`)."""
+    (`guard_values.literal_search`). A plan's residual forms are these forms specialised: their
+    patterns are among these."""
     forms = [form for f in files for form in (f.when_guard, f.consumer_guard)]
     forms += [form for r in rules for form in (r.guard, r.output)]
-    forms += list(plans.residuals)
     return guard_patterns(forms)

@@ -21,6 +21,8 @@ from __future__ import annotations
 from array import array
 from collections import namedtuple
 
+from rtk_policy.policy.guard import FALSE_FORM
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
     from typing import Any
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
 PLANS_FORMAT = "1"
 #: the code of a step whose guard is the rule's own guard form
 GENERIC = -1
-_FALSE = ("lit", False)
 
 
 class PlanTables(namedtuple("PlanTables", "steps residuals")):
@@ -77,7 +78,7 @@ def _code(
     key = (index, signature)
     if key not in codes:
         residual = specializer.specialize(ir, program)
-        if residual == _FALSE:
+        if residual == FALSE_FORM:
             codes[key] = None
         elif signature == (program,):  # the program's own residual: the rule's own guard
             codes[key] = GENERIC

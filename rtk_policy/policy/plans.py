@@ -11,7 +11,7 @@ only the guards of the program's steps are built.
 
 from __future__ import annotations
 
-from rtk_policy.policy.guard import Guard, build_guard
+from rtk_policy.policy.guard import FALSE_FORM, Guard, build_guard
 from rtk_policy.policy.plan_store import GENERIC, PlanTables, plan_tables, unpack
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 MAX_PLANS = 4096
 #: the rules tried on one program: (index of the rule, its specialised guard or None)
 Plan: TypeAlias = "tuple[tuple[int, Guard | None], ...]"
-_FALSE = ("lit", False)
 
 
 class Planner:
@@ -135,7 +134,7 @@ class Planner:
             step = self._residuals.get(key)
             if step is None:
                 residual = specializer.specialize(ir, program)
-                guard = None if residual == _FALSE else build_guard(residual, self._functions)
-                step = self._residuals[key] = (residual != _FALSE, guard)
+                guard = None if residual == FALSE_FORM else build_guard(residual, self._functions)
+                step = self._residuals[key] = (residual != FALSE_FORM, guard)
             if step[0]:
                 yield index, step[1]

@@ -23,24 +23,25 @@ _LIMIT = 4096
 #: patterns the engine compiles (never cleared: a pattern's validity does not change)
 _VALID: set[str] = set()
 #: (module, "re2" or "re", compile options), set on the first compile
-_LOADED: list[Any] = []
+_LOADED: tuple[Any, str, tuple[object, ...]] | None = None
 
 
 def _engine() -> tuple[Any, str, tuple[object, ...]]:
     """The regex engine: google-re2 when installed (imported on first use: ~2 ms), else `re`."""
-    if not _LOADED:
+    global _LOADED
+    if _LOADED is None:
         try:
             import re2
 
             options = re2.Options()
             options.log_errors = False  # errors are raised, not logged
             options.never_capture = True  # a yes/no answer needs no groups
-            _LOADED.extend((re2, "re2", (options,)))
+            _LOADED = (re2, "re2", (options,))
         except ImportError:  # pragma: no cover - cel-expr-only installs
             import re
 
-            _LOADED.extend((re, "re", ()))
-    return _LOADED[0], _LOADED[1], _LOADED[2]
+            _LOADED = (re, "re", ())
+    return _LOADED
 
 
 def known_valid(pattern: str) -> bool:

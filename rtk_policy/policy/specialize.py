@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rtk_policy.policy.guard import FALSE_FORM as _FALSE
 from rtk_policy.policy.guard import UNKNOWN, build_guard
 
-_FALSE = ("lit", False)
 _TRUE = ("lit", True)
 _FOLDABLE = frozenset({"not", "rel", "add", "call", "mcall", "index"})
 #: functions whose result depends on more than their arguments (the environment): never folded
