@@ -6,8 +6,7 @@ program): a hook process whose every rule the guards decide never loads it.
 
 from __future__ import annotations
 
-import re
-
+from rtk_policy.lazy_re import lazy
 from rtk_policy.policy import facts
 from rtk_policy.policy.backend import (
     CheckError,
@@ -23,7 +22,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on
 if TYPE_CHECKING:
     from typing import Any
 
-_ERROR_LINE = re.compile(r"ERROR: <input>:(\d+):(\d+): (.*)")
+_ERROR_LINE = lazy(globals(), "_ERROR_LINE", r"ERROR: <input>:(\d+):(\d+): (.*)")
 _LIBRARY = "cel_expr_python.cel"
 #: the library module and its types, set by `_load_library` (None until then)
 cel: Any = None

@@ -10,12 +10,11 @@ comment opens a quote.
 
 from __future__ import annotations
 
-import re
-
 from rtk_policy import record
+from rtk_policy.lazy_re import lazy
 
-_SPECIAL = re.compile(r"[\\`$\"'\n<>]")
-_DQ_SPECIAL = re.compile(r"[\\`$\"]")
+_SPECIAL = lazy(globals(), "_SPECIAL", r"[\\`$\"'\n<>]")
+_DQ_SPECIAL = lazy(globals(), "_DQ_SPECIAL", r"[\\`$\"]")
 
 
 @record.mutable
