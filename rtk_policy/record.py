@@ -128,7 +128,7 @@ def _build(cls: type[_T], eq: bool, immutable: bool) -> type[_T]:
 def _add_methods(cls: type, record_fields: tuple[Field, ...], eq: bool, immutable: bool) -> None:
     names = tuple(field.name for field in record_fields)
     values = _getter(names)
-    cls.__init__ = _init(cls, record_fields)  # type: ignore[misc]
+    cls.__init__ = _init(cls, record_fields, immutable)  # type: ignore[misc]
     cls.__repr__ = _repr(cls.__qualname__, names)  # type: ignore[method-assign]
     if immutable:
         cls.__setattr__ = _refuse  # type: ignore[method-assign,assignment]
@@ -149,18 +149,31 @@ def _getter(names: tuple[str, ...]) -> Any:
     return lambda self: ()
 
 
-def _init(cls: type, record_fields: tuple[Field, ...]) -> Any:
+#: A record class's `__init__` is generated as source after this many instances (`_fast_init`).
+COMPILE_AFTER = 2048
+#: `obj.__class__ = cls` without the frozen class's `__setattr__`
+_set_class = object.__dict__["__class__"].__set__
+
+
+def _init(cls: type, record_fields: tuple[Field, ...], immutable: bool) -> Any:
     """`__init__` taking every field positionally or by keyword, with the fields' defaults.
 
     Made without `compile` (its first call costs a cold process ~1.6 ms): a call giving every field
     positionally fills the slots at once; any other call is bound by `_binder` first. The slots are
-    set through their descriptors, which a frozen class's `__setattr__` does not stop.
+    set through their descriptors, which a frozen class's `__setattr__` does not stop. Once the
+    class has built `COMPILE_AFTER` instances (a long run, never a cold hook), `_fast_init`
+    replaces it.
     """
     count = len(record_fields)
     setters = tuple(getattr(cls, field.name).__set__ for field in record_fields)
     bind = _binder(cls.__qualname__, record_fields)
+    built = 0
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        nonlocal built
+        built += 1
+        if built == COMPILE_AFTER:
+            cls.__init__ = _fast_init(cls, record_fields, immutable) or __init__
         if kwargs or len(args) != count:
             args = bind(args, kwargs)
         for setter, value in zip(setters, args, strict=True):
@@ -168,6 +181,42 @@ def _init(cls: type, record_fields: tuple[Field, ...]) -> Any:
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
+
+
+def _fast_init(cls: type, record_fields: tuple[Field, ...], immutable: bool) -> Any:
+    """A generated `__init__` (`def __init__(self, x, y=_d1): self.x = x; ...`): Python binds the
+    arguments and stores each slot with a specialised bytecode, ~5x faster than `_init` for a
+    large record. A frozen instance is filled as an instance of a mutable twin class with the same
+    slots, then given its own class back. Argument errors are Python's own TypeErrors. None when
+    the class does not fit (a required field after a defaulted one, a base class, a clashing name).
+    """
+    names = [field.name for field in record_fields]
+    namespace: dict[str, Any] = {"_set_class": _set_class, "_cls": cls}
+    if immutable:
+        namespace["_twin"] = type(cls.__name__, (), {"__slots__": tuple(names)})
+    params, body, seen_default = [], [], False
+    for at, field in enumerate(record_fields):
+        name = field.name
+        if field.default is NOTHING:
+            if seen_default:
+                return None
+            params.append(name)
+        else:
+            seen_default = True
+            namespace[f"_d{at}"] = field.default
+            params.append(f"{name}=_d{at}")
+            if isinstance(field.default, Factory):
+                body.append(f"    if {name} is _d{at}:\n        {name} = _d{at}.make()\n")
+        body.append(f"    self.{name} = {name}\n")
+    if cls.__bases__ != (object,) or "self" in names or not namespace.keys().isdisjoint(names):
+        return None
+    if immutable:
+        body = ["    _set_class(self, _twin)\n", *body, "    _set_class(self, _cls)\n"]
+    source = f"def __init__(self, {', '.join(params)}):\n{''.join(body) or '    pass'}\n"
+    exec(source, namespace)  # noqa: S102 - the source is made of the class's own field names
+    made = namespace["__init__"]
+    made.__qualname__ = f"{cls.__qualname__}.__init__"
+    return made
 
 
 def _binder(qualname: str, record_fields: tuple[Field, ...]) -> Any:

@@ -143,3 +143,58 @@ def test_the_decision_path_imports_no_attrs() -> None:
     )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert found.stdout.strip() == "False"
+
+
+def test_a_generated_init_after_many_instances_builds_the_same_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After `COMPILE_AFTER` instances a class gets a generated `__init__`: same values, defaults,
+    fresh factories, frozenness and TypeErrors as before."""
+    monkeypatch.setattr(record, "COMPILE_AFTER", 3)
+
+    @record.frozen
+    class Pair:
+        left: int
+        right: tuple[str, ...] = ()
+        extra: list = record.Factory(list)
+
+    @record.mutable
+    class Work:
+        items: list = record.Factory(list)
+        done: bool = False
+
+    generic = Pair.__init__, Work.__init__
+    before = [Pair(1), Pair(1, ("a",)), Pair(right=("b",), left=2), Work(), Work([1], True), Work()]
+    new = Pair.__init__, Work.__init__  # the third instance of each installed a generated one
+    assert new[0] is not generic[0] and new[1] is not generic[1]
+    after = [Pair(1), Pair(1, ("a",)), Pair(right=("b",), left=2), Work(), Work([1], True), Work()]
+    assert (Pair.__init__, Work.__init__) == new
+    assert before[:3] == after[:3] and list(map(repr, before)) == list(map(repr, after))
+    assert type(after[0]) is Pair and after[0].extra == [] and after[0].extra is not after[1].extra
+    assert after[3].items is not Work().items and after[4].done is True
+    after[3].done = True
+    assert after[3].done is True
+    with pytest.raises(record.FrozenError):
+        after[0].left = 5  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        after[0].other = 1  # type: ignore[attr-defined]
+    assert copy.copy(after[1]) == after[1] and after[1] != Pair(1, ("b",))
+    with pytest.raises(TypeError):
+        Pair()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Pair(1, z=2)  # type: ignore[call-arg]
+
+
+def test_a_class_that_does_not_fit_keeps_the_generic_init(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A required field after a defaulted one cannot be a Python signature: the generic `__init__`
+    stays and still binds keywords."""
+    monkeypatch.setattr(record, "COMPILE_AFTER", 2)
+
+    @record.frozen
+    class Odd:
+        a: int = 0
+        b: int  # type: ignore[misc]
+
+    generic = Odd.__init__
+    values = [Odd(b=k) for k in range(4)]
+    assert Odd.__init__ is generic and [v.b for v in values] == [0, 1, 2, 3]
