@@ -123,6 +123,12 @@ INPUTS = [
 
 def _tree_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(plainpath, "commands", lambda text: None)
+    _no_single(monkeypatch)
+
+
+def _no_single(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Switch off the single-command path of `assemble` (the walk then runs)."""
+    monkeypatch.setattr(assemble, "_single", lambda text, transparent: None)
 
 
 def test_the_fast_path_is_taken_for_plain_input():
@@ -155,6 +161,24 @@ def test_fast_path_equals_the_tree_walk(monkeypatch, prefixes):
     slow = [parse(text, prefixes) for text in inputs]
     diffs = [(t, f, s) for t, f, s in zip(inputs, fast, slow, strict=True) if f != s]
     assert not diffs, "\n".join(f"{t!r}\n  fast {f!r}\n  tree {s!r}" for t, f, s in diffs[:3])
+
+
+@pytest.mark.parametrize("prefixes", [(), PREFIXES, ("rtk", "noglob")], ids=["none", "some", "rtk"])
+def test_single_command_path_equals_the_walk(monkeypatch, prefixes):
+    """`assemble._single` (one plain command, no walk) gives the walk's CommandLine; it is taken
+    for most plain inputs and declines the ones that run nested code."""
+    inputs = [t for t in INPUTS if plainpath.single_words(t) is not None]
+    inputs += [f"{w} {t}" for t in inputs[:300] for w in ("sudo", "rtk", "direnv exec .", "env")]
+    assert len(inputs) > 1000
+    taken = [t for t in inputs if assemble._single(t, prefixes) is not None]
+    assert len(taken) > len(inputs) // 2
+    for text in ("bash x.sh", "xargs rm", "sudo eval x", "env -S ls"):
+        assert assemble._single(text, prefixes) is None, text
+    fast = [parse(text, prefixes) for text in inputs]
+    _no_single(monkeypatch)
+    slow = [parse(text, prefixes) for text in inputs]
+    diffs = [(t, f, s) for t, f, s in zip(inputs, fast, slow, strict=True) if f != s]
+    assert not diffs, "\n".join(f"{t!r}\n  single {f!r}\n  walk {s!r}" for t, f, s in diffs[:3])
 
 
 def test_positional_models_equal_the_keyword_fallback(monkeypatch):

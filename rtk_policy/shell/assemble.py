@@ -8,7 +8,9 @@ from collections.abc import Callable, Sequence
 from rtk_policy import record
 from rtk_policy.shell.draft import Ctx, Draft, stage_programs, to_segment
 from rtk_policy.shell.model import CommandLine, Redirect
+from rtk_policy.shell.plainpath import single_words
 from rtk_policy.shell.scan import Scan, scan
+from rtk_policy.shell.simple import RUNS_CODE
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.walk import (
     draft_line_refusal,
@@ -18,6 +20,8 @@ from rtk_policy.shell.walk import (
     physical_lines,
     whole_refusal,
 )
+from rtk_policy.shell.words import basename
+from rtk_policy.shell.wrappers import peel, prefix_words
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -85,6 +89,9 @@ def _too_large(
 def _assemble(
     text: str, transparent: tuple[str, ...], walker_cls: Callable[..., Any]
 ) -> CommandLine:
+    single = _single(text, transparent)
+    if single is not None:
+        return single
     sc = scan(text)
     walker = walker_cls(transparent)
     walker.walk_source(Source(text, 0), _TOP)
@@ -117,6 +124,26 @@ def _assemble(
 
 
 _TOP = Ctx()  #: the context of the input's own commands
+
+
+def _single(text: str, transparent: tuple[str, ...]) -> CommandLine | None:
+    """The `CommandLine` of the commonest input, one command of plain words (`single_words`)
+    that runs no nested code, built without the walk: its one draft is the one `Walker.emit`
+    makes, and the scan and line analysis find nothing in such a text (no quote, expansion,
+    operator, redirect, comment or line break), so no refusal but its own; None for any other
+    input."""
+    words = single_words(text)
+    if words is None:
+        return None
+    p = peel(words, prefix_words(transparent))
+    i = p.program_index
+    if p.split_string is not None or (i < len(words) and basename(words[i].value) in RUNS_CODE):
+        return None  # bash -c, eval, xargs …: the walker walks what it runs
+    d = Draft(Source(text, 0), words[0].start, words[-1].end, words, [], _TOP, p, [], False, "", 0)
+    segment = to_segment(d, {}, _refusal(d, "", (0,), {}, {}))
+    return _new_command_line(
+        text, (segment,), False, False, False, False, False, False, False, False, ""
+    )
 
 
 def _line_refusals(

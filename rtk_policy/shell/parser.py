@@ -22,6 +22,7 @@ from rtk_policy.shell.simple import SKIP_TYPES, CommandsMixin, nest
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.treeshape import error_parts, flatten
 from rtk_policy.shell.words import make_word
+from rtk_policy.shell.wrappers import prefix_words
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
         self.trailing: dict[tuple[int, int, int, str], tuple[list[Any], int]] = {}
         self.line_refusals: list[tuple[int, str]] = []  # (absolute offset, reason)
         self.coproc_at: list[int] = []
-        self.transparent = _prefix_words(transparent)
+        self.transparent = prefix_words(transparent)
         self.pipe_ids = 0  # pipelines numbered so far (0: no segment is in a pipeline)
         self._level = 0
         self._group_first = False
@@ -300,14 +301,6 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
                 self.simple(src, val, None, ctx)
             elif val.is_named and val.type not in SKIP_TYPES:
                 self.statement(src, val, ctx)
-
-
-def _prefix_words(prefixes: Sequence[str]) -> tuple[tuple[str, ...], ...]:
-    """User transparent prefixes as word tuples, de-duplicated, longest first."""
-    if not prefixes:
-        return ()
-    out = {tuple(p.split()) for p in prefixes if isinstance(p, str) and p.split()}
-    return tuple(sorted(out, key=lambda w: (-len(w), w)))
 
 
 def parse_command_line(text: str, transparent_prefixes: Sequence[str] = ()) -> CommandLine:

@@ -151,10 +151,18 @@ _SINGLE_CHARS = _ARGUMENT_CHARS | frozenset(" \t")
 
 def _single_command(text: str) -> list[PlainCommand] | None:
     """`commands(text)` without a regex for the commonest source, one command of unquoted words
-    without globs (`git status`, `ls -la src/`): a program word of `_PROGRAM` characters not
-    starting with `-` (so not an assignment), arguments of `_ARGUMENT` characters not starting with
-    `=`, blanks around them. `_SHAPE` matches such a source and `_TOKEN` cuts it at its blanks, so
-    the result is the same; None for any other source (`commands` then runs the regexes)."""
+    without globs (`single_words`); None for any other source (`commands` then runs the
+    regexes)."""
+    words = single_words(text)
+    return [(words, [], "", "")] if words else None
+
+
+def single_words(text: str) -> list[Word] | None:
+    """The words of `text` when it is one command of unquoted words without globs (`git status`,
+    `ls -la src/`): a program word of `_PROGRAM` characters not starting with `-` (so not an
+    assignment), arguments of `_ARGUMENT` characters not starting with `=`, blanks around them.
+    `_SHAPE` matches such a source and `_TOKEN` cuts it at its blanks, so the words are those
+    `commands` finds; None for any other source (and for a blank one)."""
     if not _SINGLE_CHARS.issuperset(text):
         return None
     words: list[Word] = []
@@ -168,7 +176,7 @@ def _single_command(text: str) -> list[PlainCommand] | None:
                 return None
             words.append(_new_tuple(Word, (raw, raw, start, start + len(raw), False, False, False)))
         start += len(raw) + 1
-    return [(words, [], "", "")] if words else None
+    return words or None
 
 
 def _stages_ok(cmds: list[PlainCommand]) -> bool:

@@ -200,7 +200,7 @@ class CommandsMixin:
         self.drafts.append(d)
         if words and words[0].value == "coproc" and src.base >= 0:
             self.coproc_at.append(src.absolute(start))
-        runs_code = prog is not None and basename(prog.value) in _RUNS_CODE
+        runs_code = prog is not None and basename(prog.value) in RUNS_CODE
         if p.split_string is not None or runs_code:
             inner = Ctx(depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code")
             if p.split_string is not None:
@@ -284,7 +284,7 @@ class CommandsMixin:
 
 
 #: The programs `_nested` looks into (their scripts, eval text, xargs / find -exec commands).
-_RUNS_CODE = (
+RUNS_CODE = (
     nested.SHELLS
     | nested.DASH_C_RUNNERS
     | {"watch", "eval", "trap", "source", ".", "xargs", "find"}

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from rtk_policy.shell.words import Word, assignment_name, basename
 from rtk_policy.shell.wrapper_options import HANDLERS, Peel, assignments, refuse
 
-__all__ = ["MAX_PREFIX_DEPTH", "RTK_WRAPPERS", "Peel", "peel"]
+__all__ = ["MAX_PREFIX_DEPTH", "RTK_WRAPPERS", "Peel", "peel", "prefix_words"]
 
 #: Wrappers RTK itself peels (others are peeled for security but make the command non-rewritable).
 RTK_WRAPPERS = frozenset(
@@ -113,6 +113,14 @@ def peel(
         refuse(p, "wrapper chain deeper than 10")
     p.program_index = i
     return p
+
+
+def prefix_words(prefixes: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    """User transparent prefixes as word tuples, de-duplicated, longest first."""
+    if not prefixes:
+        return ()
+    out = {tuple(p.split()) for p in prefixes if isinstance(p, str) and p.split()}
+    return tuple(sorted(out, key=lambda w: (-len(w), w)))
 
 
 def _match_transparent(words: Sequence[Word], i: int, prefixes: Sequence[tuple[str, ...]]) -> int:
