@@ -34,7 +34,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["FALSE_FORM", "UNKNOWN", "Guard", "build_guard", "guard_functions", "guard_patterns"]
+__all__ = [
+    "FALSE_FORM", "UNKNOWN", "Guard", "build_guard", "chain_operands", "forget_costs",
+    "guard_functions", "guard_patterns",
+]  # fmt: skip
 
 #: the guard form of `false`: what a specialised rule that cannot match becomes
 FALSE_FORM = ("lit", False)
@@ -50,7 +53,7 @@ def build_guard(ir: tuple[Any, ...], functions: dict[str, Any] | None = None) ->
     try:
         return _build(ir, functions or {})
     finally:
-        _COSTS.clear()  # keyed by id(): valid only while this IR is alive
+        forget_costs()
 
 
 def _build(ir: tuple[Any, ...], fns: dict[str, Any]) -> Guard:
@@ -114,16 +117,17 @@ def _b_list(ir: tuple[Any, ...], fns: dict[str, Any]) -> Guard:
     return listing
 
 
-def _operands(ir: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+def chain_operands(ir: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     """The operands of a chain of one operator (`a && b && c`), cheapest first.
 
-    Three-valued `&&`/`||` give the same answer in any order, so the cheap tests run first.
+    Three-valued `&&`/`||` give the same answer in any order, so the cheap tests run first. The
+    costs are remembered by node identity: call `forget_costs` once the form has been built.
     """
     if ir[0] not in ("and", "or"):
         return [ir]
     found = []
     for side in ir[1:]:
-        found.extend(_operands(side) if side[0] == ir[0] else [side])
+        found.extend(chain_operands(side) if side[0] == ir[0] else [side])
     return sorted(found, key=_cost)
 
 
@@ -131,6 +135,11 @@ def _operands(ir: tuple[Any, ...]) -> list[tuple[Any, ...]]:
 _OWN_COSTS = {"call": 20, "mcall": 3, "exists": 10, "all": 10}
 #: Costs of the IR nodes of the guard being built, by id (each node is costed once, not per level).
 _COSTS: dict[int, int] = {}
+
+
+def forget_costs() -> None:
+    """Drop the remembered costs (keyed by id(): valid only while the forms costed are alive)."""
+    _COSTS.clear()
 
 
 def _cost(ir: Any) -> int:
@@ -146,7 +155,7 @@ def _cost(ir: Any) -> int:
 
 
 def _b_and(ir: tuple[Any, ...], fns: dict[str, Any]) -> Guard:
-    parts = tuple(_build(part, fns) for part in _operands(ir))
+    parts = tuple(_build(part, fns) for part in chain_operands(ir))
 
     def conjunction(env: dict[str, Any]) -> Any:
         certain = True
@@ -162,7 +171,7 @@ def _b_and(ir: tuple[Any, ...], fns: dict[str, Any]) -> Guard:
 
 
 def _b_or(ir: tuple[Any, ...], fns: dict[str, Any]) -> Guard:
-    parts = tuple(_build(part, fns) for part in _operands(ir))
+    parts = tuple(_build(part, fns) for part in chain_operands(ir))
 
     def disjunction(env: dict[str, Any]) -> Any:
         certain = True

@@ -38,6 +38,8 @@ class Planner:
         #: guards of the stored residuals, by code
         self._stored: dict[int, Guard | None] = {}
         self._functions = functions
+        #: what builds a guard from a form: closures until `compile_guards`
+        self._build = lambda form: build_guard(form, functions)
         self._unindexed = tuple(i for i, c in enumerate(compiled) if not c.index)
         self._by_program: dict[str, list[int]] = {}
         for index, item in enumerate(compiled):
@@ -75,6 +77,13 @@ class Planner:
             (i, None) for i in self.candidates(program) if not deny_only or i in self._denying
         )
 
+    def compile_guards(self, build: Any) -> None:
+        """Build every guard with `build` from now on (`guard_code.CompiledGuards`); the plans made
+        so far are dropped and made again on their next use."""
+        self._build = build
+        for kept in (self._plans, self._deny_plans, self._stored, self._generic, self._residuals):
+            kept.clear()
+
     def plan(self, program: str) -> Plan:
         """`candidates` without the rules false for `program`, each with its residual guard."""
         found = self._plans.get(program)
@@ -110,13 +119,13 @@ class Planner:
                 continue
             if code not in self._stored:
                 residual = self._tables.residuals[code]  # type: ignore[union-attr]
-                self._stored[code] = build_guard(residual, self._functions)
+                self._stored[code] = self._build(residual)
             yield index, self._stored[code]
 
     def _generic_guard(self, index: int) -> Guard | None:
         """The guard of the rule's own guard form (built once)."""
         if index not in self._generic:
-            self._generic[index] = build_guard(self._compiled[index].guard, self._functions)
+            self._generic[index] = self._build(self._compiled[index].guard)
         return self._generic[index]
 
     def _specialized(self, program: str) -> Any:
@@ -134,7 +143,7 @@ class Planner:
             step = self._residuals.get(key)
             if step is None:
                 residual = specializer.specialize(ir, program)
-                guard = None if residual == FALSE_FORM else build_guard(residual, self._functions)
+                guard = None if residual == FALSE_FORM else self._build(residual)
                 step = self._residuals[key] = (residual != FALSE_FORM, guard)
             if step[0]:
                 yield index, step[1]

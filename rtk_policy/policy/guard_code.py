@@ -1,0 +1,413 @@
+"""Guards as generated Python functions, for processes that decide many commands.
+
+`guard.py` runs a guard form as a tree of closures, one call per node. Here a form becomes the
+source of one function (its nodes inline expressions and statements, each variable's fields read
+once) and is compiled. The values are the closures' values node for node (the same three-valued
+rules, the same `UNKNOWN` cases, the same Python implementations of the custom functions), so a rule
+is skipped, or proven, exactly where the closure guard would skip or prove it;
+`tests/test_guard_code.py` checks this on random forms, on a grid of every node kind and on the
+shipped packs.
+
+Compiling costs about a millisecond per form, so a policy set switches to compiled guards only after
+it has evaluated many segments (`policyset.WARM_AFTER`): a cold hook compiles nothing, a batch or a
+server soon does, and each distinct form is compiled once (`CompiledGuards`).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from rtk_policy.policy.guard import UNKNOWN, build_guard, chain_operands, forget_costs
+from rtk_policy.policy.guard_values import (
+    _COMPARE,
+    _METHODS,
+    _ORDER,
+    _SIZED,
+    _string,
+    literal_search,
+)
+from rtk_policy.policy.regex import known_valid
+from rtk_policy.policy.regex_literal import required_literal
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+#: the Python operators of the ordered relations
+_ORDER_OPS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+#: forms kept compiled (a bound for a long-running server: its residual forms are per program)
+MAX_FORMS = 4096
+#: string methods with an inline form: (target, argument) → expression
+_STRING_METHODS = {
+    "startsWith": "{t}.startswith({a})",
+    "endsWith": "{t}.endswith({a})",
+    "contains": "{a} in {t}",
+}
+
+
+def form_function(form: Any, functions: dict[Any, Any]) -> Any:
+    """A generated function `env -> value` of one guard form: the value its closure
+    (`guard.build_guard`) gives, `UNKNOWN` included. None when it cannot be compiled (a form nested
+    deeper than Python's compiler allows)."""
+    writer = _Writer(functions)
+    try:
+        source = writer.function_source(form)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a compile-time warning would reach stderr: refuse
+            code = compile(source, "<guard form>", "exec")
+    except (SyntaxError, RecursionError, MemoryError, ValueError, OverflowError, Warning):
+        return None
+    namespace = dict(writer.constants)
+    exec(code, namespace)  # noqa: S102 - our own generated source, from the policies' guard forms
+    return namespace["guard"]
+
+
+class CompiledGuards:
+    """A `build_guard` for warm processes: each distinct form compiled once (`form_function`).
+
+    Gives None where `build_guard` does (a form that could never say `false`); a form that cannot be
+    compiled keeps its closure guard.
+    """
+
+    def __init__(self, functions: dict[Any, Any]) -> None:
+        self.functions = functions
+        self._made: dict[Any, Any] = {}
+
+    def __call__(self, form: Any) -> Any:
+        """The guard of `form`: a generated function `env -> value`, or None."""
+        if not form or form[0] == "unknown":
+            return None
+        found = self._made.get(form)
+        if found is None:
+            if len(self._made) >= MAX_FORMS:
+                self._made.clear()
+            found = form_function(form, self.functions) or build_guard(form, self.functions)
+            self._made[form] = found
+        return found
+
+
+class _Writer:
+    """Writes the source of one guard function: lines, fresh names, constants, hoisted reads."""
+
+    def __init__(self, functions: dict[Any, Any], constant_stem: str = "K") -> None:
+        self.functions = functions
+        #: how the names of constants start (functions of one module need distinct stems)
+        self.constant_stem = constant_stem
+        self.constants: dict[str, Any] = {"U": UNKNOWN, "SIZED": _SIZED}
+        self._constant_names: dict[int, str] = {}
+        self._kept: list[Any] = []  # keeps the values behind `_constant_names` ids alive
+        self._count = 0
+        self._hoisted: dict[tuple[Any, ...], str] = {}  # a path of the environment → its name
+        self._top: list[str] = []
+
+    def function_source(self, ir: Any) -> str:
+        """The source of `def guard(env)`: the hoisted reads, then the form's statements."""
+        try:
+            body, value = self.node(ir, {}) if ir else ([], "U")
+        finally:
+            forget_costs()
+        lines = ["def guard(env):"] + ["    " + line for line in self._top + body]
+        lines.append(f"    return {value}")
+        return "\n".join(lines) + "\n"
+
+    # ------------------------------------------------------------------ names and constants
+
+    def fresh(self, stem: str = "v") -> str:
+        """A new local name."""
+        self._count += 1
+        return f"{stem}{self._count}"
+
+    def constant(self, value: Any) -> str:
+        """The name of a global holding `value` (never a literal: `"x" is U` or `True[0]` would
+        draw a compile-time warning)."""
+        name = self._constant_names.get(id(value))
+        if name is None:
+            name = self._constant_names[id(value)] = self.fresh(self.constant_stem)
+            self.constants[name] = value
+            self._kept.append(value)
+        return name
+
+    def hoist(self, path: tuple[Any, ...], value: str) -> str:
+        """The name of a read of the environment (`value`, an expression) done once at the top."""
+        name = self._hoisted.get(path)
+        if name is None:
+            name = self._hoisted[path] = self.fresh("h")
+            self._top.append(f"{name} = {value}")
+        return name
+
+    # ------------------------------------------------------------------ nodes
+
+    def node(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
+        """(statements, a side-effect-free expression of the node's value) for `ir`.
+
+        `scope` maps the names bound by enclosing comprehensions to their local variables.
+        """
+        kind = ir[0] if ir else "unknown"
+        writer = getattr(self, "_n_" + kind, None) if kind in _KINDS else None
+        if writer is None:
+            return [], "U"
+        return writer(ir, scope)  # type: ignore[no-any-return]
+
+    def _n_lit(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
+        return [], self.constant(ir[1])
+
+    def _n_ident(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
+        name = ir[1]
+        if name in scope:
+            return [], scope[name]
+        return [], self.hoist(("ident", name), f"env.get({name!r}, U)")
+
+    def _n_dot(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
+        field = ir[2]
+        if self._rooted_outside(ir[1], scope):  # a path of the environment: read once
+            _, target = self.node(ir[1], scope)
+            value = f"{target}.get({field!r}, U) if type({target}) is dict else U"
+            return [], self.hoist(("dot", ir[1], field), value)
+        lines, target = self.node(ir[1], scope)
+        out = self.fresh()
+        lines.append(f"{out} = {target}.get({field!r}, U) if type({target}) is dict else U")
+        return lines, out
+
+    def _rooted_outside(self, ir: Any, scope: dict[str, str]) -> bool:
+        """True when `ir` is a chain of field reads of a variable no comprehension binds."""
+        while ir[0] == "dot":
+            ir = ir[1]
+        return ir[0] == "ident" and ir[1] not in scope
+
+    def _n_index(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
+        lines, target = self.node(ir[1], scope)
+        more, key = self.node(ir[2], scope)
+        lines += more
+        out = self.fresh()
+        lines += [
+            f"if type({target}) is list and type({key}) is int and 0 <= {key} < len({target}):",
+            f"    {out} = {target}[{key}]",
+            f"elif type({target}) is dict and type({key}) is str:",
+            f"    {out} = {target}.get({key}, U)",
+            "else:",
+            f"    {out} = U",
+        ]
+        return lines, out
+
+    def _n_list(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
+        lines: list[str] = []
+        items = []
+        for item in ir[1]:
+            more, value = self.node(item, scope)
+            lines += more
+            items.append(value)
+        out = self.fresh()
+        unknown = " or ".join(f"{value} is U" for value in items) or "False"
+        lines.append(f"{out} = U if {unknown} else [{', '.join(items)}]")
+        return lines, out
+
+    def _n_and(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
+        return self._chain(ir, scope, deciding=False)
+
+    def _n_or(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
+        return self._chain(ir, scope, deciding=True)
+
+    def _chain(self, ir: Any, scope: dict[str, str], deciding: bool) -> tuple[list[str], str]:
+        """`a && b && …` (deciding False) or `a || b || …` (deciding True), cheapest first.
+
+        The result starts as the neutral value, turns `U` on an uncertain operand and stops at the
+        deciding one: the closures' `conjunction`/`disjunction`, unrolled.
+        """
+        out = self.fresh()
+        neutral = not deciding
+        lines = [f"{out} = {neutral}"]
+        for at, part in enumerate(chain_operands(ir)):
+            more, value = self.node(part, scope)
+            test = [
+                *more,
+                f"if {value} is {deciding}:",
+                f"    {out} = {deciding}",
+                f"elif {value} is not {neutral}:",
+                f"    {out} = U",
+            ]
+            if at == 0:
+                lines += test
+            else:
+                lines.append(f"if {out} is not {deciding}:")
+                lines += ["    " + line for line in test]
+        return lines, out
+
+    def _n_not(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
+        lines, value = self.node(ir[1], scope)
+        out = self.fresh()
+        lines.append(f"{out} = False if {value} is True else (True if {value} is False else U)")
+        return lines, out
+
+    def _n_rel(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
+        op, left_ir, right_ir = ir[1], ir[2], ir[3]
+        lines, left = self.node(left_ir, scope)
+        out = self.fresh()
+        if op == "in" and right_ir[0] == "list" and all(i[0] == "lit" for i in right_ir[1]):
+            values = [i[1] for i in right_ir[1]]
+            kinds = {type(v) for v in values}
+            if len(kinds) == 1:  # a literal list of one type: a set lookup
+                kind = self.constant(kinds.pop())
+                members = self.constant(frozenset(values))
+                lines.append(f"{out} = ({left} in {members}) if type({left}) is {kind} else U")
+                return lines, out
+        literal = right_ir[1] if right_ir[0] == "lit" else None
+        if op in ("eq", "ne") and type(literal) in (str, int, bool):
+            symbol = "==" if op == "eq" else "!="
+            kind = self.constant(type(literal))
+            value = self.constant(literal)
+            lines.append(f"{out} = ({left} {symbol} {value}) if type({left}) is {kind} else U")
+            return lines, out
+        if op in _ORDER and type(literal) in (int, str):
+            kind = self.constant(type(literal))
+            value = self.constant(literal)
+            symbol = _ORDER_OPS[op]
+            lines.append(f"{out} = ({left} {symbol} {value}) if type({left}) is {kind} else U")
+            return lines, out
+        more, right = self.node(right_ir, scope)
+        lines += more
+        compare = self.constant(_COMPARE[op])
+        lines.append(f"{out} = U if {left} is U or {right} is U else {compare}({left}, {right})")
+        return lines, out
+
+    def _n_add(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
+        lines, left = self.node(ir[1], scope)
+        more, right = self.node(ir[2], scope)
+        lines += more
+        out = self.fresh()
+        lines.append(
+            f"{out} = {left} + {right} if type({left}) is str and type({right}) is str else U"
+        )
+        return lines, out
+
+    def _n_call(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
+        name, args = ir[1], ir[2]
+        if (
+            len(args) == 2
+            and args[1][0] == "lit"
+            and type(args[1][1]) is str
+            and name == "re_matches"
+        ):
+            return self._search(args[0], args[1][1], scope)
+        lines, values = self._values(args, scope)
+        out = self.fresh()
+        if name == "size" and len(values) == 1:
+            (value,) = values
+            lines.append(f"{out} = len({value}) if type({value}) in SIZED else U")
+            return lines, out
+        if name == "string" and len(values) == 1:
+            (value,) = values
+            lines.append(f"{out} = U if {value} is U else {self.constant(_string)}({value})")
+            return lines, out
+        found = self.functions.get((name, len(values)))
+        if found is None:
+            return [], "U"
+        impl, params = found
+        checks = [f"{value} is U" for value in values]
+        if params is not None:
+            checks += [
+                f"type({value}) not in {self.constant(ok)}"
+                for value, ok in zip(values, params, strict=True)
+            ]
+        lines += self._guarded_call(out, self.constant(impl), values, checks)
+        return lines, out
+
+    def _n_mcall(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
+        name, target_ir, args = ir[1], ir[2], ir[3]
+        if name == "matches" and len(args) == 1 and args[0][0] == "lit" and type(args[0][1]) is str:
+            return self._search(target_ir, args[0][1], scope)
+        if name not in _METHODS:
+            return [], "U"
+        lines, values = self._values((target_ir, *args), scope)
+        out = self.fresh()
+        form = _STRING_METHODS.get(name)
+        if form is not None and len(values) == 2:
+            text, arg = values
+            call = form.format(t=text, a=arg)
+            lines.append(f"{out} = ({call}) if type({text}) is str and type({arg}) is str else U")
+            return lines, out
+        if name == "size" and len(values) == 1:
+            (value,) = values
+            lines.append(f"{out} = len({value}) if type({value}) in SIZED else U")
+            return lines, out
+        checks = [f"{value} is U" for value in values]
+        lines += self._guarded_call(out, self.constant(_METHODS[name]), values, checks)
+        return lines, out
+
+    def _values(self, args: Any, scope: dict[str, str]) -> tuple[list[str], list[str]]:
+        lines: list[str] = []
+        values = []
+        for arg in args:
+            more, value = self.node(arg, scope)
+            lines += more
+            values.append(value)
+        return lines, values
+
+    def _guarded_call(self, out: str, impl: str, values: list[str], checks: list[str]) -> list[str]:
+        """`out = impl(*values)`, `U` when a check holds or the call raises (a CEL error)."""
+        return [
+            f"if {' or '.join(checks) or 'False'}:",
+            f"    {out} = U",
+            "else:",
+            "    try:",
+            f"        {out} = {impl}({', '.join(values)})",
+            "    except Exception:",
+            f"        {out} = U",
+        ]
+
+    def _search(self, target_ir: Any, pattern: str, scope: dict[str, str]) -> tuple[list[str], str]:
+        """`target.matches("literal")`: the required literal tested inline, then the cached regex
+        (`guard_values.literal_search`, which compiles the pattern when first needed)."""
+        lines, text = self.node(target_ir, scope)
+        search = self.constant(literal_search(_itself, pattern))
+        needle = required_literal(pattern) if known_valid(pattern) else ""
+        out = self.fresh()
+        if needle:
+            found = f"(False if {needle!r} not in {text} else {search}({text}))"
+        else:
+            found = f"{search}({text})"
+        lines.append(f"{out} = {found} if type({text}) is str else U")
+        return lines, out
+
+    def _n_exists(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
+        return self._comprehension(ir, scope, decisive=True)
+
+    def _n_all(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
+        return self._comprehension(ir, scope, decisive=False)
+
+    def _comprehension(
+        self, ir: Any, scope: dict[str, str], decisive: bool
+    ) -> tuple[list[str], str]:
+        """`exists` (one true decides) or `all` (one false decides) over a list or a map's keys."""
+        lines, items = self.node(ir[1], scope)
+        out, each, uncertain, listed = self.fresh(), self.fresh("x"), self.fresh("u"), self.fresh()
+        body, value = self.node(ir[3], {**scope, ir[2]: each})
+        lines += [
+            f"{listed} = list({items}) if type({items}) is dict else {items}",
+            f"if type({listed}) is not list:",
+            f"    {out} = U",
+            "else:",
+            f"    {out} = {not decisive}",
+            f"    {uncertain} = False",
+            f"    for {each} in {listed}:",
+            *["        " + line for line in body],
+            f"        if {value} is {decisive}:",
+            f"            {out} = {decisive}",
+            "            break",
+            f"        if {value} is not {not decisive}:",
+            f"            {uncertain} = True",
+            "    else:",
+            f"        if {uncertain}:",
+            f"            {out} = U",
+        ]
+        return lines, out
+
+
+#: the node kinds `_Writer.node` writes; any other is `UNKNOWN`, as in `guard.py`
+_KINDS = frozenset(
+    {"lit", "ident", "dot", "index", "list", "and", "or", "not", "rel", "add", "call", "mcall",
+     "exists", "all"}
+)  # fmt: skip
+
+
+def _itself(value: Any) -> Any:
+    return value
