@@ -282,6 +282,29 @@ def test_a_bound_name_shadows_a_variable_only_inside_its_body():
     assert guard(env) is False is _closure_value(form, env)
 
 
+def test_a_read_made_in_a_branch_not_taken_is_not_used_after_it():
+    """Reads belong to the block that made them: a later use in another branch reads again."""
+    negated = _field("negated")
+    args = _field("args")
+    forms = [
+        ("or", ("and", ("lit", False), negated), ("not", negated)),
+        (
+            "and",
+            ("or", ("lit", True), ("rel", "eq", _field("program"), ("lit", "git"))),
+            ("rel", "eq", _field("program"), ("lit", "git")),
+        ),
+        (
+            "and",
+            ("exists", ("list", ()), "a", ("rel", "in", ("ident", "a"), args)),
+            ("rel", "eq", ("call", "size", (args,)), ("lit", 2)),
+        ),
+        ("all", args, "a", ("exists", args, "b", ("rel", "eq", ("ident", "b"), ("ident", "a")))),
+    ]
+    for env in ({"segment": {"negated": False, "program": "git", "args": ["x", "y"]}}, {}):
+        for form in forms:
+            assert _same(form_function(form, FUNCTIONS)(env), _closure_value(form, env)), form
+
+
 def test_a_form_too_deep_to_compile_keeps_its_closure():
     """A form nested past Python's block limit (20 loops) is not compiled: its closure stays."""
     form: tuple = ("rel", "eq", ("dot", ("ident", "segment"), "program"), ("lit", "git"))

@@ -87,7 +87,13 @@ class CompiledGuards:
 
 
 class _Writer:
-    """Writes the source of one guard function: lines, fresh names, constants, hoisted reads."""
+    """Writes the source of one guard function: lines, fresh names, constants, reads.
+
+    A variable or field of the environment is read where it is first needed and its local is used
+    again by the code that block dominates (`_reads`: one map per nested block), so a guard that is
+    decided by its first test reads nothing else. The reads a comprehension's body makes of the
+    environment are done once, before its loop.
+    """
 
     def __init__(self, functions: dict[Any, Any], constant_stem: str = "K") -> None:
         self.functions = functions
@@ -97,16 +103,16 @@ class _Writer:
         self._constant_names: dict[int, str] = {}
         self._kept: list[Any] = []  # keeps the values behind `_constant_names` ids alive
         self._count = 0
-        self._hoisted: dict[tuple[Any, ...], str] = {}  # a path of the environment → its name
-        self._top: list[str] = []
+        #: per enclosing block, outermost first: a path of the environment → the local read there
+        self._reads: list[dict[tuple[Any, ...], str]] = [{}]
 
     def function_source(self, ir: Any) -> str:
-        """The source of `def guard(env)`: the hoisted reads, then the form's statements."""
+        """The source of `def guard(env)`: the form's statements, then its value."""
         try:
             body, value = self.node(ir, {}) if ir else ([], "U")
         finally:
             forget_costs()
-        lines = ["def guard(env):"] + ["    " + line for line in self._top + body]
+        lines = ["def guard(env):"] + ["    " + line for line in body]
         lines.append(f"    return {value}")
         return "\n".join(lines) + "\n"
 
@@ -127,13 +133,21 @@ class _Writer:
             self._kept.append(value)
         return name
 
-    def hoist(self, path: tuple[Any, ...], value: str) -> str:
-        """The name of a read of the environment (`value`, an expression) done once at the top."""
-        name = self._hoisted.get(path)
-        if name is None:
-            name = self._hoisted[path] = self.fresh("h")
-            self._top.append(f"{name} = {value}")
-        return name
+    def _known(self, path: tuple[Any, ...]) -> str | None:
+        """The local already holding the read of `path` in this block or one enclosing it."""
+        for reads in self._reads:
+            found = reads.get(path)
+            if found is not None:
+                return found
+        return None
+
+    def block(self, scope: dict[str, str], ir: Any) -> tuple[list[str], str]:
+        """`node(ir, scope)` for code inside a nested block: its reads stay in that block."""
+        self._reads.append({})
+        try:
+            return self.node(ir, scope)
+        finally:
+            self._reads.pop()
 
     # ------------------------------------------------------------------ nodes
 
@@ -155,24 +169,29 @@ class _Writer:
         name = ir[1]
         if name in scope:
             return [], scope[name]
-        return [], self.hoist(("ident", name), f"env.get({name!r}, U)")
+        return self._read(ir, [], f"env.get({name!r}, U)")
 
     def _n_dot(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
         field = ir[2]
-        if self._rooted_outside(ir[1], scope):  # a path of the environment: read once
-            _, target = self.node(ir[1], scope)
-            value = f"{target}.get({field!r}, U) if type({target}) is dict else U"
-            return [], self.hoist(("dot", ir[1], field), value)
+        outside = _rooted_outside(ir[1], scope)
+        if outside and self._known(ir) is not None:
+            return [], self._known(ir)  # type: ignore[return-value]
         lines, target = self.node(ir[1], scope)
+        value = f"{target}.get({field!r}, U) if type({target}) is dict else U"
+        if outside:  # a path of the environment: read once in this block
+            return self._read(ir, lines, value)
         out = self.fresh()
-        lines.append(f"{out} = {target}.get({field!r}, U) if type({target}) is dict else U")
+        lines.append(f"{out} = {value}")
         return lines, out
 
-    def _rooted_outside(self, ir: Any, scope: dict[str, str]) -> bool:
-        """True when `ir` is a chain of field reads of a variable no comprehension binds."""
-        while ir[0] == "dot":
-            ir = ir[1]
-        return ir[0] == "ident" and ir[1] not in scope
+    def _read(self, path: Any, lines: list[str], value: str) -> tuple[list[str], str]:
+        """`lines`, then the read `value` of the environment `path` kept for this block."""
+        known = self._known(path)
+        if known is not None:
+            return lines, known
+        out = self._reads[-1][path] = self.fresh("h")
+        lines.append(f"{out} = {value}")
+        return lines, out
 
     def _n_index(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
         lines, target = self.node(ir[1], scope)
@@ -217,7 +236,7 @@ class _Writer:
         neutral = not deciding
         lines = [f"{out} = {neutral}"]
         for at, part in enumerate(chain_operands(ir)):
-            more, value = self.node(part, scope)
+            more, value = self.node(part, scope) if at == 0 else self.block(scope, part)
             test = [
                 *more,
                 f"if {value} is {deciding}:",
@@ -380,7 +399,10 @@ class _Writer:
         """`exists` (one true decides) or `all` (one false decides) over a list or a map's keys."""
         lines, items = self.node(ir[1], scope)
         out, each, uncertain, listed = self.fresh(), self.fresh("x"), self.fresh("u"), self.fresh()
-        body, value = self.node(ir[3], {**scope, ir[2]: each})
+        inner = {**scope, ir[2]: each}
+        for path in _outer_paths(ir[3], set(inner)):  # read once, before the loop
+            lines += self.node(path, scope)[0]
+        body, value = self.block(inner, ir[3])
         lines += [
             f"{listed} = list({items}) if type({items}) is dict else {items}",
             f"if type({listed}) is not list:",
@@ -407,6 +429,32 @@ _KINDS = frozenset(
     {"lit", "ident", "dot", "index", "list", "and", "or", "not", "rel", "add", "call", "mcall",
      "exists", "all"}
 )  # fmt: skip
+
+
+def _rooted_outside(ir: Any, scope: dict[str, str]) -> bool:
+    """True when `ir` is a variable no comprehension binds, or a chain of field reads of one."""
+    while ir[0] == "dot":
+        ir = ir[1]
+    return ir[0] == "ident" and ir[1] not in scope
+
+
+def _outer_paths(ir: Any, bound: set[str]) -> list[Any]:
+    """The longest variable and field-read chains of `ir` whose variable is not in `bound` (nor
+    bound by a comprehension inside `ir` where the chain sits)."""
+    if not isinstance(ir, tuple) or not ir:
+        return []
+    if not isinstance(ir[0], str):  # call operands, list items
+        return [path for part in ir for path in _outer_paths(part, bound)]
+    if ir[0] in ("ident", "dot"):
+        root = ir
+        while root[0] == "dot":
+            root = root[1]
+        if root[0] == "ident":
+            return [ir] if root[1] not in bound else []
+        return _outer_paths(root, bound)
+    if ir[0] in ("exists", "all"):
+        return _outer_paths(ir[1], bound) + _outer_paths(ir[3], bound | {ir[2]})
+    return [path for part in ir[1:] for path in _outer_paths(part, bound)]
 
 
 def _itself(value: Any) -> Any:
