@@ -318,8 +318,8 @@ class _Writer:
             lines.append(f"{out} = U if {value} is U else {self.constant(_string)}({value})")
             return lines, out
         found = self.functions.get((name, len(values)))
-        if found is None:
-            return [], "U"
+        if found is None:  # the reads made stay: later code of this block may use them
+            return lines, "U"
         impl, params = found
         checks = [f"{value} is U" for value in values]
         if params is not None:
