@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from rtk_policy.policy import load_policy_set
 from rtk_policy.policy import guard_code
+from rtk_policy.policy import plans as plans_module
 from rtk_policy.policy import policyset as policyset_module
 from rtk_policy.policy.facts import command_value, segment_value
 from rtk_policy.policy.guard import UNKNOWN, build_guard, guard_functions
@@ -368,8 +369,10 @@ def test_the_shipped_forms_and_residuals_compiled_give_the_closure_values():
             assert _same(guard(env), closure(env)), (env["segment"]["text"], form)
 
 
-def _evaluations(monkeypatch, warm_after: int) -> list:
-    monkeypatch.setattr(policyset_module, "WARM_AFTER", warm_after)
+def _evaluations(monkeypatch, after: int) -> list:
+    """Every corpus evaluation (and its deny-only re-check), guards compiled `after` uses."""
+    monkeypatch.setattr(policyset_module, "WARM_AFTER", after)
+    monkeypatch.setattr(plans_module, "COMPILE_AFTER", after)
     policies = _shipped()
     found = []
     for text in _corpus():
@@ -383,20 +386,28 @@ def _evaluations(monkeypatch, warm_after: int) -> list:
 def test_compiled_guards_change_no_evaluation(monkeypatch):
     """Whole evaluations (and deny-only re-checks) of the corpus, guards compiled and not."""
     closures, before = _evaluations(monkeypatch, 10**9)
-    compiled, after = _evaluations(monkeypatch, 40)  # the first 40 segments: closures
-    assert not hasattr(before._build, "_made") and len(after._build._made) > 100
+    compiled, after = _evaluations(monkeypatch, 2)  # a program's first segment: closures
+    assert before._planner._compiler is None
+    assert isinstance(after._build, CompiledGuards) and len(after._build._made) > 100
     assert compiled == closures
 
 
-def test_a_policy_set_compiles_its_guards_once_warm(monkeypatch):
-    """Closures until WARM_AFTER segments, then compiled guards, the plans made again."""
-    monkeypatch.setattr(policyset_module, "WARM_AFTER", 3)
+def test_a_program_plan_is_compiled_once_met_often(monkeypatch):
+    """A program's plan has closures until its COMPILE_AFTER-th use, then compiled guards; the
+    file and output guards are compiled once the set has evaluated WARM_AFTER segments."""
+    monkeypatch.setattr(plans_module, "COMPILE_AFTER", 3)
+    monkeypatch.setattr(policyset_module, "WARM_AFTER", 4)
     policies = _shipped()
+    planner = policies._planner
+    first = planner.plan("git")
+    assert first is planner.plan("git")  # second use: the same closures
+    assert all(g is None or g.__name__ != "guard" for _, g in first)
+    third = planner.plan("git")
+    assert [i for i, _ in third] == [i for i, _ in first]
+    assert all(g is None or g.__name__ == "guard" for _, g in third)
+    assert planner.plan("git") is third
+    assert all(g.__name__ != "guard" for _, g in planner.plan("ls") if g is not None)
     policies.evaluate(parse("git status && ls"), CONTEXT)
-    cold_plan = policies._planner.plan("git")
     assert not isinstance(policies._build, CompiledGuards)
-    policies.evaluate(parse("git status"), CONTEXT)
+    policies.evaluate(parse("git status && ls"), CONTEXT)
     assert isinstance(policies._build, CompiledGuards)
-    warm_plan = policies._planner.plan("git")
-    assert [i for i, _ in warm_plan] == [i for i, _ in cold_plan]
-    assert all(g is None or g.__name__ == "guard" for _, g in warm_plan)

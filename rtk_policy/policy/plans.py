@@ -6,7 +6,9 @@ A rule is tried on a program when it lists it (`programs:` or a `segment.program
 Programs whose tests in a rule give the same values share that rule's residual; plans are kept for
 `MAX_PLANS` programs (a bound for a long-running server fed arbitrary text). The plans of the
 indexed programs come worked out from the compiled cache when it has them (`plan_store.py`): then
-only the guards of the program's steps are built.
+only the guards of the program's steps are built. Guards are closures (`guard.py`) until a program
+has been planned `COMPILE_AFTER` times (a batch, a server): its plan's guards are then compiled
+(`guard_code.py`, each distinct form once), so a cold hook compiles nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ if TYPE_CHECKING:
 
 #: programs whose plans are kept
 MAX_PLANS = 4096
+#: segments of a program planned with closure guards before its plan's guards are compiled
+COMPILE_AFTER = 32
 #: the rules tried on one program: (index of the rule, its specialised guard or None)
 Plan: TypeAlias = "tuple[tuple[int, Guard | None], ...]"
 
@@ -38,8 +42,7 @@ class Planner:
         #: guards of the stored residuals, by code
         self._stored: dict[int, Guard | None] = {}
         self._functions = functions
-        #: what builds a guard from a form: closures until `compile_guards`
-        self._build = lambda form: build_guard(form, functions)
+        self._compiler: Any = None  #: a `guard_code.CompiledGuards`, made on first need
         self._unindexed = tuple(i for i, c in enumerate(compiled) if not c.index)
         self._by_program: dict[str, list[int]] = {}
         for index, item in enumerate(compiled):
@@ -54,9 +57,12 @@ class Planner:
         self._candidates: dict[str, tuple[int, ...]] = {}
         self._plans: dict[str, Plan] = {}
         self._deny_plans: dict[str, Plan] = {}
+        #: per program planned with closures: its steps' guard forms and how often it was planned
+        self._forms: dict[str, tuple[tuple[int, Any], ...]] = {}
+        self._uses: dict[str, int] = {}
         self._generic: dict[int, Guard | None] = {}
-        #: (rule index, signature of its program tests) → (the rule is tried, its residual guard)
-        self._residuals: dict[tuple[Any, ...], tuple[bool, Guard | None]] = {}
+        #: (rule index, signature of its program tests) → (its residual form, its guard)
+        self._residuals: dict[tuple[Any, ...], tuple[Any, Guard | None]] = {}
 
     def tables(self) -> PlanTables:
         """The plans of every indexed program, worked out now (what the compiled cache keeps)."""
@@ -77,22 +83,39 @@ class Planner:
             (i, None) for i in self.candidates(program) if not deny_only or i in self._denying
         )
 
-    def compile_guards(self, build: Any) -> None:
-        """Build every guard with `build` from now on (`guard_code.CompiledGuards`); the plans made
-        so far are dropped and made again on their next use."""
-        self._build = build
-        for kept in (self._plans, self._deny_plans, self._stored, self._generic, self._residuals):
-            kept.clear()
+    def compiler(self) -> Any:
+        """The `guard_code.CompiledGuards` of this policy set (imported on first need)."""
+        if self._compiler is None:
+            from rtk_policy.policy.guard_code import CompiledGuards  # never on a cold hook
+
+            self._compiler = CompiledGuards(self._functions)
+        return self._compiler
 
     def plan(self, program: str) -> Plan:
         """`candidates` without the rules false for `program`, each with its residual guard."""
         found = self._plans.get(program)
         if found is None:
             if len(self._plans) >= MAX_PLANS:
-                self._plans.clear()
-                self._deny_plans.clear()
-                self._residuals.clear()
-            found = self._plans[program] = tuple(self._planned(program))
+                for kept in (self._plans, self._deny_plans, self._residuals, self._forms):
+                    kept.clear()
+                self._uses.clear()
+            steps = tuple(self._planned(program))
+            found = self._plans[program] = tuple((index, guard) for index, _, guard in steps)
+            self._forms[program] = tuple((index, form) for index, form, _ in steps)
+            self._uses[program] = 1
+        elif program in self._uses:
+            uses = self._uses[program] = self._uses[program] + 1
+            if uses >= COMPILE_AFTER:
+                found = self._compile_plan(program)
+        return found
+
+    def _compile_plan(self, program: str) -> Plan:
+        """The program's plan with its guards compiled (its deny plan is derived again)."""
+        compiler = self.compiler()
+        found = tuple((index, compiler(form)) for index, form in self._forms.pop(program))
+        del self._uses[program]
+        self._deny_plans.pop(program, None)
+        self._plans[program] = found
         return found
 
     def deny_plan(self, program: str) -> Plan:
@@ -110,22 +133,22 @@ class Planner:
         return self._specialized(program)
 
     def _unpacked(self, stored: bytes) -> Any:
-        """The steps of a plan stored in `PlanTables`."""
+        """The steps of a plan stored in `PlanTables`: (rule index, guard form, guard)."""
         pairs = unpack(stored)
+        residuals = self._tables.residuals  # type: ignore[union-attr]
         for at in range(0, len(pairs), 2):
             index, code = pairs[at], pairs[at + 1]
             if code == GENERIC:
-                yield index, self._generic_guard(index)
+                yield index, self._compiled[index].guard, self._generic_guard(index)
                 continue
             if code not in self._stored:
-                residual = self._tables.residuals[code]  # type: ignore[union-attr]
-                self._stored[code] = self._build(residual)
-            yield index, self._stored[code]
+                self._stored[code] = build_guard(residuals[code], self._functions)
+            yield index, residuals[code], self._stored[code]
 
     def _generic_guard(self, index: int) -> Guard | None:
         """The guard of the rule's own guard form (built once)."""
         if index not in self._generic:
-            self._generic[index] = self._build(self._compiled[index].guard)
+            self._generic[index] = build_guard(self._compiled[index].guard, self._functions)
         return self._generic[index]
 
     def _specialized(self, program: str) -> Any:
@@ -137,13 +160,13 @@ class Planner:
         for index in self.candidates(program):
             ir = self._compiled[index].guard
             if not specializer.mentions(ir):  # the same guard for every program: built once
-                yield index, self._generic_guard(index)
+                yield index, ir, self._generic_guard(index)
                 continue
             key = (index, specializer.signature(ir, program))
             step = self._residuals.get(key)
             if step is None:
                 residual = specializer.specialize(ir, program)
-                guard = None if residual == FALSE_FORM else self._build(residual)
-                step = self._residuals[key] = (residual != FALSE_FORM, guard)
-            if step[0]:
-                yield index, step[1]
+                guard = None if residual == FALSE_FORM else build_guard(residual, self._functions)
+                step = self._residuals[key] = (residual, guard)
+            if step[0] != FALSE_FORM:
+                yield index, step[0], step[1]

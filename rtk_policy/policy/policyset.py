@@ -25,7 +25,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on
 if TYPE_CHECKING:
     from typing import Any
 
-#: segments a policy set evaluates with closure guards before it compiles them (`guard_code.py`)
+#: segments evaluated with closures as file and output guards before they are compiled
 WARM_AFTER = 512
 
 
@@ -82,7 +82,8 @@ class PolicySet:
         )
 
     def _build_guards(self, build: Any) -> None:
-        """The file-level guards built with `build`, and the rules' through the planner."""
+        """The guards of the files' `when` and pipeline consumers and of the rules' outputs,
+        built with `build` (the rules' guards are the planner's)."""
         files = self.compiled_files
         self._build = build
         self._when_guards = tuple(build(f.when_guard) for f in files)
@@ -92,14 +93,11 @@ class PolicySet:
             if f.pipeline_consumer != NO_PROGRAM
         )
         self._outputs = {}
-        self._planner.compile_guards(build)
 
     def _warm_up(self) -> None:
         """A policy set that has evaluated `WARM_AFTER` segments (a batch, a server) compiles its
-        guards: each form once, as it is next needed."""
-        from rtk_policy.policy.guard_code import CompiledGuards  # never on a cold hook
-
-        self._build_guards(CompiledGuards(self._functions))
+        file and output guards (`guard_code.py`); the planner compiles each program's plan."""
+        self._build_guards(self._planner.compiler())
 
     def _program(self, index: int) -> Any:
         if not self._restored[index]:
