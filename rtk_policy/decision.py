@@ -14,7 +14,9 @@ class Decision:
 
     verdict: str  #: "allow" | "ask" | "deny" | "none"
     command: str  #: the command as given
-    rewrite: str | None  #: the rewrite the policies selected, before any gating (None: none selected)
+    rewrite: (
+        str | None
+    )  #: the rewrite the policies selected, before any gating (None: none selected)
     rewritten: str | None  #: the command the host should run instead (None: run it unchanged)
     reasons: tuple[str, ...]  #: messages of the deciding rules (deny or ask), for the agent or user
     rule_ids: tuple[str, ...]  #: ids of the enforce-mode rules that fired (permission and rewrite)
@@ -35,10 +37,21 @@ def decide(
     `command_line` is a shell.CommandLine, `evaluation` its policy Evaluation, `rewrite` the command the
     rewrite rules selected (None when none did) and `recheck` the Evaluation of that rewritten command.
     """
-    hits = _enforced_hits(evaluation)
-    verdict = _combine(command_line, evaluation, hits)
-    reasons = _reasons(hits, verdict)
-    if recheck is not None and verdict != VERDICT_DENY:
+    if any(result.permission_hits for result in evaluation.results):  # type: ignore[attr-defined]
+        hits = _enforced_hits(evaluation)
+        verdict = _combine(command_line, evaluation, hits)
+        reasons = _reasons(hits, verdict)
+        warnings = _dedupe(hit.message for hit in _all_hits(evaluation) if hit.rule.mode == "warn")
+        audit_rule_ids = _dedupe(
+            hit.rule.id for hit in _all_hits(evaluation) if hit.rule.mode != "enforce"
+        )
+    else:  # no permission rule matched (most commands): no opinion, nothing to report
+        verdict, reasons, warnings, audit_rule_ids = VERDICT_NONE, (), (), ()
+    if (
+        recheck is not None
+        and verdict != VERDICT_DENY
+        and any(result.permission_hits for result in recheck.results)  # type: ignore[attr-defined]
+    ):
         recheck_hits = _enforced_hits(recheck)
         if any(segment_verdict(segment_hits) == VERDICT_DENY for segment_hits in recheck_hits):
             verdict = VERDICT_DENY
@@ -51,12 +64,8 @@ def decide(
         rewritten=rewritten,
         reasons=reasons,
         rule_ids=_fired_rule_ids(evaluation),
-        warnings=_dedupe(
-            hit.message for hit in _all_hits(evaluation) if hit.rule.mode == "warn"
-        ),
-        audit_rule_ids=_dedupe(
-            hit.rule.id for hit in _all_hits(evaluation) if hit.rule.mode != "enforce"
-        ),
+        warnings=warnings,
+        audit_rule_ids=audit_rule_ids,
         gate=gate,
     )
 
