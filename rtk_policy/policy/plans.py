@@ -112,8 +112,11 @@ class Planner:
     def _compile_plan(self, program: str) -> Plan:
         """The program's plan with its guards compiled (its deny plan is derived again)."""
         compiler = self.compiler()
-        found = tuple((index, compiler(form)) for index, form in self._forms.pop(program))
-        del self._uses[program]
+        forms = self._forms.pop(program, None)
+        self._uses.pop(program, None)
+        if forms is None:  # compiled meanwhile (engines are used under a lock; be safe anyway)
+            return self._plans[program]
+        found = tuple((index, compiler(form)) for index, form in forms)
         self._deny_plans.pop(program, None)
         self._plans[program] = found
         return found
