@@ -309,6 +309,15 @@ def test_a_read_made_in_a_branch_not_taken_is_not_used_after_it():
             assert _same(form_function(form, FUNCTIONS)(env), _closure_value(form, env)), form
 
 
+def test_forms_equal_as_tuples_but_not_as_guards_get_their_own_function():
+    """`("lit", 1) == ("lit", True)` in Python: the compiled guards are not shared by equality."""
+    compiled = CompiledGuards(FUNCTIONS)
+    as_int = compiled(("rel", "eq", _field("count"), ("lit", 1)))
+    as_bool = compiled(("rel", "eq", _field("count"), ("lit", True)))
+    env = {"segment": {"count": 1}}
+    assert as_int(env) is True and as_bool(env) is UNKNOWN
+
+
 def test_a_form_too_deep_to_compile_keeps_its_closure():
     """A form nested past Python's block limit (20 loops) is not compiled: its closure stays."""
     form: tuple = ("rel", "eq", ("dot", ("ident", "segment"), "program"), ("lit", "git"))

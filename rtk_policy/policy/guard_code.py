@@ -77,12 +77,13 @@ class CompiledGuards:
         """The guard of `form`: a generated function `env -> value`, or None."""
         if not form or form[0] == "unknown":
             return None
-        found = self._made.get(form)
+        key = repr(form)  # not the form: ("lit", 1) == ("lit", True), and a guard tells them apart
+        found = self._made.get(key)
         if found is None:
             if len(self._made) >= MAX_FORMS:
                 self._made.clear()
             found = form_function(form, self.functions) or build_guard(form, self.functions)
-            self._made[form] = found
+            self._made[key] = found
         return found
 
 
