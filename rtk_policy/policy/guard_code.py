@@ -100,7 +100,9 @@ class _Writer:
         self.functions = functions
         #: how the names of constants start (functions of one module need distinct stems)
         self.constant_stem = constant_stem
-        self.constants: dict[str, Any] = {"U": UNKNOWN, "SIZED": _SIZED, "FAULT": _fault}
+        self.constants: dict[str, Any] = {
+            "U": UNKNOWN, "SIZED": _SIZED, "FAULT": _fault, "CALL": _call,
+        }  # fmt: skip
         self._constant_names: dict[int, str] = {}
         self._kept: list[Any] = []  # keeps the values behind `_constant_names` ids alive
         self._count = 0
@@ -200,14 +202,11 @@ class _Writer:
         more, key = self.node(ir[2], scope)
         lines += more
         out = self.fresh()
-        lines += [
-            f"if type({target}) is list and type({key}) is int and 0 <= {key} < len({target}):",
-            f"    {out} = {target}[{key}]",
-            f"elif type({target}) is dict and type({key}) is str:",
-            f"    {out} = {target}.get({key}, U)",
-            "else:",
-            f"    {out} = U",
-        ]
+        in_list = f"type({target}) is list and type({key}) is int and 0 <= {key} < len({target})"
+        in_map = f"type({target}) is dict and type({key}) is str"
+        lines.append(
+            f"{out} = {target}[{key}] if {in_list} else ({target}.get({key}, U) if {in_map} else U)"
+        )
         return lines, out
 
     def _n_list(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
@@ -241,10 +240,8 @@ class _Writer:
             more, value = self.node(part, scope) if at == 0 else self.block(scope, part)
             test = [
                 *more,
-                f"if {value} is {deciding}:",
-                f"    {out} = {deciding}",
-                f"elif {value} is not {neutral}:",
-                f"    {out} = U",
+                f"{out} = {deciding} if {value} is {deciding} else "
+                f"({out} if {value} is {neutral} else U)",
             ]
             if at == 0:
                 lines += test
@@ -366,13 +363,7 @@ class _Writer:
     def _guarded_call(self, out: str, impl: str, values: list[str], checks: list[str]) -> list[str]:
         """`out = impl(*values)`, `U` when a check holds or the call raises (a CEL error)."""
         return [
-            f"if {' or '.join(checks) or 'False'}:",
-            f"    {out} = U",
-            "else:",
-            "    try:",
-            f"        {out} = {impl}({', '.join(values)})",
-            "    except Exception:",
-            f"        {out} = U",
+            f"{out} = U if {' or '.join(checks) or 'False'} else CALL({impl}, {', '.join(values)})"
         ]
 
     def _search(self, target_ir: Any, pattern: str, scope: dict[str, str]) -> tuple[list[str], str]:
@@ -440,6 +431,14 @@ faults = 0
 def _fault() -> None:
     global faults
     faults += 1
+
+
+def _call(impl: Any, *values: Any) -> Any:
+    """`impl(*values)`, `UNKNOWN` when it raises (a CEL error), as the closures' calls do."""
+    try:
+        return impl(*values)
+    except Exception:  # noqa: BLE001 - a CEL error: unknown
+        return UNKNOWN
 
 
 def _rooted_outside(ir: Any, scope: dict[str, str]) -> bool:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 #: programs whose plans are kept
 MAX_PLANS = 4096
 #: segments of a program planned with closure guards before its plan's guards are compiled
-COMPILE_AFTER = 32
+COMPILE_AFTER = 64
 #: the rules tried on one program: (index of the rule, its specialised guard or None)
 Plan: TypeAlias = "tuple[tuple[int, Guard | None], ...]"
 
