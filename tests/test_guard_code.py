@@ -14,10 +14,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rtk_policy.policy import load_policy_set
-from rtk_policy.policy import guard_code
+from rtk_policy.policy import guard_code, load_policy_set
 from rtk_policy.policy import plans as plans_module
-from rtk_policy.policy import policyset as policyset_module
 from rtk_policy.policy.facts import command_value, segment_value
 from rtk_policy.policy.guard import UNKNOWN, build_guard, guard_functions
 from rtk_policy.policy.guard_code import CompiledGuards, _Writer, form_function
@@ -379,8 +377,7 @@ def test_the_shipped_forms_and_residuals_compiled_give_the_closure_values():
 
 
 def _evaluations(monkeypatch, after: int) -> list:
-    """Every corpus evaluation (and its deny-only re-check), guards compiled `after` uses."""
-    monkeypatch.setattr(policyset_module, "WARM_AFTER", after)
+    """Every corpus evaluation (and its deny-only re-check), plans compiled `after` uses."""
     monkeypatch.setattr(plans_module, "COMPILE_AFTER", after)
     policies = _shipped()
     found = []
@@ -397,17 +394,14 @@ def test_compiled_guards_change_no_evaluation(monkeypatch):
     closures, before = _evaluations(monkeypatch, 10**9)
     compiled, after = _evaluations(monkeypatch, 2)  # a program's first segment: closures
     assert before._planner._compiler is None
-    assert isinstance(after._build, CompiledGuards) and len(after._build._made) > 100
+    assert len(after._planner._compiler._made) > 100
     assert compiled == closures
 
 
 def test_a_program_plan_is_compiled_once_met_often(monkeypatch):
-    """A program's plan has closures until its COMPILE_AFTER-th use, then compiled guards; the
-    file and output guards are compiled once the set has evaluated WARM_AFTER segments."""
+    """A program's plan has closures until its COMPILE_AFTER-th use, then compiled guards."""
     monkeypatch.setattr(plans_module, "COMPILE_AFTER", 3)
-    monkeypatch.setattr(policyset_module, "WARM_AFTER", 4)
-    policies = _shipped()
-    planner = policies._planner
+    planner = _shipped()._planner
     first = planner.plan("git")
     assert first is planner.plan("git")  # second use: the same closures
     assert all(g is None or g.__name__ != "guard" for _, g in first)
@@ -416,7 +410,3 @@ def test_a_program_plan_is_compiled_once_met_often(monkeypatch):
     assert all(g is None or g.__name__ == "guard" for _, g in third)
     assert planner.plan("git") is third
     assert all(g.__name__ != "guard" for _, g in planner.plan("ls") if g is not None)
-    policies.evaluate(parse("git status && ls"), CONTEXT)
-    assert not isinstance(policies._build, CompiledGuards)
-    policies.evaluate(parse("git status && ls"), CONTEXT)
-    assert isinstance(policies._build, CompiledGuards)

@@ -8,9 +8,10 @@ is skipped, or proven, exactly where the closure guard would skip or prove it;
 `tests/test_guard_code.py` checks this on random forms, on a grid of every node kind and on the
 shipped packs.
 
-Compiling costs about a millisecond per form, so a policy set switches to compiled guards only after
-it has evaluated many segments (`policyset.WARM_AFTER`): a cold hook compiles nothing, a batch or a
-server soon does, and each distinct form is compiled once (`CompiledGuards`).
+Compiling costs about half a millisecond per form, so only the plans of programs met often are
+compiled (`plans.COMPILE_AFTER`): a cold hook compiles nothing, a batch or a server compiles the
+plans of its common programs, and each distinct form once (`CompiledGuards`). The file-level and
+output guards stay closures: they are few, and run once per segment at most.
 """
 
 from __future__ import annotations

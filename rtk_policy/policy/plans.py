@@ -165,11 +165,16 @@ class Planner:
             if not specializer.mentions(ir):  # the same guard for every program: built once
                 yield index, ir, self._generic_guard(index)
                 continue
-            key = (index, specializer.signature(ir, program))
-            step = self._residuals.get(key)
+            signature = specializer.signature(ir, program)
+            step = self._residuals.get((index, signature))
             if step is None:
                 residual = specializer.specialize(ir, program)
-                guard = None if residual == FALSE_FORM else build_guard(residual, self._functions)
-                step = self._residuals[key] = (residual, guard)
+                if residual == FALSE_FORM:
+                    step = (residual, None)
+                elif signature == (program,):  # the program's own residual: as stored plans do,
+                    step = (ir, self._generic_guard(index))  # the rule's own guard (built once)
+                else:
+                    step = (residual, build_guard(residual, self._functions))
+                self._residuals[(index, signature)] = step
             if step[0] != FALSE_FORM:
                 yield index, step[0], step[1]

@@ -25,9 +25,6 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on
 if TYPE_CHECKING:
     from typing import Any
 
-#: segments evaluated with closures as file and output guards before they are compiled
-WARM_AFTER = 512
-
 
 class PolicySet:
     """Compiled policies of a set of files, evaluated on one backend.
@@ -67,9 +64,12 @@ class PolicySet:
             (c.rule.id, c.rule.kind == "rewrite", c.file_index) for c in compiled
         )
         self._no_when = {i: True for i, f in enumerate(files) if f.when == NO_PROGRAM}
-        #: segments evaluated before the guards are compiled (`_warm_up`)
-        self._until_warm = WARM_AFTER
-        self._build_guards(lambda form: build_guard(form, functions))
+        self._when_guards = tuple(build_guard(f.when_guard, functions) for f in files)
+        self._consumers = tuple(
+            (f.pipeline_consumer, build_guard(f.consumer_guard, functions))
+            for f in files
+            if f.pipeline_consumer != NO_PROGRAM
+        )
         #: what the expressions read (from the checker): only those variables are converted for CEL
         self.uses = frozenset(uses) if uses is not None else frozenset(VARIABLES)
         self._variables = frozenset(use.split(".", 1)[0] for use in self.uses)
@@ -80,24 +80,6 @@ class PolicySet:
             if whole
             else frozenset(use.split(".", 1)[1] for use in self.uses if use.startswith("segment."))
         )
-
-    def _build_guards(self, build: Any) -> None:
-        """The guards of the files' `when` and pipeline consumers and of the rules' outputs,
-        built with `build` (the rules' guards are the planner's)."""
-        files = self.compiled_files
-        self._build = build
-        self._when_guards = tuple(build(f.when_guard) for f in files)
-        self._consumers = tuple(
-            (f.pipeline_consumer, build(f.consumer_guard))
-            for f in files
-            if f.pipeline_consumer != NO_PROGRAM
-        )
-        self._outputs = {}
-
-    def _warm_up(self) -> None:
-        """A policy set that has evaluated `WARM_AFTER` segments (a batch, a server) compiles its
-        file and output guards (`guard_code.py`); the planner compiles each program's plan."""
-        self._build_guards(self._planner.compiler())
 
     def _program(self, index: int) -> Any:
         if not self._restored[index]:
@@ -131,10 +113,6 @@ class PolicySet:
         enforced deny can change the decision) tries only the enforce-mode deny rules.
         """
         started = time.perf_counter_ns()
-        if self._until_warm > 0:
-            self._until_warm -= len(command_line.segments)
-            if self._until_warm <= 0:
-                self._warm_up()
         variables = self._variables
         want_segments = "segment" in variables or self._command_segments
         fields = self._segment_fields
@@ -251,7 +229,7 @@ class PolicySet:
         if run.trace or not item.output:
             return None
         if index not in self._outputs:
-            self._outputs[index] = self._build(item.output)
+            self._outputs[index] = build_guard(item.output, self._functions)
         guard = self._outputs[index]
         value = guard(run.values) if guard is not None else None
         return value if type(value) is str else None
