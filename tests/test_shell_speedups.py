@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from rtk_policy.shell import assemble, draft, parse, plainpath
+from rtk_policy.shell import assemble, draft, parse, plainpath, scan
+from rtk_policy.shell.parser import Walker
 
 ROOT = Path(__file__).resolve().parent
 REFERENCE = ROOT.parents[1] / "shared" / "reference" / "rtk_cases_public.json"
@@ -209,3 +210,41 @@ def test_context_shortcuts_equal_replace():
     for stderr in (False, True):
         expected = ctx._replace(pipe_id=2, pipe_index=0, pipe_size=2, pipe_stderr=stderr)
         assert draft.with_pipe(ctx, 2, 0, 2, stderr) == expected
+
+
+#: Quoted words and operators in the shapes `assemble._plain` takes (and near misses it declines).
+QUOTED_SHAPES = [
+    f"{head} {word}{op}{tail}"
+    for head in ("git commit -m", "grep -rn", "A='x y' ls", "'rm'", '"rm" -rf', "sudo", "echo", "'coproc'")
+    for word in ("'foo bar'", '"fix the bug"', "''", '""', "a='b c'", "'a && b'", '"x|y"', "'#c'",
+                 '"don\'t"', "'$((1))'", "'${a b}'", "'@(x)'", "'(x)'", '"*.py"', "'unterminated",
+                 "'bash' -c 'ls'", "x 2>&1")
+    for op in ("", " && ", " | ", "; ", " || ")
+    for tail in ("", "wc -l", "'cat'", "xargs 'rm'", "env -S 'ls x'")
+    if tail or not op
+]  # fmt: skip
+
+
+def test_a_plain_source_scans_as_nothing():
+    """`assemble._plain` skips `scan` for plain sources: it would find nothing in them."""
+    inputs = [t for t in INPUTS + QUOTED_SHAPES if plainpath.commands(t) is not None]
+    assert len(inputs) > 2000
+    for text in inputs:
+        assert repr(scan.scan(text)) == repr(assemble._PLAIN_SCAN), text  # mutable: no ==
+
+
+@pytest.mark.parametrize("prefixes", [(), PREFIXES, ("rtk", "noglob")], ids=["none", "some", "rtk"])
+def test_plain_source_path_equals_the_walk(monkeypatch, prefixes):
+    """`assemble._plain` (plain sources, drafts from the walk's `plain_sequence`, no scan or line
+    analysis) gives the walk's CommandLine; it declines sources whose commands run code."""
+    inputs = [t for t in INPUTS + QUOTED_SHAPES if plainpath.commands(t) is not None]
+    inputs += [f"{w} {t}" for t in inputs[:300] for w in ("sudo", "rtk", "direnv exec .", "env")]
+    taken = [t for t in inputs if assemble._plain(t, prefixes, Walker) is not None]
+    assert len(taken) > len(inputs) // 2
+    for text in ("bash -c 'ls' && x", "a | xargs rm", "sudo eval x; y", "env -S 'ls x' | y"):
+        assert assemble._plain(text, prefixes, Walker) is None, text
+    fast = [parse(text, prefixes) for text in inputs]
+    monkeypatch.setattr(assemble, "_plain", lambda text, transparent, walker_cls: None)
+    slow = [parse(text, prefixes) for text in inputs]
+    diffs = [(t, f, s) for t, f, s in zip(inputs, fast, slow, strict=True) if f != s]
+    assert not diffs, "\n".join(f"{t!r}\n  plain {f!r}\n  walk {s!r}" for t, f, s in diffs[:3])

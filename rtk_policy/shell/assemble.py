@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from rtk_policy import record
 from rtk_policy.shell.draft import Ctx, Draft, stage_programs, to_segment
 from rtk_policy.shell.model import CommandLine, Redirect
-from rtk_policy.shell.plainpath import single_words
+from rtk_policy.shell.plainpath import commands, single_words
 from rtk_policy.shell.scan import Scan, scan
 from rtk_policy.shell.simple import RUNS_CODE
 from rtk_policy.shell.source import Source
@@ -92,6 +92,9 @@ def _assemble(
     single = _single(text, transparent)
     if single is not None:
         return single
+    plain = _plain(text, transparent, walker_cls)
+    if plain is not None:
+        return plain
     sc = scan(text)
     walker = walker_cls(transparent)
     walker.walk_source(Source(text, 0), _TOP)
@@ -143,6 +146,45 @@ def _single(text: str, transparent: tuple[str, ...]) -> CommandLine | None:
     segment = to_segment(d, {}, _refusal(d, "", (0,), {}, {}))
     return _new_command_line(
         text, (segment,), False, False, False, False, False, False, False, False, ""
+    )
+
+
+#: `scan` of a plain source (`plainpath.commands`): it finds nothing, since a plain source holds no
+#: backslash, expansion, `<`, line break or unbalanced quote, and single quotes hide the rest
+_PLAIN_SCAN = Scan()
+_ONE_LINE = (0,)  #: `logical_line_starts` of a source without line breaks
+
+
+def _plain(
+    text: str, transparent: tuple[str, ...], walker_cls: Callable[..., Any]
+) -> CommandLine | None:
+    """The `CommandLine` of a plain source (`plainpath.commands`: quoted words, `&&`, `||`, `;`,
+    `|`, `2>&1`) none of whose commands runs code, with the drafts of the walk's own
+    `plain_sequence` but without the rest of the walk: such a text scans as `_PLAIN_SCAN`, is one
+    line, has no syntax error and no file redirect, so only the whole-input and line refusals are
+    left to find; None for any other input (the walk then starts afresh)."""
+    cmds = commands(text) if text.isascii() else None
+    if cmds is None:
+        return None
+    walker = walker_cls(transparent)
+    walker.flat_only = True
+    walker.plain_sequence(Source(text, 0), cmds, _TOP)
+    drafts: list[Draft] = walker.drafts
+    if walker.runs_code or walker.errors or not drafts:
+        return None
+    refused = whole_refusal(text, _PLAIN_SCAN, False)
+    bad_lines, coproc_lines = _line_refusals(text, _ONE_LINE, walker)
+    if bad_lines:
+        refused = refused or next(iter(bad_lines.values()))
+    pipes = stage_programs(drafts) if walker.pipe_ids else {}
+    segments = tuple(
+        [
+            to_segment(d, pipes, _refusal(d, refused, _ONE_LINE, bad_lines, coproc_lines))
+            for d in drafts
+        ]
+    )
+    return _new_command_line(
+        text, segments, False, False, False, False, False, False, False, bool(refused), ""
     )
 
 

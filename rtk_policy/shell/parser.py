@@ -73,6 +73,8 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
         self._after_close = False
         self._reparses = 0
         self._limited = 0  # how many times a depth limit dropped a statement or source
+        self.flat_only = False  # `emit` walks no nested code, it sets `runs_code` (assemble._plain)
+        self.runs_code = False
 
     def error(self, message: str) -> None:
         """Record a parse problem (the first few are kept)."""

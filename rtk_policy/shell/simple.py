@@ -58,6 +58,8 @@ class CommandsMixin:
     transparent: tuple[tuple[str, ...], ...]
     coproc_at: list[int]
     _group_first: bool
+    flat_only: bool  #: `emit` only marks a command that runs code (`runs_code`), walks no code
+    runs_code: bool
 
     def walk_source(self, src: Source, ctx: Ctx) -> None:  # pragma: no cover - see parser.Walker
         """Parse and walk nested source (implemented by the walker)."""
@@ -202,6 +204,9 @@ class CommandsMixin:
             self.coproc_at.append(src.absolute(start))
         runs_code = prog is not None and basename(prog.value) in RUNS_CODE
         if p.split_string is not None or runs_code:
+            if self.flat_only:  # the caller wants no nested walk: it takes the full walk instead
+                self.runs_code = True
+                return d.index
             inner = Ctx(depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code")
             if p.split_string is not None:
                 self._script(p.split_string, inner, "shell_c", d)
