@@ -18,6 +18,7 @@ import pytest
 
 from rtk_policy.shell import assemble, draft, parse, plainpath, scan
 from rtk_policy.shell.parser import Walker
+from rtk_policy.shell.words import make_word
 
 ROOT = Path(__file__).resolve().parent
 REFERENCE = ROOT.parents[1] / "shared" / "reference" / "rtk_cases_public.json"
@@ -248,3 +249,15 @@ def test_plain_source_path_equals_the_walk(monkeypatch, prefixes):
     slow = [parse(text, prefixes) for text in inputs]
     diffs = [(t, f, s) for t, f, s in zip(inputs, fast, slow, strict=True) if f != s]
     assert not diffs, "\n".join(f"{t!r}\n  plain {f!r}\n  walk {s!r}" for t, f, s in diffs[:3])
+
+
+def test_plain_words_equal_the_dequoter():
+    """Every word `plainpath.commands` cuts (quoted ones by `_quoted_word`) is what `make_word`
+    makes of it."""
+    seen = 0
+    for text in INPUTS + QUOTED_SHAPES:
+        for words, _, _, _ in plainpath.commands(text) or ():
+            for w in words:
+                assert w == make_word(w.raw, w.start), (text, w)
+                seen += "'" in w.raw or '"' in w.raw
+    assert seen > 1000

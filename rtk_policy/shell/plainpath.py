@@ -132,7 +132,9 @@ def commands(text: str) -> list[PlainCommand] | None:
             if (_UNQUOTED_HEAD.match(raw)[0] if quoted else raw) in RESERVED:
                 return None
             program = False
-        if special and (quoted or "*" in raw or "?" in raw):
+        if quoted and "*" not in raw and "?" not in raw:
+            words.append(_quoted_word(raw, start))
+        elif special and (quoted or "*" in raw or "?" in raw):
             words.append(make_word(raw, start))
         else:  # no quoting: the value is the word as typed
             words.append(_new_tuple(Word, (raw, raw, start, start + len(raw), False, False, False)))
@@ -141,6 +143,19 @@ def commands(text: str) -> list[PlainCommand] | None:
     if len(out) > MAX_COMMANDS or ("|" in text and "=" in text and not _stages_ok(out)):
         return None
     return out
+
+
+def _quoted_word(raw: str, start: int) -> Word:
+    """`make_word(raw, start)` for a plain word with quotes and no `*` or `?`: quoted, static, no
+    glob, and when it holds one kind of quote only, its value is the word without them (a plain
+    quoted part holds no escape or expansion, single quotes no `'`, double quotes no `"`)."""
+    if "'" not in raw:
+        value = raw.replace('"', "")
+    elif '"' not in raw:
+        value = raw.replace("'", "")
+    else:  # `"don't"`: the dequoter tells the quotes apart
+        return make_word(raw, start)
+    return _new_tuple(Word, (raw, value, start, start + len(raw), False, False, True))
 
 
 #: `_PROGRAM` and `_ARGUMENT` without quotes or globs (`_single_command`)
