@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rtk_policy.policy import functions_rtk as f
 from rtk_policy.policy import functions_rtk_read as r
@@ -142,3 +144,19 @@ def test_uv_run_routing() -> None:
 def test_continuations_respect_quotes() -> None:
     assert f.collapse_continuations("a \\\n  b") == "a b"
     assert f.collapse_continuations("'a \\\n b'") == "'a \\\n b'"
+
+
+_UNQUOTED = st.text(alphabet=" \t\n\r\v\fab/=-$|&;\u00a0", max_size=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_UNQUOTED)
+def test_unquoted_text_is_split_as_the_quote_aware_loop_splits_it(text):
+    """The fast split of a text with no quote or backslash equals the general loop's (forced here
+    by a quoted word appended after a blank)."""
+    general = f.split_words(text + " ''")
+    assert general[-1] == ("''", len(text) + 1)
+    assert f.split_words(text) == general[:-1]
+    stripped = text.strip(f.IFS)
+    words = f.split_words(stripped)
+    assert f._first_word(stripped) == (words[0][0] if words else "")

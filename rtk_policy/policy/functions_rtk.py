@@ -53,8 +53,13 @@ def collapse_continuations(text: str) -> str:
     return "".join(out)
 
 
+_BARE_WORD = lazy(globals(), "_BARE_WORD", r"[^ \t\n]+")
+
+
 def split_words(text: str) -> list[tuple[str, int]]:
     """Split `text` on unquoted IFS whitespace: (raw word, start offset) pairs."""
+    if "'" not in text and '"' not in text and "\\" not in text:  # nothing quoted: runs of non-IFS
+        return [(match.group(), match.start()) for match in _BARE_WORD.finditer(text)]
     words: list[tuple[str, int]] = []
     start, quote, i, n = -1, "", 0, len(text)
     while i < n:
@@ -103,10 +108,9 @@ def rtk_norm(text: str) -> str:
     """RTK's classification form of a command: basename of the program, git and golangci-lint
     global options dropped. Used only for matching rule patterns; never emitted."""
     text = collapse_continuations(text).strip(IFS)
-    words = split_words(text)
-    if not words:
+    first = _first_word(text)
+    if not first:
         return ""
-    first, _ = words[0]
     rest = text[len(first) :]
     if "/" in first and not first.endswith("/"):
         first = first.rsplit("/", 1)[1]
@@ -115,8 +119,18 @@ def rtk_norm(text: str) -> str:
         # every global option starts with `-`: the regex runs only when one may be there
         rest = " " + (_GIT_GLOBAL.sub("", body) if body[0] == "-" else body) if body else ""
     elif first in ("golangci-lint", "golangci"):
-        rest = _golangci_run_part(words) or rest
+        rest = _golangci_run_part(split_words(text)) or rest
     return first + rest
+
+
+def _first_word(text: str) -> str:
+    """The first raw word of `text` (no leading IFS), "" for an empty text: `split_words`' first,
+    without splitting the rest when nothing is quoted."""
+    if "'" not in text and '"' not in text and "\\" not in text:
+        found = _BARE_WORD.match(text)
+        return found.group() if found is not None else ""
+    words = split_words(text)
+    return words[0][0] if words else ""
 
 
 def _golangci_run_part(words: list[tuple[str, int]]) -> str:
