@@ -125,12 +125,14 @@ def rtk_norm(text: str) -> str:
 
 def _first_word(text: str) -> str:
     """The first raw word of `text` (no leading IFS), "" for an empty text: `split_words`' first,
-    without splitting the rest when nothing is quoted."""
-    if "'" not in text and '"' not in text and "\\" not in text:
-        found = _BARE_WORD.match(text)
-        return found.group() if found is not None else ""
-    words = split_words(text)
-    return words[0][0] if words else ""
+    without splitting the rest unless that word holds a quote or a backslash."""
+    found = _BARE_WORD.match(text)
+    if found is None:
+        return ""
+    word = found.group()
+    if "'" not in word and '"' not in word and "\\" not in word:  # it ends at the first blank
+        return word
+    return split_words(text)[0][0]
 
 
 def _golangci_run_part(words: list[tuple[str, int]]) -> str:
