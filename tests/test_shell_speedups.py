@@ -261,3 +261,24 @@ def test_plain_words_equal_the_dequoter():
                 assert w == make_word(w.raw, w.start), (text, w)
                 seen += "'" in w.raw or '"' in w.raw
     assert seen > 1000
+
+
+def test_blank_separated_sequences_agree_with_the_regexes(monkeypatch):
+    """`plainpath._single_command` cuts `cd app && npm test` without a regex: what it returns is
+    what the regexes give, and it declines operators glued to words or out of place."""
+    rng = random.Random(11)
+    inputs = INPUTS + [rng.choice(OPS).join(_plain(rng) for _ in range(3)) for _ in range(2000)]
+    inputs += ["a && b", "a ; b || c", "a  ||\tb", "&& a", "a &&", "a && && b", "a ;", "a&&b",
+               "a & b", "a |& b", "a 2>&1 | b", "cd app && npm test", "ls -la | head -20"]
+    got = {t: plainpath._single_command(t) for t in inputs}
+    monkeypatch.setattr(plainpath, "_single_command", lambda text: None)
+    sequences = 0
+    for text, single in got.items():
+        if single is not None:
+            assert single == plainpath.commands(text), text
+            sequences += len(single) > 1
+    assert sequences > 100
+    for text in ("cd app && npm test", "ls -la | head -20", "a ; b || c"):
+        assert got[text] is not None and len(got[text]) > 1, text
+    for text in ("&& a", "a &&", "a && && b", "a ;", "a&&b", "a & b", "a |& b", "a 2>&1 | b"):
+        assert got.get(text) is None, text

@@ -164,24 +164,17 @@ _ARGUMENT_CHARS = _PROGRAM_CHARS | frozenset(":,+@%=~")
 _SINGLE_CHARS = _ARGUMENT_CHARS | frozenset(" \t")
 
 
-def _single_command(text: str) -> list[PlainCommand] | None:
-    """`commands(text)` without a regex for the commonest source, one command of unquoted words
-    without globs (`single_words`); None for any other source (`commands` then runs the
-    regexes)."""
-    words = single_words(text)
-    return [(words, [], "", "")] if words else None
-
-
-def single_words(text: str) -> list[Word] | None:
+def single_words(text: str, base: int = 0) -> list[Word] | None:
     """The words of `text` when it is one command of unquoted words without globs (`git status`,
     `ls -la src/`): a program word of `_PROGRAM` characters not starting with `-` (so not an
     assignment), arguments of `_ARGUMENT` characters not starting with `=`, blanks around them.
     `_SHAPE` matches such a source and `_TOKEN` cuts it at its blanks, so the words are those
-    `commands` finds; None for any other source (and for a blank one)."""
+    `commands` finds; None for any other source (and for a blank one). `base` is added to the
+    words' offsets (`text` is then a slice of the source starting there)."""
     if not _SINGLE_CHARS.issuperset(text):
         return None
     words: list[Word] = []
-    start = 0
+    start = base
     for raw in text.replace("\t", " ").split(" "):
         if raw:
             if words:
@@ -192,6 +185,38 @@ def single_words(text: str) -> list[Word] | None:
             words.append(_new_tuple(Word, (raw, raw, start, start + len(raw), False, False, False)))
         start += len(raw) + 1
     return words or None
+
+
+_SEQUENCE_CHARS = _SINGLE_CHARS | frozenset("&|;")
+
+
+def _single_command(text: str) -> list[PlainCommand] | None:
+    """`commands(text)` without a regex for the commonest sources: one command of unquoted words
+    without globs (`single_words`), or several joined by `&&`, `||`, `|` and `;` with blanks
+    around each operator (`cd app && npm test`, `ls -la | head -20`); None for any other source
+    (an operator glued to a word, at the start or the end, or after another, a quote, a glob,
+    `2>&1`, an assignment: `commands` then runs the regexes)."""
+    words = single_words(text)
+    if words is not None:
+        return [(words, [], "", "")]
+    if not _SEQUENCE_CHARS.issuperset(text):
+        return None
+    out: list[PlainCommand] = []
+    before = ""
+    piece = at = 0  # where the current command starts; where the next blank-separated token does
+    for raw in text.replace("\t", " ").split(" "):
+        if raw in _OPERATORS:
+            words = single_words(text[piece:at], piece)
+            if words is None:  # an operator at the start or after another, or a word not plain
+                return None
+            out.append((words, [], before, raw))
+            before, piece = raw, at + len(raw)
+        at += len(raw) + 1
+    words = single_words(text[piece:], piece) if out else None
+    if words is None or len(out) >= MAX_COMMANDS:
+        return None
+    out.append((words, [], before, ""))
+    return out
 
 
 def _stages_ok(cmds: list[PlainCommand]) -> bool:
