@@ -216,10 +216,11 @@ def test_context_shortcuts_equal_replace():
 #: Quoted words and operators in the shapes `assemble._plain` takes (and near misses it declines).
 QUOTED_SHAPES = [
     f"{head} {word}{op}{tail}"
-    for head in ("git commit -m", "grep -rn", "A='x y' ls", "'rm'", '"rm" -rf', "sudo", "echo", "'coproc'")
+    for head in ("git commit -m", "grep -rn", "A='x y' ls", "'rm'", '"rm" -rf', "sudo", "echo",
+                 "'coproc'")
     for word in ("'foo bar'", '"fix the bug"', "''", '""', "a='b c'", "'a && b'", '"x|y"', "'#c'",
-                 '"don\'t"', "'$((1))'", "'${a b}'", "'@(x)'", "'(x)'", '"*.py"', "'unterminated",
-                 "'bash' -c 'ls'", "x 2>&1")
+                 '"don\'t"', "'$((1))'", "'${a b}'", "'@(x)'", "'(x)'", '"*.py"',
+                 "'unterminated", "'bash' -c 'ls'", "x 2>&1")
     for op in ("", " && ", " | ", "; ", " || ")
     for tail in ("", "wc -l", "'cat'", "xargs 'rm'", "env -S 'ls x'")
     if tail or not op
@@ -234,18 +235,23 @@ def test_a_plain_source_scans_as_nothing():
         assert repr(scan.scan(text)) == repr(assemble._PLAIN_SCAN), text  # mutable: no ==
 
 
+def _plain_path(text: str, prefixes: tuple[str, ...]) -> object:
+    """`assemble._plain` of a plain source."""
+    return assemble._plain(text, plainpath.commands(text), prefixes, Walker)
+
+
 @pytest.mark.parametrize("prefixes", [(), PREFIXES, ("rtk", "noglob")], ids=["none", "some", "rtk"])
 def test_plain_source_path_equals_the_walk(monkeypatch, prefixes):
     """`assemble._plain` (plain sources, drafts from the walk's `plain_sequence`, no scan or line
     analysis) gives the walk's CommandLine; it declines sources whose commands run code."""
     inputs = [t for t in INPUTS + QUOTED_SHAPES if plainpath.commands(t) is not None]
     inputs += [f"{w} {t}" for t in inputs[:300] for w in ("sudo", "rtk", "direnv exec .", "env")]
-    taken = [t for t in inputs if assemble._plain(t, prefixes, Walker) is not None]
+    taken = [t for t in inputs if _plain_path(t, prefixes) is not None]
     assert len(taken) > len(inputs) // 2
     for text in ("bash -c 'ls' && x", "a | xargs rm", "sudo eval x; y", "env -S 'ls x' | y"):
-        assert assemble._plain(text, prefixes, Walker) is None, text
+        assert _plain_path(text, prefixes) is None, text
     fast = [parse(text, prefixes) for text in inputs]
-    monkeypatch.setattr(assemble, "_plain", lambda text, transparent, walker_cls: None)
+    monkeypatch.setattr(assemble, "_plain", lambda text, cmds, transparent, walker_cls: None)
     slow = [parse(text, prefixes) for text in inputs]
     diffs = [(t, f, s) for t, f, s in zip(inputs, fast, slow, strict=True) if f != s]
     assert not diffs, "\n".join(f"{t!r}\n  plain {f!r}\n  walk {s!r}" for t, f, s in diffs[:3])
@@ -269,7 +275,8 @@ def test_blank_separated_sequences_agree_with_the_regexes(monkeypatch):
     rng = random.Random(11)
     inputs = INPUTS + [rng.choice(OPS).join(_plain(rng) for _ in range(3)) for _ in range(2000)]
     inputs += ["a && b", "a ; b || c", "a  ||\tb", "&& a", "a &&", "a && && b", "a ;", "a&&b",
-               "a & b", "a |& b", "a 2>&1 | b", "cd app && npm test", "ls -la | head -20"]
+               "a & b", "a |& b", "a 2>&1 | b", "cd app && npm test",
+               "ls -la | head -20"]  # fmt: skip
     got = {t: plainpath._single_command(t) for t in inputs}
     monkeypatch.setattr(plainpath, "_single_command", lambda text: None)
     sequences = 0

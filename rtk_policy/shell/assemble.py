@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from rtk_policy import record
 from rtk_policy.shell.draft import Ctx, Draft, stage_programs, to_segment
 from rtk_policy.shell.model import CommandLine, Redirect
-from rtk_policy.shell.plainpath import commands, single_words
+from rtk_policy.shell.plainpath import PlainCommand, commands, single_words
 from rtk_policy.shell.scan import Scan, scan
 from rtk_policy.shell.simple import RUNS_CODE
 from rtk_policy.shell.source import Source
@@ -92,12 +92,14 @@ def _assemble(
     single = _single(text, transparent)
     if single is not None:
         return single
-    plain = _plain(text, transparent, walker_cls)
-    if plain is not None:
-        return plain
+    cmds = commands(text) if text.isascii() else None  # (a Source's is_ascii)
+    if cmds is not None:
+        plain = _plain(text, cmds, transparent, walker_cls)
+        if plain is not None:
+            return plain
     sc = scan(text)
     walker = walker_cls(transparent)
-    walker.walk_source(Source(text, 0), _TOP)
+    walker.walk_source(Source(text, 0), _TOP, cmds is None)
     drafts: list[Draft] = walker.drafts
     errors = walker.errors
     refused = whole_refusal(text, sc, bool(errors))
@@ -156,16 +158,16 @@ _ONE_LINE = (0,)  #: `logical_line_starts` of a source without line breaks
 
 
 def _plain(
-    text: str, transparent: tuple[str, ...], walker_cls: Callable[..., Any]
+    text: str,
+    cmds: list[PlainCommand],
+    transparent: tuple[str, ...],
+    walker_cls: Callable[..., Any],
 ) -> CommandLine | None:
-    """The `CommandLine` of a plain source (`plainpath.commands`: quoted words, `&&`, `||`, `;`,
-    `|`, `2>&1`) none of whose commands runs code, with the drafts of the walk's own
+    """The `CommandLine` of a plain source (`cmds = plainpath.commands(text)`: quoted words, `&&`,
+    `||`, `;`, `|`, `2>&1`) none of whose commands runs code, with the drafts of the walk's own
     `plain_sequence` but without the rest of the walk: such a text scans as `_PLAIN_SCAN`, is one
     line, has no syntax error and no file redirect, so only the whole-input and line refusals are
-    left to find; None for any other input (the walk then starts afresh)."""
-    cmds = commands(text) if text.isascii() else None
-    if cmds is None:
-        return None
+    left to find; None when a command runs code (the walk then starts afresh)."""
     walker = walker_cls(transparent)
     walker.flat_only = True
     walker.plain_sequence(Source(text, 0), cmds, _TOP)

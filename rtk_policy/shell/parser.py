@@ -83,13 +83,14 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
 
     # -- sources and containers -------------------------------------------------------------------
 
-    def walk_source(self, src: Source, ctx: Ctx) -> None:
-        """Parse `src` with tree-sitter and walk every statement in it."""
+    def walk_source(self, src: Source, ctx: Ctx, not_plain: bool = False) -> None:
+        """Parse `src` with tree-sitter and walk every statement in it (`not_plain`: the caller
+        knows `plainpath.commands` declines it)."""
         if ctx.depth > MAX_DEPTH:
             self.error("nesting too deep")
             self._limited += 1
             return
-        plain = plainpath.commands(src.text) if src.is_ascii else None
+        plain = plainpath.commands(src.text) if src.is_ascii and not not_plain else None
         root = reserved.parse(src) if plain is None else None
         if src.coproc_at and src.base >= 0:  # a blanked coproc: nothing after it is rewritten
             self.coproc_at.extend(src.absolute(src.char(at)) for at in sorted(src.coproc_at))

@@ -61,7 +61,9 @@ class CommandsMixin:
     flat_only: bool  #: `emit` only marks a command that runs code (`runs_code`), walks no code
     runs_code: bool
 
-    def walk_source(self, src: Source, ctx: Ctx) -> None:  # pragma: no cover - see parser.Walker
+    def walk_source(  # pragma: no cover - see parser.Walker
+        self, src: Source, ctx: Ctx, not_plain: bool = False
+    ) -> None:
         """Parse and walk nested source (implemented by the walker)."""
         raise NotImplementedError
 
