@@ -269,6 +269,13 @@ def test_plain_words_equal_the_dequoter():
     assert seen > 1000
 
 
+def _regex_commands(text: str) -> object:
+    """`plainpath.commands(text)` by its regexes alone."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(plainpath, "_single_command", lambda text: None)
+        return plainpath.commands(text)
+
+
 def test_blank_separated_sequences_agree_with_the_regexes(monkeypatch):
     """`plainpath._single_command` cuts `cd app && npm test` without a regex: what it returns is
     what the regexes give, and it declines operators glued to words or out of place."""
@@ -289,3 +296,8 @@ def test_blank_separated_sequences_agree_with_the_regexes(monkeypatch):
         assert got[text] is not None and len(got[text]) > 1, text
     for text in ("&& a", "a &&", "a && && b", "a ;", "a&&b", "a & b", "a |& b", "a 2>&1 | b"):
         assert got.get(text) is None, text
+    monkeypatch.undo()
+    for count in (plainpath.MAX_COMMANDS, plainpath.MAX_COMMANDS + 1):  # the limit is the same
+        text = " ; ".join(["ls -la"] * count)
+        assert (plainpath._single_command(text) is None) == (count > plainpath.MAX_COMMANDS)
+        assert plainpath._single_command(text) == _regex_commands(text)

@@ -3,18 +3,19 @@ tree-sitter.
 
 Most commands an agent runs are `git status`, `cargo test --release 2>&1 | tail -5 && git diff`,
 `git commit -m "fix: x"`: no expansion, no file redirect, one line. For such a source the syntax
-tree is fully determined by the text, so `commands` cuts it with two regexes and the walker emits
-exactly the drafts the tree walk would (same words, redirects, operators, pipeline stages);
-everything after the walk (`assemble`) is shared. A plain word is made of `[A-Za-z0-9_./:,+@%=-]`
-and quoted parts ('...' without a line break, "..." without `$`, backquote, backslash or line
-break); an argument may also hold `~ * ?` or be the redirect `2>&1`. Anything outside the narrow
-shape returns None and takes the tree-sitter walk: any other character unquoted (a dollar, a
-backslash, a backquote, `> < & ( ) { } [ # !`, a line break, non-ASCII), a reserved or declaration
-word as a program (`if`, `time`, `export`, also `for"x"`), a program or assignment word
-tree-sitter-bash misreads (see `_ASSIGNMENT`), an operator at the start or end (a trailing `;`
-excepted), `&`, `|&`, a pipeline stage starting with an assignment, more than `MAX_COMMANDS`
-commands. `tests/test_shell_speedups.py` checks that both paths give identical `CommandLine`s on
-every corpus and on generated variants.
+tree is fully determined by the text, so `commands` cuts it with two regexes (the commonest,
+unquoted words with blank-separated operators, with none: `_single_command`) and the walker emits
+exactly the drafts the tree walk would (same words, redirects, operators, pipeline stages); when
+none of them runs code, `assemble._plain` also knows the rest of the walk's findings. A plain word
+is made of `[A-Za-z0-9_./:,+@%=-]` and quoted parts ('...' without a line break, "..." without `$`,
+backquote, backslash or line break); an argument may also hold `~ * ?` or be the redirect `2>&1`.
+Anything outside the narrow shape returns None and takes the tree-sitter walk: any other character
+unquoted (a dollar, a backslash, a backquote, `> < & ( ) { } [ # !`, a line break, non-ASCII), a
+reserved or declaration word as a program (`if`, `time`, `export`, also `for"x"`), a program or
+assignment word tree-sitter-bash misreads (see `_ASSIGNMENT`), an operator at the start or end (a
+trailing `;` excepted), `&`, `|&`, a pipeline stage starting with an assignment, more than
+`MAX_COMMANDS` commands. `tests/test_shell_speedups.py` checks that both paths give identical
+`CommandLine`s on every corpus and on generated variants.
 """
 
 from __future__ import annotations
