@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from rtk_policy.policy import guard_code, load_policy_set
 from rtk_policy.policy import plans as plans_module
+from rtk_policy.policy import policyset as policyset_module
 from rtk_policy.policy.facts import command_value, segment_value
 from rtk_policy.policy.guard import UNKNOWN, build_guard, guard_functions
 from rtk_policy.policy.guard_code import CompiledGuards, _Writer, form_function
@@ -377,8 +378,10 @@ def test_the_shipped_forms_and_residuals_compiled_give_the_closure_values():
 
 
 def _evaluations(monkeypatch, after: int) -> list:
-    """Every corpus evaluation (and its deny-only re-check), plans compiled `after` uses."""
+    """Every corpus evaluation (and its deny-only re-check), plans compiled `after` uses and the
+    file guards after as many segments."""
     monkeypatch.setattr(plans_module, "COMPILE_AFTER", after)
+    monkeypatch.setattr(policyset_module, "WARM_AFTER", after)
     policies = _shipped()
     found = []
     for text in _corpus():
@@ -395,6 +398,8 @@ def test_compiled_guards_change_no_evaluation(monkeypatch):
     compiled, after = _evaluations(monkeypatch, 2)  # a program's first segment: closures
     assert before._planner._compiler is None
     assert len(after._planner._compiler._made) > 100
+    assert all(g is None or g.__name__ == "guard" for g in after._when_guards)
+    assert after._consumers and all(g.__name__ == "guard" for _, g in after._consumers)
     assert compiled == closures
 
 
@@ -410,3 +415,13 @@ def test_a_program_plan_is_compiled_once_met_often(monkeypatch):
     assert all(g is None or g.__name__ == "guard" for _, g in third)
     assert planner.plan("git") is third
     assert all(g.__name__ != "guard" for _, g in planner.plan("ls") if g is not None)
+
+
+def test_the_file_guards_are_compiled_once_warm(monkeypatch):
+    """The `when` and consumer guards are closures until WARM_AFTER segments were evaluated."""
+    monkeypatch.setattr(policyset_module, "WARM_AFTER", 3)
+    policies = _shipped()
+    policies.evaluate(parse("git status && ls"), CONTEXT)
+    assert all(g.__name__ != "guard" for _, g in policies._consumers)
+    policies.evaluate(parse("cat README.md"), CONTEXT)
+    assert all(g.__name__ == "guard" for _, g in policies._consumers)

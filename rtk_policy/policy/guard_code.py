@@ -10,8 +10,10 @@ shipped packs.
 
 Compiling costs about half a millisecond per form, so only the plans of programs met often are
 compiled (`plans.COMPILE_AFTER`): a cold hook compiles nothing, a batch or a server compiles the
-plans of its common programs, and each distinct form once (`CompiledGuards`). The file-level and
-output guards stay closures: they are few, and run once per segment at most.
+plans of its common programs, and each distinct form once (`CompiledGuards`). The files' `when`
+and pipeline-consumer guards, which run on every segment, are compiled once a policy set has
+evaluated `policyset.WARM_AFTER` segments; the rewrite and message outputs stay closures (they run
+only for the rules that match).
 """
 
 from __future__ import annotations

@@ -25,6 +25,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on
 if TYPE_CHECKING:
     from typing import Any
 
+#: segments evaluated before the files' `when` and pipeline-consumer guards (run on every segment)
+#: are compiled (`guard_code.py`); the rules' guards are compiled per program by the planner
+WARM_AFTER = 256
+
 
 class PolicySet:
     """Compiled policies of a set of files, evaluated on one backend.
@@ -64,12 +68,8 @@ class PolicySet:
             (c.rule.id, c.rule.kind == "rewrite", c.file_index) for c in compiled
         )
         self._no_when = {i: True for i, f in enumerate(files) if f.when == NO_PROGRAM}
-        self._when_guards = tuple(build_guard(f.when_guard, functions) for f in files)
-        self._consumers = tuple(
-            (f.pipeline_consumer, build_guard(f.consumer_guard, functions))
-            for f in files
-            if f.pipeline_consumer != NO_PROGRAM
-        )
+        self._until_warm = WARM_AFTER
+        self._file_guards(lambda form: build_guard(form, functions))
         #: what the expressions read (from the checker): only those variables are converted for CEL
         self.uses = frozenset(uses) if uses is not None else frozenset(VARIABLES)
         self._variables = frozenset(use.split(".", 1)[0] for use in self.uses)
@@ -79,6 +79,16 @@ class PolicySet:
             None
             if whole
             else frozenset(use.split(".", 1)[1] for use in self.uses if use.startswith("segment."))
+        )
+
+    def _file_guards(self, build: Any) -> None:
+        """The guards of the files' `when` and pipeline consumers, built with `build`."""
+        files = self.compiled_files
+        self._when_guards = tuple(build(f.when_guard) for f in files)
+        self._consumers = tuple(
+            (f.pipeline_consumer, build(f.consumer_guard))
+            for f in files
+            if f.pipeline_consumer != NO_PROGRAM
         )
 
     def _program(self, index: int) -> Any:
@@ -113,6 +123,10 @@ class PolicySet:
         enforced deny can change the decision) tries only the enforce-mode deny rules.
         """
         started = time.perf_counter_ns()
+        if self._until_warm > 0:
+            self._until_warm -= len(command_line.segments)
+            if self._until_warm <= 0:  # a batch or a server: compile them (never a cold hook)
+                self._file_guards(self._planner.compiler())
         variables = self._variables
         want_segments = "segment" in variables or self._command_segments
         fields = self._segment_fields
