@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from rtk_policy.engine import load_engine
 from rtk_policy.policy import regex
 from rtk_policy.policy.guard import guard_patterns
-from rtk_policy.policy.regex_literal import required_literal
+from rtk_policy.policy.regex_literal import required_literal, required_literals
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "commands.txt")
 
@@ -53,6 +53,31 @@ def test_required_literal(pattern: str, literal: str) -> None:
     assert required_literal(pattern) == literal
 
 
+@pytest.mark.parametrize(
+    ("pattern", "literals"),
+    [
+        ("a|b", ("a", "b")),
+        ("^(sh|bash|[.]|python[0-9.]*)$", ("sh", "bash", ".", "python")),
+        (r"((^|[/@=:])[.]ssh(/|$)|(^|[/@=:])[.]aws/(credentials|config))", (".ssh", ".aws/")),
+        ("(?:git|yadm) push", (" push",)),  # the single literal comes first
+        ("x[.]y", ("x.y",)),
+        (r"a\|b", ("a|b",)),  # an escaped bar
+        ("[|]|x", ("|", "x")),
+        ("(a)|(b)c", ()),  # an alternative whose literal sits in a group
+        ("a|", ()),  # an empty alternative matches anywhere
+        ("(?i)a|b", ()),  # flags
+        ("a|(?i)b", ()),
+        ("(?:x|y)+", ()),
+        ("(a|b", ()),
+        ("[^]]|a", ()),
+        ("[-]|a", ()),
+    ],
+)
+def test_required_literals(pattern: str, literals: tuple[str, ...]) -> None:
+    """One of the literals is in every match: one per alternative of an alternation."""
+    assert required_literals(pattern) == literals
+
+
 def _corpus_texts() -> list[str]:
     with open(CORPUS, encoding="utf-8") as handle:
         lines = [line.rstrip("\n") for line in handle if line.strip() and not line.startswith("#")]
@@ -69,21 +94,48 @@ def test_the_packs_patterns_never_match_without_their_literal() -> None:
     assert len(patterns) > 100
     texts = _corpus_texts()
     checked = 0
+    sets = 0
     for pattern in sorted(patterns):
-        literal = required_literal(pattern)
-        if not literal:
+        literals = required_literals(pattern)
+        if not literals:
             continue
+        sets += len(literals) > 1
         compiled = re2.compile(pattern)
-        for text in texts + [literal, "x" + literal + "y"]:
+        for text in texts + [*literals, *("x" + literal + "y" for literal in literals)]:
             if compiled.search(text) is not None:
-                assert literal in text, (pattern, text)
+                assert any(literal in text for literal in literals), (pattern, text)
                 checked += 1
-    assert checked > 100  # the property was exercised, not vacuous
+    assert checked > 100 and sets >= 2  # the property was exercised, not vacuous
 
 
 _PIECES = st.sampled_from(
-    ["a", "b", "ab", "git", " ", "-", "/", ".", r"\.", r"\s", r"\d", r"\w", r"\b", "[a-c]", "[^a]",
-     "(?:a|b)", "(a)", "(?:ab)?", "x", "^", "$", "|", r"\-", r"\t", "[ \t]"]  # fmt: skip
+    [
+        "a",
+        "b",
+        "ab",
+        "git",
+        " ",
+        "-",
+        "/",
+        ".",
+        r"\.",
+        r"\s",
+        r"\d",
+        r"\w",
+        r"\b",
+        "[a-c]",
+        "[^a]",
+        "(?:a|b)",
+        "(a)",
+        "(?:ab)?",
+        "x",
+        "^",
+        "$",
+        "|",
+        r"\-",
+        r"\t",
+        "[ \t]",
+    ]  # fmt: skip
 )
 _QUANT = st.sampled_from(["", "", "", "?", "*", "+", "{1,2}", "*?", "+?"])
 
@@ -91,7 +143,9 @@ _QUANT = st.sampled_from(["", "", "", "?", "*", "+", "{1,2}", "*?", "+?"])
 @settings(max_examples=400, deadline=None)
 @given(
     st.lists(st.tuples(_PIECES, _QUANT), min_size=1, max_size=8),
-    st.lists(st.sampled_from(["a", "b", "git", " ", "-", "/", ".", "x", "ab", "1", "\t"]), max_size=12),
+    st.lists(
+        st.sampled_from(["a", "b", "git", " ", "-", "/", ".", "x", "ab", "1", "\t"]), max_size=12
+    ),
 )
 def test_generated_patterns_never_match_without_their_literal(parts, text_parts) -> None:
     pattern = "".join(piece + quant for piece, quant in parts)
@@ -103,6 +157,29 @@ def test_generated_patterns_never_match_without_their_literal(parts, text_parts)
     for text in ("".join(text_parts), literal, "".join(text_parts) + literal):
         if literal and compiled.search(text) is not None:
             assert literal in text, (pattern, text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.lists(st.tuples(_PIECES, _QUANT), min_size=1, max_size=4), min_size=2, max_size=4),
+    st.sampled_from(["{}", "^({})$", "(?:{})", "^{}", "({})x"]),
+    st.lists(
+        st.sampled_from(["a", "b", "git", " ", "-", "/", ".", "x", "ab", "1", "\t"]), max_size=12
+    ),
+)
+def test_generated_alternations_never_match_without_one_literal(alternatives, frame, text_parts):
+    """Alternations of generated pieces, framed by anchors or groups: a match holds a literal."""
+    body = "|".join("".join(piece + quant for piece, quant in parts) for parts in alternatives)
+    pattern = frame.format(body)
+    try:
+        compiled = re2.compile(pattern)
+    except Exception:  # noqa: BLE001 - invalid for RE2: no pre-test is used then (known_valid)
+        return
+    literals = required_literals(pattern)
+    text = "".join(text_parts)
+    for candidate in (text, *literals, text + "".join(literals)):
+        if literals and compiled.search(candidate) is not None:
+            assert any(literal in candidate for literal in literals), (pattern, candidate)
 
 
 def test_only_patterns_known_to_compile_are_pre_tested() -> None:

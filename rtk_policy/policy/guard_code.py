@@ -30,7 +30,7 @@ from rtk_policy.policy.guard_values import (
     literal_search,
 )
 from rtk_policy.policy.regex import known_valid
-from rtk_policy.policy.regex_literal import required_literal
+from rtk_policy.policy.regex_literal import required_literals
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -370,14 +370,15 @@ class _Writer:
         ]
 
     def _search(self, target_ir: Any, pattern: str, scope: dict[str, str]) -> tuple[list[str], str]:
-        """`target.matches("literal")`: the required literal tested inline, then the cached regex
+        """`target.matches("literal")`: the required literals tested inline, then the cached regex
         (`guard_values.literal_search`, which compiles the pattern when first needed)."""
         lines, text = self.node(target_ir, scope)
         search = self.constant(literal_search(_itself, pattern))
-        needle = required_literal(pattern) if known_valid(pattern) else ""
+        needles = required_literals(pattern) if known_valid(pattern) else ()
         out = self.fresh()
-        if needle:
-            found = f"(False if {needle!r} not in {text} else {search}({text}))"
+        if needles:
+            present = " or ".join(f"{self.constant(needle)} in {text}" for needle in needles)
+            found = f"({search}({text}) if {present} else False)"
         else:
             found = f"{search}({text})"
         lines.append(f"{out} = {found} if type({text}) is str else U")

@@ -13,7 +13,7 @@ import operator
 from collections.abc import Callable
 
 from rtk_policy.policy.regex import known_valid, re_matches, searcher
-from rtk_policy.policy.regex_literal import required_literal
+from rtk_policy.policy.regex_literal import required_literals
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -146,20 +146,21 @@ def literal_search(target: Guard, pattern: Any) -> Guard:
     """`target.matches("literal")`, the pattern compiled once (`regex.py`) when first needed: most
     guards of a plan are decided before their regex is reached, and a cold hook plans ~30 guards.
 
-    A pattern known to compile is pre-tested by the literal every match contains
-    (`regex_literal.py`): a text without it gives `false` without running (or compiling) the regex.
+    A pattern known to compile is pre-tested by the literals one of which every match contains
+    (`regex_literal.py`): a text without any gives `false` without running (or compiling) the
+    regex.
     """
     search: Callable[[str], Any] | None = None
-    needle: str | None = None
+    needles: tuple[str, ...] | None = None
 
     def matches(env: dict[str, Any]) -> Any:
-        nonlocal search, needle
+        nonlocal search, needles
         text = target(env)
         if type(text) is not str:
             return UNKNOWN
-        if needle is None:
-            needle = required_literal(pattern) if known_valid(pattern) else ""
-        if needle and needle not in text:
+        if needles is None:
+            needles = required_literals(pattern) if known_valid(pattern) else ()
+        if needles and not any(needle in text for needle in needles):
             return False
         if search is None:
             try:

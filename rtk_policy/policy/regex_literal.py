@@ -7,6 +7,11 @@ match. Anything this reader is not sure of gives "" (no pre-test): flags and oth
 `\\Q…\\E`, Unicode and POSIX classes, escapes that read on (`\\x41`, `\\101`), a top-level `|`,
 repetitions of repetitions, unbalanced brackets. The pre-test is used only for patterns RE2 accepts
 (`regex.known_valid`): an invalid pattern stays a CEL error.
+
+`required_literals(pattern)` also reads a pattern that is one alternation (`a|b`, `^(a|b)$`,
+`(?:a|b)`): every match is a match of one alternative, so it contains that alternative's required
+literal, and the text holds one of them. A class of one plain character (`[.]`) reads as that
+character.
 """
 
 from __future__ import annotations
@@ -30,6 +35,94 @@ def required_literal(pattern: str) -> str:
     except ValueError:
         return ""
     return max(runs, key=len, default="")
+
+
+def required_literals(pattern: str) -> tuple[str, ...]:
+    """Texts one of which every match of `pattern` contains: `(required_literal,)`, or for a
+    pattern that is one alternation the required literal of each alternative; () when there is
+    none, when an alternative has none, or when the pattern is outside what this reader
+    understands."""
+    literal = required_literal(pattern)
+    if literal:
+        return (literal,)
+    if any(marker in pattern for marker in _REFUSED):
+        return ()
+    try:
+        alternatives = _alternatives(_unwrapped(pattern))
+    except ValueError:
+        return ()
+    found = tuple(required_literal(alternative) for alternative in alternatives)
+    return found if len(found) > 1 and all(found) else ()
+
+
+def _unwrapped(pattern: str) -> str:
+    """`pattern` without a leading `^`, a trailing unescaped `$` (anchors match no text: every
+    match of `^x$` is a match of `x`) and then one group around all of it (`(x)`, `(?:x)`)."""
+    if pattern.startswith("^"):
+        pattern = pattern[1:]
+    if pattern.endswith("$") and not _escaped_at(pattern, len(pattern) - 1):
+        pattern = pattern[:-1]
+    if pattern.startswith("(") and _group_end(pattern, 0) == len(pattern):
+        if pattern.startswith("(?") and not pattern.startswith("(?:"):
+            raise ValueError("a group with flags or a name")
+        return pattern[3 if pattern.startswith("(?:") else 1 : -1]
+    return pattern
+
+
+def _escaped_at(pattern: str, at: int) -> bool:
+    """True when the character at `at` follows an odd run of backslashes."""
+    slashes = 0
+    while at - slashes - 1 >= 0 and pattern[at - slashes - 1] == "\\":
+        slashes += 1
+    return slashes % 2 == 1
+
+
+def _group_end(pattern: str, at: int) -> int:
+    """The index after the `)` closing the group that opens at `at`."""
+    depth, index = 0, at
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "[":
+            index = _class_end(pattern, index)
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    raise ValueError("unbalanced (")
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """`pattern` split at its top-level `|` (outside groups, classes and escapes)."""
+    parts, start, depth, index = [], 0, 0, 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "[":
+            index = _class_end(pattern, index)
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth < 0:
+                raise ValueError("unbalanced )")
+        elif char == "|" and depth == 0:
+            parts.append(pattern[start:index])
+            start = index + 1
+        index += 1
+    if depth != 0:
+        raise ValueError("unbalanced (")
+    parts.append(pattern[start:])
+    return parts
 
 
 def _top_level_runs(pattern: str) -> list[str]:
@@ -91,7 +184,11 @@ def _atom(pattern: str, at: int) -> tuple[str | None, int]:
             return None, at + 2  # \d \s \w \b \A \z \f …: one character or none, not a plain one
         raise ValueError("an escape that may read on (\\x41, \\101, \\p{L} …)")
     if char == "[":
-        return None, _class_end(pattern, at)
+        end = _class_end(pattern, at)
+        member = pattern[at + 1 : end - 1]
+        if len(member) == 1 and member not in "^]\\-":  # `[.]`: exactly that character
+            return member, end
+        return None, end
     if char in ".^$":
         return None, at + 1
     if char in _QUANTIFIERS or char == "}":
