@@ -22,11 +22,11 @@ import warnings
 
 from rtk_policy.policy.guard import UNKNOWN, build_guard, chain_operands, forget_costs
 from rtk_policy.policy.guard_values import (
-    _COMPARE,
-    _METHODS,
-    _ORDER,
-    _SIZED,
-    _string,
+    COMPARE,
+    METHODS,
+    ORDER,
+    SIZED,
+    cel_string,
     literal_search,
 )
 from rtk_policy.policy.regex import known_valid
@@ -104,7 +104,7 @@ class _Writer:
         #: how the names of constants start (functions of one module need distinct stems)
         self.constant_stem = constant_stem
         self.constants: dict[str, Any] = {
-            "U": UNKNOWN, "SIZED": _SIZED, "FAULT": _fault, "CALL": _call,
+            "U": UNKNOWN, "SIZED": SIZED, "FAULT": _fault, "CALL": _call,
         }  # fmt: skip
         self._constant_names: dict[int, str] = {}
         self._kept: list[Any] = []  # keeps the values behind `_constant_names` ids alive
@@ -278,7 +278,7 @@ class _Writer:
             value = self.constant(literal)
             lines.append(f"{out} = ({left} {symbol} {value}) if type({left}) is {kind} else U")
             return lines, out
-        if op in _ORDER and type(literal) in (int, str):
+        if op in ORDER and type(literal) in (int, str):
             kind = self.constant(type(literal))
             value = self.constant(literal)
             symbol = _ORDER_OPS[op]
@@ -286,7 +286,7 @@ class _Writer:
             return lines, out
         more, right = self.node(right_ir, scope)
         lines += more
-        compare = self.constant(_COMPARE[op])
+        compare = self.constant(COMPARE[op])
         lines.append(f"{out} = U if {left} is U or {right} is U else {compare}({left}, {right})")
         return lines, out
 
@@ -317,7 +317,7 @@ class _Writer:
             return lines, out
         if name == "string" and len(values) == 1:
             (value,) = values
-            lines.append(f"{out} = U if {value} is U else {self.constant(_string)}({value})")
+            lines.append(f"{out} = U if {value} is U else {self.constant(cel_string)}({value})")
             return lines, out
         found = self.functions.get((name, len(values)))
         if found is None:  # the reads made stay: later code of this block may use them
@@ -336,7 +336,7 @@ class _Writer:
         name, target_ir, args = ir[1], ir[2], ir[3]
         if name == "matches" and len(args) == 1 and args[0][0] == "lit" and type(args[0][1]) is str:
             return self._search(target_ir, args[0][1], scope)
-        if name not in _METHODS:
+        if name not in METHODS:
             return [], "U"
         lines, values = self._values((target_ir, *args), scope)
         out = self.fresh()
@@ -351,7 +351,7 @@ class _Writer:
             lines.append(f"{out} = len({value}) if type({value}) in SIZED else U")
             return lines, out
         checks = [f"{value} is U" for value in values]
-        lines += self._guarded_call(out, self.constant(_METHODS[name]), values, checks)
+        lines += self._guarded_call(out, self.constant(METHODS[name]), values, checks)
         return lines, out
 
     def _values(self, args: Any, scope: dict[str, str]) -> tuple[list[str], list[str]]:

@@ -49,10 +49,10 @@ def relation(op: str, right_ir: tuple[Any, ...], left: Guard, right: Guard) -> G
     if op in ("eq", "ne") and _scalar(literal):  # `x == "lit"`
         value, kind, equal = literal, type(literal), op == "eq"
         return lambda env: ((v == value) is equal) if type(v := left(env)) is kind else UNKNOWN
-    if op in _ORDER and type(literal) in (int, str):  # `size(x) > 0`
-        value, kind, test = literal, type(literal), _ORDER[op]
+    if op in ORDER and type(literal) in (int, str):  # `size(x) > 0`
+        value, kind, test = literal, type(literal), ORDER[op]
         return lambda env: test(v, value) if type(v := left(env)) is kind else UNKNOWN
-    compare = _COMPARE[op]
+    compare = COMPARE[op]
 
     def related(env: dict[str, Any]) -> Any:
         a = left(env)
@@ -90,21 +90,22 @@ def _in(a: Any, b: Any) -> Any:
 
 
 #: the ordered relations, for operands of one type (int or str)
-_ORDER = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
-_COMPARE: dict[str, Callable[[Any, Any], Any]] = {
+ORDER = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
+#: the relations on two values (`eq ne lt le gt ge in`): CEL's answer or UNKNOWN
+COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "eq": _eq,
     "ne": _ne,
-    **{op: _ordered(test) for op, test in _ORDER.items()},
+    **{op: _ordered(test) for op, test in ORDER.items()},
     "in": _in,
 }
-_SIZED = (str, list, dict)  #: what CEL's size() measures here
+SIZED = (str, list, dict)  #: what CEL's size() measures here
 
 
 def _size(value: Any) -> Any:
-    return len(value) if type(value) in _SIZED else UNKNOWN
+    return len(value) if type(value) in SIZED else UNKNOWN
 
 
-def _string(value: Any) -> Any:
+def cel_string(value: Any) -> Any:
     """CEL's `string()` of a string or an int (decimal); other types are left to CEL."""
     return str(value) if type(value) in (str, int) else UNKNOWN
 
@@ -116,7 +117,8 @@ def _strings(method: Callable[[str, str], bool]) -> Callable[[Any, Any], Any]:
     return call
 
 
-_METHODS: dict[str, Callable[..., Any]] = {
+#: the methods a guard evaluates, on their target and arguments: CEL's answer or UNKNOWN
+METHODS: dict[str, Callable[..., Any]] = {
     "startsWith": _strings(str.startswith),
     "endsWith": _strings(str.endswith),
     "contains": _strings(str.__contains__),
@@ -129,9 +131,9 @@ def function_call(name: str, args: list[Guard], fns: dict[Any, Any]) -> Guard:
     """A call of the global function `name` (`size`, `string` or a custom one from `fns`)."""
     if name == "size" and len(args) == 1:
         (arg,) = args
-        return lambda env: len(v) if type(v := arg(env)) in _SIZED else UNKNOWN
+        return lambda env: len(v) if type(v := arg(env)) in SIZED else UNKNOWN
     if name == "string" and len(args) == 1:
-        return _caller(_string, None, args)
+        return _caller(cel_string, None, args)
     if (name, len(args)) in fns:
         return _caller(*fns[(name, len(args))], args)
     return unknown
@@ -139,7 +141,7 @@ def function_call(name: str, args: list[Guard], fns: dict[Any, Any]) -> Guard:
 
 def method_call(name: str, args: list[Guard]) -> Guard:
     """A call of the method `name` on `args[0]` with the other `args` (string methods, `size`)."""
-    return _caller(_METHODS[name], None, args) if name in _METHODS else unknown
+    return _caller(METHODS[name], None, args) if name in METHODS else unknown
 
 
 def literal_search(target: Guard, pattern: Any) -> Guard:
