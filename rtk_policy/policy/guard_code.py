@@ -36,8 +36,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
-#: the Python operators of the ordered relations
-_ORDER_OPS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+#: the Python operators of the relations with a literal right operand
+_SYMBOLS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 #: forms kept compiled (a bound for a long-running server: its residual forms are per program)
 MAX_FORMS = 4096
 #: string methods with an inline form: (target, argument) → expression
@@ -181,8 +181,9 @@ class _Writer:
     def _n_dot(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
         field = ir[2]
         outside = _rooted_outside(ir[1], scope)
-        if outside and self._known(ir) is not None:
-            return [], self._known(ir)  # type: ignore[return-value]
+        known = self._known(ir) if outside else None
+        if known is not None:
+            return [], known
         lines, target = self.node(ir[1], scope)
         value = f"{target}.get({field!r}, U) if type({target}) is dict else U"
         if outside:  # a path of the environment: read once in this block
@@ -201,9 +202,7 @@ class _Writer:
         return lines, out
 
     def _n_index(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
-        lines, target = self.node(ir[1], scope)
-        more, key = self.node(ir[2], scope)
-        lines += more
+        lines, (target, key) = self._values(ir[1:3], scope)
         out = self.fresh()
         in_list = f"type({target}) is list and type({key}) is int and 0 <= {key} < len({target})"
         in_map = f"type({target}) is dict and type({key}) is str"
@@ -213,12 +212,7 @@ class _Writer:
         return lines, out
 
     def _n_list(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
-        lines: list[str] = []
-        items = []
-        for item in ir[1]:
-            more, value = self.node(item, scope)
-            lines += more
-            items.append(value)
+        lines, items = self._values(ir[1], scope)
         out = self.fresh()
         unknown = " or ".join(f"{value} is U" for value in items) or "False"
         lines.append(f"{out} = U if {unknown} else [{', '.join(items)}]")
@@ -272,17 +266,13 @@ class _Writer:
                 lines.append(f"{out} = ({left} in {members}) if type({left}) is {kind} else U")
                 return lines, out
         literal = right_ir[1] if right_ir[0] == "lit" else None
-        if op in ("eq", "ne") and type(literal) in (str, int, bool):
-            symbol = "==" if op == "eq" else "!="
-            kind = self.constant(type(literal))
-            value = self.constant(literal)
-            lines.append(f"{out} = ({left} {symbol} {value}) if type({left}) is {kind} else U")
-            return lines, out
-        if op in ORDER and type(literal) in (int, str):
-            kind = self.constant(type(literal))
-            value = self.constant(literal)
-            symbol = _ORDER_OPS[op]
-            lines.append(f"{out} = ({left} {symbol} {value}) if type({left}) is {kind} else U")
+        if (op in ("eq", "ne") and type(literal) in (str, int, bool)) or (
+            op in ORDER and type(literal) in (int, str)
+        ):  # `x == "lit"`, `size(x) > 0`: the operator itself, for a left operand of that type
+            kind, value = self.constant(type(literal)), self.constant(literal)
+            lines.append(
+                f"{out} = ({left} {_SYMBOLS[op]} {value}) if type({left}) is {kind} else U"
+            )
             return lines, out
         more, right = self.node(right_ir, scope)
         lines += more
@@ -291,9 +281,7 @@ class _Writer:
         return lines, out
 
     def _n_add(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
-        lines, left = self.node(ir[1], scope)
-        more, right = self.node(ir[2], scope)
-        lines += more
+        lines, (left, right) = self._values(ir[1:3], scope)
         out = self.fresh()
         lines.append(
             f"{out} = {left} + {right} if type({left}) is str and type({right}) is str else U"
@@ -355,6 +343,7 @@ class _Writer:
         return lines, out
 
     def _values(self, args: Any, scope: dict[str, str]) -> tuple[list[str], list[str]]:
+        """(statements, a value expression per operand) of the forms `args`, in order."""
         lines: list[str] = []
         values = []
         for arg in args:

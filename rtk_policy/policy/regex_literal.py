@@ -16,6 +16,10 @@ character.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
 #: escaped characters that stand for themselves
 _ESCAPED = frozenset(".-/\\()[]{}*+?|^$ #&~,:;=!<>@%'\"`_")
 _ESCAPES = {"t": "\t", "n": "\n"}
@@ -62,7 +66,7 @@ def _unwrapped(pattern: str) -> str:
         pattern = pattern[1:]
     if pattern.endswith("$") and not _escaped_at(pattern, len(pattern) - 1):
         pattern = pattern[:-1]
-    if pattern.startswith("(") and _group_end(pattern, 0) == len(pattern):
+    if pattern.startswith("(") and _group_end(pattern) == len(pattern):
         if pattern.startswith("(?") and not pattern.startswith("(?:"):
             raise ValueError("a group with flags or a name")
         return pattern[3 if pattern.startswith("(?:") else 1 : -1]
@@ -77,9 +81,9 @@ def _escaped_at(pattern: str, at: int) -> bool:
     return slashes % 2 == 1
 
 
-def _group_end(pattern: str, at: int) -> int:
-    """The index after the `)` closing the group that opens at `at`."""
-    depth, index = 0, at
+def _structure(pattern: str) -> Any:
+    """(index, character) of each `(`, `)` and `|` of `pattern` outside escapes and classes."""
+    index = 0
     while index < len(pattern):
         char = pattern[index]
         if char == "\\":
@@ -88,37 +92,37 @@ def _group_end(pattern: str, at: int) -> int:
         if char == "[":
             index = _class_end(pattern, index)
             continue
+        if char in "()|":
+            yield index, char
+        index += 1
+
+
+def _group_end(pattern: str) -> int:
+    """The index after the `)` closing the group that opens `pattern`."""
+    depth = 0
+    for index, char in _structure(pattern):
         if char == "(":
             depth += 1
         elif char == ")":
             depth -= 1
             if depth == 0:
                 return index + 1
-        index += 1
     raise ValueError("unbalanced (")
 
 
 def _alternatives(pattern: str) -> list[str]:
     """`pattern` split at its top-level `|` (outside groups, classes and escapes)."""
-    parts, start, depth, index = [], 0, 0, 0
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            index += 2
-            continue
-        if char == "[":
-            index = _class_end(pattern, index)
-            continue
+    parts, start, depth = [], 0, 0
+    for index, char in _structure(pattern):
         if char == "(":
             depth += 1
         elif char == ")":
             depth -= 1
             if depth < 0:
                 raise ValueError("unbalanced )")
-        elif char == "|" and depth == 0:
+        elif depth == 0:
             parts.append(pattern[start:index])
             start = index + 1
-        index += 1
     if depth != 0:
         raise ValueError("unbalanced (")
     parts.append(pattern[start:])
