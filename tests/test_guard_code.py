@@ -414,7 +414,28 @@ def test_a_program_plan_is_compiled_once_met_often(monkeypatch):
     assert [i for i, _ in third] == [i for i, _ in first]
     assert all(g is None or g.__name__ == "guard" for _, g in third)
     assert planner.plan("git") is third
-    assert all(g.__name__ != "guard" for _, g in planner.plan("ls") if g is not None)
+
+
+def test_a_program_planned_later_takes_the_forms_compiled_already(monkeypatch):
+    """Once a plan is compiled, a program planned later takes at once the compiled guards of the
+    forms it shares with that plan (the same form objects) and keeps closures for the others."""
+    monkeypatch.setattr(plans_module, "COMPILE_AFTER", 2)
+    planner = _shipped()._planner
+    ls_before = planner.plan("ls")  # planned before anything was compiled: closures only
+    assert all(g is None or g.__name__ != "guard" for _, g in ls_before)
+    planner.plan("git")
+    git = dict(planner.plan("git"))  # its second use: compiled
+    git_forms = {id(form) for _, form, _ in planner._planned("git")}
+    cat = planner.plan("cat")  # planned after git's plan was compiled
+    cat_forms = {index: form for index, form, _ in planner._planned("cat")}
+    shared = [i for i, _ in cat if id(cat_forms[i]) in git_forms]
+    assert len(shared) >= 10  # the rules every program tries share their forms
+    for index, guard in cat:
+        if index in shared:
+            assert guard is git[index] and guard.__name__ == "guard"
+        elif guard is not None:
+            assert guard.__name__ != "guard"
+    assert any(index not in shared and guard is not None for index, guard in cat)
 
 
 def test_the_file_guards_are_compiled_once_warm(monkeypatch):

@@ -7,6 +7,8 @@ declarations of the backends and the static field checker (`checker.py`).
 
 from __future__ import annotations
 
+import operator
+
 from rtk_policy import record
 from rtk_policy.policy.model import Context
 from rtk_policy.shell.model import CommandLine, Redirect, Segment
@@ -114,15 +116,30 @@ def _segment_field(segment: Segment, name: str) -> Any:
     value = getattr(segment, name)
     if type(value) is not tuple:
         return value
-    if name == "env":
-        return dict(value)
-    if name == "redirects":
-        return [redirect_value(r) for r in value]
-    return list(value)
+    return _CONVERTERS.get(name, list)(value)
 
 
-#: (field name, its key in the `pipeline` sub-map or None) of every Segment field
-_SEGMENT_PLAN = tuple((name, _PIPELINE_FIELDS.get(name)) for name in _SEGMENT_NAMES)
+def _redirect_values(redirects: tuple[Redirect, ...]) -> list[dict[str, Any]]:
+    return [redirect_value(r) for r in redirects]
+
+
+#: how a tuple field becomes its CEL value (any other tuple field: a list)
+_CONVERTERS: dict[str, Any] = {"env": dict, "redirects": _redirect_values}
+_TOP_NAMES = tuple(name for name in _SEGMENT_NAMES if name not in _PIPELINE_FIELDS)
+_PIPELINE_NAMES = tuple(_PIPELINE_FIELDS)
+_PIPELINE_KEYS = tuple(_PIPELINE_FIELDS.values())
+#: the fields declared as tuples, each with its converter: (name or pipeline key, converter)
+_TUPLE_FIELDS = {
+    f.name: _CONVERTERS.get(f.name, list)
+    for f in record.fields(Segment)
+    if str(f.type).startswith("tuple[")
+}
+_TOP_TUPLES = tuple((n, c) for n, c in _TUPLE_FIELDS.items() if n in _TOP_NAMES)
+_PIPELINE_TUPLES = tuple(
+    (_PIPELINE_FIELDS[n], c) for n, c in _TUPLE_FIELDS.items() if n in _PIPELINE_FIELDS
+)
+_read_top = operator.attrgetter(*_TOP_NAMES)
+_read_pipeline = operator.attrgetter(*_PIPELINE_NAMES)
 
 
 def segment_value(segment: Segment, fields: frozenset[str] | None = None) -> dict[str, Any]:
@@ -137,16 +154,16 @@ def segment_value(segment: Segment, fields: frozenset[str] | None = None) -> dic
                 short: _segment_field(segment, name) for name, short in _PIPELINE_FIELDS.items()
             }
         return data
-    data = {}
-    pipeline: dict[str, Any] = {}
-    for name, short in _SEGMENT_PLAN:
-        value = getattr(segment, name)
+    data = dict(zip(_TOP_NAMES, _read_top(segment), strict=True))
+    for name, convert in _TOP_TUPLES:
+        value = data[name]
         if type(value) is tuple:
-            value = _segment_field(segment, name)
-        if short is None:
-            data[name] = value
-        else:
-            pipeline[short] = value
+            data[name] = convert(value)
+    pipeline = dict(zip(_PIPELINE_KEYS, _read_pipeline(segment), strict=True))
+    for key, convert in _PIPELINE_TUPLES:
+        value = pipeline[key]
+        if type(value) is tuple:
+            pipeline[key] = convert(value)
     data["pipeline"] = pipeline
     return data
 

@@ -8,7 +8,8 @@ Programs whose tests in a rule give the same values share that rule's residual; 
 indexed programs come worked out from the compiled cache when it has them (`plan_store.py`): then
 only the guards of the program's steps are built. Guards are closures (`guard.py`) until a program
 has been planned `COMPILE_AFTER` times (a batch, a server): its plan's guards are then compiled
-(`guard_code.py`, each distinct form once), so a cold hook compiles nothing.
+(`guard_code.py`, each distinct form once), so a cold hook compiles nothing. A program planned later
+takes at once the forms other plans compiled (most guards are shared by every program).
 """
 
 from __future__ import annotations
@@ -60,6 +61,9 @@ class Planner:
         #: per program planned with closures: its steps' guard forms and how often it was planned
         self._forms: dict[str, tuple[tuple[int, Any], ...]] = {}
         self._uses: dict[str, int] = {}
+        #: id of a form compiled for a plan → (the form, its compiled guard): a program planned
+        #: later takes these at once (most forms are shared by every program's plan)
+        self._made: dict[int, tuple[Any, Guard | None]] = {}
         self._generic: dict[int, Guard | None] = {}
         #: (rule index, signature of its program tests) → (its residual form, its guard)
         self._residuals: dict[tuple[Any, ...], tuple[Any, Guard | None]] = {}
@@ -99,8 +103,11 @@ class Planner:
                 for kept in (self._plans, self._deny_plans, self._residuals, self._forms):
                     kept.clear()
                 self._uses.clear()
+                self._made.clear()
             steps = tuple(self._planned(program))
-            found = self._plans[program] = tuple((index, guard) for index, _, guard in steps)
+            found = self._plans[program] = tuple(
+                (index, self._compiled_form(form, guard)) for index, form, guard in steps
+            )
             self._forms[program] = tuple((index, form) for index, form, _ in steps)
             self._uses[program] = 1
         elif program in self._uses:
@@ -116,10 +123,21 @@ class Planner:
         self._uses.pop(program, None)
         if forms is None:  # compiled meanwhile (engines are used under a lock; be safe anyway)
             return self._plans[program]
-        found = tuple((index, compiler(form)) for index, form in forms)
+        found = tuple((index, self._compile_form(compiler, form)) for index, form in forms)
         self._deny_plans.pop(program, None)
         self._plans[program] = found
         return found
+
+    def _compile_form(self, compiler: Any, form: Any) -> Guard | None:
+        """The compiled guard of `form`, remembered by the form object for `_compiled_form`."""
+        guard = compiler(form)
+        self._made[id(form)] = (form, guard)
+        return guard
+
+    def _compiled_form(self, form: Any, guard: Guard | None) -> Guard | None:
+        """The guard another plan compiled for this very form object, else `guard`."""
+        made = self._made.get(id(form))
+        return made[1] if made is not None and made[0] is form else guard
 
     def deny_plan(self, program: str) -> Plan:
         """`plan` limited to the enforce-mode deny rules (the re-check of a rewrite)."""
