@@ -38,6 +38,7 @@ _NOT_NEEDED = (
     "rtk_policy.shell.fallback",  # the recovery lexer: only for inputs with a syntax error
     "rtk_policy.policy.specialize",  # the plan of `git` is stored in the compiled cache
     "rtk_policy.policy.guard_code",  # plans are fused only for programs met many times
+    "rtk_policy.policy.regex_literal",  # the pre-test literals come from the compiled cache
 )
 #: standard modules a cold decision must not load (each costs a cold hook milliseconds), unless the
 #: interpreter loads them before any of our code (an editable install's finder loads pathlib)

@@ -202,3 +202,37 @@ def test_the_guard_pre_tests_only_valid_patterns() -> None:
     assert valid({"text": "git status"}) is False
     assert "^never-compiled-needle" not in regex._SEARCH
     assert valid({"text": "never-compiled-needle x"}) is True
+
+
+def test_the_pre_test_literals_come_from_the_compiled_cache_when_it_has_them() -> None:
+    """A mapping remembered from the cache gives the literals without working them out again; a
+    pattern not known to compile has none, and one compiled later gets its own."""
+    regex.remember_valid({"^cached-(x|y)$": ("cached-only-literal",)})
+    assert regex.known_valid("^cached-(x|y)$")
+    assert regex.pretest_literals("^cached-(x|y)$") == ("cached-only-literal",)  # the cache's word
+    assert regex.pretest_literals("^not-(yet|known)$") == ()
+    regex.searcher("^not-(yet|known)$")  # compiled in this process: known valid from now on
+    assert regex.pretest_literals("^not-(yet|known)$") == ("not-",)
+    table = regex.pattern_literals(["a+bcd", "^(x1|y2)$"])
+    assert table == {"a+bcd": ("bcd",), "^(x1|y2)$": ("x1", "y2")}
+
+
+def test_the_compiled_cache_keeps_each_valid_pattern_with_its_literals(tmp_path, monkeypatch):
+    """The payload written for the shipped packs maps every valid literal pattern to
+    `required_literals`, and a process that loads it pre-tests with those."""
+    from rtk_policy.policy import cache, load_policy_set
+    from rtk_policy.policy import load as load_module
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    written = {}
+    real_write = cache.write_cache
+    monkeypatch.setattr(
+        load_module,
+        "write_cache",
+        lambda key, payload: written.update(payload) or real_write(key, payload),
+    )
+    load_policy_set([os.path.join(os.path.dirname(__file__), "..", "policies")])
+    table = written["patterns"]
+    assert isinstance(table, dict) and len(table) > 100
+    assert all(table[p] == required_literals(p) for p in table)
+    assert sum(bool(literals) for literals in table.values()) > 50

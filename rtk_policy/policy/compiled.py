@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 NO_PROGRAM = -1
 #: version of the compiled payload (CompiledRule fields, load-time source rewrites): part of the cache key
-COMPILED_FORMAT = "6"  # 6: the payload lists the valid literal `matches` patterns ("patterns")
+#: 7: the payload's valid literal `matches` patterns carry their pre-test literals
+COMPILED_FORMAT = "7"
 
 
 @record.frozen

@@ -29,8 +29,7 @@ from rtk_policy.policy.guard_values import (
     cel_string,
     literal_search,
 )
-from rtk_policy.policy.regex import known_valid
-from rtk_policy.policy.regex_literal import required_literals
+from rtk_policy.policy.regex import pretest_literals
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -363,7 +362,7 @@ class _Writer:
         (`guard_values.literal_search`, which compiles the pattern when first needed)."""
         lines, text = self.node(target_ir, scope)
         search = self.constant(literal_search(_itself, pattern))
-        needles = required_literals(pattern) if known_valid(pattern) else ()
+        needles = pretest_literals(pattern)
         out = self.fresh()
         if needles:
             present = " or ".join(f"{self.constant(needle)} in {text}" for needle in needles)

@@ -12,8 +12,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 
-from rtk_policy.policy.regex import known_valid, re_matches, searcher
-from rtk_policy.policy.regex_literal import required_literals
+from rtk_policy.policy.regex import pretest_literals, re_matches, searcher
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -161,7 +160,7 @@ def literal_search(target: Guard, pattern: Any) -> Guard:
         if type(text) is not str:
             return UNKNOWN
         if needles is None:
-            needles = required_literals(pattern) if known_valid(pattern) else ()
+            needles = pretest_literals(pattern)
         if needles and not any(needle in text for needle in needles):
             return False
         if search is None:

@@ -13,7 +13,7 @@ from rtk_policy.policy.functions import functions_signature
 from rtk_policy.policy.guard import guard_patterns
 from rtk_policy.policy.plan_store import PLANS_FORMAT, PlanTables
 from rtk_policy.policy.policyset import PolicySet
-from rtk_policy.policy.regex import remember_valid, valid_patterns
+from rtk_policy.policy.regex import pattern_literals, remember_valid, valid_patterns
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def load_policy_set(
     files, rules, expected = tuple(state.files), tuple(state.rules), tuple(state.expected)
     uses = frozenset(state.uses)
     policies = PolicySet(files, rules, state.programs, expected, chosen, digest, uses)
-    patterns = valid_patterns(_literal_patterns(files, rules))
+    patterns = pattern_literals(valid_patterns(_literal_patterns(files, rules)))
     remember_valid(patterns)
     if use_cache:
         blobs = [chosen.dump(p) for p in state.programs]

@@ -7,7 +7,7 @@ process. Semantics are CEL's: RE2 syntax, partial match (search). RE2 comes from
 cel-python dependency), imported with the first pattern compiled; without it, Python's `re` is used
 (same answers for the patterns of the shipped packs). The patterns known to compile (`known_valid`:
 compiled in this process, or checked when the policies were compiled and remembered from the cache)
-may be pre-tested by their required literal (`regex_literal.py`).
+may be pre-tested by their required literals (`pretest_literals`, `regex_literal.py`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ _SEARCH: dict[str, Callable[[str], bool]] = {}
 _LIMIT = 4096
 #: patterns the engine compiles (never cleared: a pattern's validity does not change)
 _VALID: set[str] = set()
+#: pre-test literals of valid patterns (`pretest_literals`): from the compiled cache, else worked
+#: out on first need (bounded by the patterns of the loaded policies)
+_LITERALS: dict[str, tuple[str, ...]] = {}
 #: (module, "re2" or "re", compile options), set on the first compile
 _LOADED: tuple[Any, str, tuple[object, ...]] | None = None
 
@@ -51,8 +54,32 @@ def known_valid(pattern: str) -> bool:
 
 def remember_valid(patterns: Any) -> None:
     """Record `patterns` as compiling (`valid_patterns` checked them when the policies were
-    compiled)."""
+    compiled). A mapping (`pattern_literals`, kept in the compiled cache) also gives each pattern's
+    pre-test literals, so a cold process does not work them out again."""
     _VALID.update(patterns)
+    if isinstance(patterns, dict):
+        _LITERALS.update(patterns)
+
+
+def pattern_literals(patterns: Any) -> dict[str, tuple[str, ...]]:
+    """Each of `patterns` (valid ones) with its pre-test literals (`regex_literal.py`)."""
+    from rtk_policy.policy.regex_literal import required_literals
+
+    return {pattern: required_literals(pattern) for pattern in patterns}
+
+
+def pretest_literals(pattern: str) -> tuple[str, ...]:
+    """Texts one of which every match of `pattern` contains (`regex_literal.required_literals`),
+    for a pattern known to compile; () otherwise, so that a failed pre-test cannot hide the CEL
+    error of an invalid pattern."""
+    found = _LITERALS.get(pattern)
+    if found is None:
+        if pattern not in _VALID:
+            return ()
+        from rtk_policy.policy.regex_literal import required_literals  # not on a cached cold path
+
+        found = _LITERALS[pattern] = required_literals(pattern)
+    return found
 
 
 def valid_patterns(patterns: Any) -> tuple[str, ...]:
