@@ -1,5 +1,6 @@
 """Code that a simple command runs itself: `bash -c SCRIPT`, `eval ...`, `trap ACTION`, `xargs CMD`,
-`find -exec CMD ;`.
+`find -exec CMD ;`, and the command of a tool runner (`poetry run CMD`, `bundle exec CMD`,
+`direnv exec DIR CMD`, `mise exec -- CMD`, ...).
 
 Each helper looks at a peeled command's words and says where the nested code is; the walker in
 `parser.py` parses it recursively.
@@ -166,3 +167,93 @@ def watch_command(words: Sequence[Word]) -> str | None:
             break
         i += 2 if (len(v) == 2 and v[1] in _WATCH_WITH_ARG) or v == "--interval" else 1
     return " ".join(w.value for w in words[i:]) or None
+
+
+class Runner:
+    """How a tool runner's words lead to the command it runs: `subcommands` that run one ("" when
+    the program itself does), the options that take a separate value, the operands before the
+    command (`direnv exec DIR`, `aws-vault exec PROFILE`), and whether only `--` starts it (`mise
+    exec TOOL@VERSION… -- CMD`: what precedes `--` are tools, not a command)."""
+
+    __slots__ = ("subcommands", "with_value", "operands", "after_dashes_only")
+
+    def __init__(
+        self,
+        subcommands: tuple[str, ...] = (),
+        with_value: tuple[str, ...] = (),
+        operands: int = 0,
+        after_dashes_only: bool = False,
+    ) -> None:
+        self.subcommands = frozenset(subcommands)
+        self.with_value = frozenset(with_value)
+        self.operands = operands
+        self.after_dashes_only = after_dashes_only
+
+
+_CONDA = Runner(("run",), ("-n", "--name", "-p", "--prefix", "--cwd"))
+_VERSION_MANAGER = Runner(("exec",))
+#: Tool runners that run the command in their operands, by program name. Peeling them would lose
+#: RTK's rewrite of the runner itself (`bundle exec rspec` → `rtk rspec`), so the command they run
+#: becomes a nested segment instead, like the command of `xargs`.
+RUNNERS: dict[str, Runner] = {
+    "poetry": Runner(("run",), ("-C", "--directory", "-P", "--project")),
+    "pipenv": Runner(("run",)),
+    "pdm": Runner(("run",), ("-p", "--project", "-L", "--lockfile", "--venv")),
+    "hatch": Runner(("run",), ("-e", "--env")),
+    "rye": Runner(("run",), ("--pyproject",)),
+    "pixi": Runner(("run", "exec"), ("-e", "--environment", "--manifest-path", "-s", "--spec")),
+    "conda": _CONDA,
+    "mamba": _CONDA,
+    "micromamba": _CONDA,
+    "bundle": Runner(("exec",), ("--gemfile",)),
+    "asdf": _VERSION_MANAGER,
+    "rbenv": _VERSION_MANAGER,
+    "pyenv": _VERSION_MANAGER,
+    "nodenv": _VERSION_MANAGER,
+    "goenv": _VERSION_MANAGER,
+    "jenv": _VERSION_MANAGER,
+    "direnv": Runner(("exec",), operands=1),
+    "mise": Runner(("exec", "x"), after_dashes_only=True),
+    "rtx": Runner(("exec", "x"), after_dashes_only=True),
+    "op": Runner(("run",), ("--env-file",)),
+    "doppler": Runner(("run",), ("-p", "--project", "-c", "--config", "--token", "--mount")),
+    "aws-vault": Runner(("exec",), ("-d", "--duration", "-r", "--region", "-t", "--mfa-token"), 1),
+    "dotenv": Runner(("run",), ("-f", "--file", "-e", "-v", "-p")),
+    "chronic": Runner(),
+    "with-contenv": Runner(),
+}
+
+
+def runner_command(words: Sequence[Word]) -> Sequence[Word]:
+    """The command words a tool runner (`RUNNERS`) runs; empty when its words run none (another
+    subcommand, `--help`, a form this reader does not know)."""
+    runner = RUNNERS.get(words[0].value.rsplit("/", 1)[-1]) if words else None
+    if runner is None:
+        return ()
+    i = 1
+    if runner.subcommands:
+        i = _skip_options(words, i, runner.with_value)  # `poetry -C dir run …`
+        if words[i - 1].value == "--":  # `dotenv -e .env -- CMD` (dotenv-cli, no subcommand)
+            return words[i:]
+        if i >= len(words) or words[i].value not in runner.subcommands:
+            return ()
+        i += 1
+    if runner.after_dashes_only:
+        dashes = next((j for j in range(i, len(words)) if words[j].value == "--"), None)
+        return words[dashes + 1 :] if dashes is not None else ()
+    i = _skip_options(words, i, runner.with_value) + runner.operands
+    if i < len(words) and words[i].value == "--":  # `aws-vault exec PROFILE -- CMD`
+        i += 1
+    return words[i:] if i < len(words) else ()
+
+
+def _skip_options(words: Sequence[Word], i: int, with_value: frozenset[str]) -> int:
+    """The index after the options from `i` (and after a `--` that ends them)."""
+    while i < len(words):
+        v = words[i].value
+        if v == "--":
+            return i + 1
+        if not v.startswith("-") or v == "-":
+            return i
+        i += 2 if v in with_value else 1
+    return i

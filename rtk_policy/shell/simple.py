@@ -220,7 +220,7 @@ class CommandsMixin:
         self, d: Draft, cmd: list[Word], redirs: Sequence[RedirectNode], inner: Ctx, ctx: Ctx
     ) -> None:
         """Walk what a command runs itself: shell scripts, eval and trap text, what `source` reads
-        from stdin, xargs/find -exec commands."""
+        from stdin, xargs/find -exec commands, the commands of tool runners."""
         name = basename(cmd[0].value)
         if name in nested.SHELLS:
             script, has_operand = nested.shell_script(cmd)
@@ -259,6 +259,10 @@ class CommandsMixin:
             for sub in nested.find_exec_commands(cmd):
                 sub = list(sub)
                 self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
+        elif name in nested.RUNNERS:
+            sub = list(nested.runner_command(cmd))
+            if sub:
+                self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
 
     def _walk_stdin(self, redirs: Sequence[RedirectNode], inner: Ctx) -> None:
         """Walk the script a shell (or `source /dev/stdin`) reads from a here-string or heredoc."""
@@ -290,11 +294,13 @@ class CommandsMixin:
             self.sequence(src, n.children, nest(ctx, SUBST[n.type], "substitution"))
 
 
-#: The programs `_nested` looks into (their scripts, eval text, xargs / find -exec commands).
+#: The programs `_nested` looks into (their scripts, eval text, xargs / find -exec commands, the
+#: commands of tool runners).
 RUNS_CODE = (
     nested.SHELLS
     | nested.DASH_C_RUNNERS
     | {"watch", "eval", "trap", "source", ".", "xargs", "find"}
+    | frozenset(nested.RUNNERS)
 )
 
 
@@ -314,11 +320,12 @@ def nest(ctx: Ctx, origin: str, no_rewrite: str = "") -> Ctx:
 
 
 #: why the commands xargs and find -exec run are not rewritten (and how they are told apart)
-RUN_BY_EXEC = "run by xargs/find"
+RUN_BY_EXEC = "run by xargs/find"  # also a tool runner's command (nested.RUNNERS)
 
 
 def _exec_ctx(ctx: Ctx, d: Draft) -> Ctx:
-    """Context of the command run by xargs / find -exec: top origin, one level deeper."""
+    """Context of the command run by xargs / find -exec / a tool runner: the runner's origin, one
+    level deeper."""
     return Ctx(depth=ctx.depth + 1, origin=ctx.origin, parent=d.index, no_rewrite=RUN_BY_EXEC)
 
 
