@@ -50,6 +50,24 @@ FORMS = [
     "chronic {}",
     "with-contenv {}",
     "/usr/local/bin/poetry run {}",
+    "npx {}",
+    "npx -p some-package {}",
+    "npm exec -- {}",
+    "npm x {}",
+    "pnpm exec {}",
+    "pnpm dlx {}",
+    "yarn exec {}",
+    "bunx {}",
+    "bun x {}",
+]
+#: runners given a shell script in an option, `{}` standing for the script
+SCRIPT_FORMS = [
+    "npx -c '{}'",
+    "npm exec -c '{}'",
+    "npm exec --call '{}'",
+    "nix-shell --run '{}'",
+    "nix-shell -p git --command '{}'",
+    "mise exec -c '{}'",
 ]
 
 
@@ -78,9 +96,25 @@ def test_a_deny_behind_a_runner_is_not_lost(engine, form):
         assert decision.verdict == "deny", text
 
 
+@pytest.mark.parametrize("form", SCRIPT_FORMS)
+def test_the_script_a_runner_is_given_is_walked_as_bash_c_would_be(engine, form):
+    """`npx -c 'rm -rf / && ls'`: each command of the script is a nested segment; the deny holds."""
+    line = parse(form.format("rm -rf / && ls"))
+    nested = [(s.program, s.depth, s.origin) for s in line.segments[1:]]
+    assert nested == [("rm", 1, "shell_c"), ("ls", 1, "shell_c")]
+    assert engine.decide(form.format("rm -rf /"), engine.context(agent="claude")).verdict == "deny"
+
+
 @pytest.mark.parametrize(
     "text",
     [
+        "npm test",
+        "npm install",
+        "npm run build",
+        "pnpm install",
+        "yarn test",
+        "bun install",
+        "nix-shell -p nodejs",
         "poetry install",
         "poetry run",
         "poetry run --help",
@@ -119,6 +153,9 @@ def test_runners_nest():
         ("mise exec -- cargo test", "rtk mise exec -- cargo test"),
         ("poetry install", "rtk poetry install"),
         ("poetry run pytest", None),
+        ("npx eslint src/", "rtk lint src/"),
+        ("pnpm exec prisma generate", "rtk prisma generate"),
+        ("npm run build", "rtk npm run build"),
         ("direnv exec . npm test", None),
     ],
 )

@@ -170,12 +170,14 @@ def watch_command(words: Sequence[Word]) -> str | None:
 
 
 class Runner:
-    """How a tool runner's words lead to the command it runs: `subcommands` that run one ("" when
-    the program itself does), the options that take a separate value, the operands before the
-    command (`direnv exec DIR`, `aws-vault exec PROFILE`), and whether only `--` starts it (`mise
-    exec TOOL@VERSION… -- CMD`: what precedes `--` are tools, not a command)."""
+    """How a tool runner's words lead to what it runs: `subcommands` that run it (none when the
+    program itself does), the options that take a separate value, the operands before the command
+    (`direnv exec DIR`, `aws-vault exec PROFILE`), whether only `--` starts the command (`mise exec
+    TOOL@VERSION… -- CMD`: what precedes `--` are tools), the options whose value is a shell script
+    (`npx -c SCRIPT`, `nix-shell --run SCRIPT`), and whether its operands are a command at all
+    (`nix-shell`'s are packages and paths)."""
 
-    __slots__ = ("subcommands", "with_value", "operands", "after_dashes_only")
+    __slots__ = ("subcommands", "with_value", "operands", "after_dashes_only", "scripts", "argv")
 
     def __init__(
         self,
@@ -183,15 +185,20 @@ class Runner:
         with_value: tuple[str, ...] = (),
         operands: int = 0,
         after_dashes_only: bool = False,
+        scripts: tuple[str, ...] = (),
+        argv: bool = True,
     ) -> None:
         self.subcommands = frozenset(subcommands)
-        self.with_value = frozenset(with_value)
+        self.scripts = frozenset(scripts)
+        self.with_value = frozenset(with_value) | self.scripts
         self.operands = operands
         self.after_dashes_only = after_dashes_only
+        self.argv = argv
 
 
 _CONDA = Runner(("run",), ("-n", "--name", "-p", "--prefix", "--cwd"))
 _VERSION_MANAGER = Runner(("exec",))
+_NPM_EXEC = ("-p", "--package", "-w", "--workspace")
 #: Tool runners that run the command in their operands, by program name. Peeling them would lose
 #: RTK's rewrite of the runner itself (`bundle exec rspec` → `rtk rspec`), so the command they run
 #: becomes a nested segment instead, like the command of `xargs`.
@@ -213,7 +220,7 @@ RUNNERS: dict[str, Runner] = {
     "goenv": _VERSION_MANAGER,
     "jenv": _VERSION_MANAGER,
     "direnv": Runner(("exec",), operands=1),
-    "mise": Runner(("exec", "x"), after_dashes_only=True),
+    "mise": Runner(("exec", "x"), ("-c", "--command"), after_dashes_only=True, scripts=("-c",)),
     "rtx": Runner(("exec", "x"), after_dashes_only=True),
     "op": Runner(("run",), ("--env-file",)),
     "doppler": Runner(("run",), ("-p", "--project", "-c", "--config", "--token", "--mount")),
@@ -221,14 +228,40 @@ RUNNERS: dict[str, Runner] = {
     "dotenv": Runner(("run",), ("-f", "--file", "-e", "-v", "-p")),
     "chronic": Runner(),
     "with-contenv": Runner(),
+    "npx": Runner((), _NPM_EXEC, scripts=("-c", "--call")),
+    "npm": Runner(("exec", "x"), _NPM_EXEC, scripts=("-c", "--call")),
+    "pnpm": Runner(("exec", "dlx"), ("--filter", "-F", "--resume-from")),
+    "yarn": Runner(("exec", "dlx"), ("-p", "--package")),
+    "bunx": Runner((), ("-p", "--package")),
+    "bun": Runner(("x",), ("-p", "--package")),
+    "nix-shell": Runner(
+        (),
+        ("-p", "-I", "-A", "--attr", "--arg", "--argstr"),
+        scripts=("--run", "--command"),
+        argv=False,
+    ),
 }
+
+
+def runner_script(words: Sequence[Word]) -> Word | None:
+    """The shell script a tool runner (`RUNNERS`) is given in an option (`npx -c SCRIPT`,
+    `nix-shell --run SCRIPT`, `mise exec -c SCRIPT`), else None."""
+    runner = _runner(words)
+    if runner is None or not runner.scripts:
+        return None
+    for k in range(1, len(words) - 1):
+        if words[k].value == "--":
+            break
+        if words[k].value in runner.scripts:
+            return words[k + 1]
+    return None
 
 
 def runner_command(words: Sequence[Word]) -> Sequence[Word]:
     """The command words a tool runner (`RUNNERS`) runs; empty when its words run none (another
-    subcommand, `--help`, a form this reader does not know)."""
-    runner = RUNNERS.get(words[0].value.rsplit("/", 1)[-1]) if words else None
-    if runner is None:
+    subcommand, `--help`, a script option, a form this reader does not know)."""
+    runner = _runner(words)
+    if runner is None or not runner.argv:
         return ()
     i = 1
     if runner.subcommands:
@@ -241,10 +274,17 @@ def runner_command(words: Sequence[Word]) -> Sequence[Word]:
     if runner.after_dashes_only:
         dashes = next((j for j in range(i, len(words)) if words[j].value == "--"), None)
         return words[dashes + 1 :] if dashes is not None else ()
+    start = i
     i = _skip_options(words, i, runner.with_value) + runner.operands
+    if any(words[k].value in runner.scripts for k in range(start, min(i, len(words)))):
+        return ()  # `npx -c SCRIPT`: the script is what runs (`runner_script`)
     if i < len(words) and words[i].value == "--":  # `aws-vault exec PROFILE -- CMD`
         i += 1
     return words[i:] if i < len(words) else ()
+
+
+def _runner(words: Sequence[Word]) -> Runner | None:
+    return RUNNERS.get(words[0].value.rsplit("/", 1)[-1]) if words else None
 
 
 def _skip_options(words: Sequence[Word], i: int, with_value: frozenset[str]) -> int:

@@ -204,7 +204,7 @@ class CommandsMixin:
         self.drafts.append(d)
         if words and words[0].value == "coproc" and src.base >= 0:
             self.coproc_at.append(src.absolute(start))
-        runs_code = prog is not None and basename(prog.value) in RUNS_CODE
+        runs_code = prog is not None and _runs_code(basename(prog.value), words[i:])
         if p.split_string is not None or runs_code:
             if self.flat_only:  # the caller wants no nested walk: it takes the full walk instead
                 self.runs_code = True
@@ -260,6 +260,9 @@ class CommandsMixin:
                 sub = list(sub)
                 self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
         elif name in nested.RUNNERS:
+            script = nested.runner_script(cmd)
+            if script is not None:
+                self._script(script, inner, "shell_c", d)
             sub = list(nested.runner_command(cmd))
             if sub:
                 self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
@@ -302,6 +305,16 @@ RUNS_CODE = (
     | {"watch", "eval", "trap", "source", ".", "xargs", "find"}
     | frozenset(nested.RUNNERS)
 )
+
+
+def _runs_code(name: str, command: list[Word]) -> bool:
+    """Whether `_nested` has code to walk in `command` (a tool runner only in a form that runs
+    something: `npm test` stays a plain command)."""
+    if name not in RUNS_CODE:
+        return False
+    if name not in nested.RUNNERS:
+        return True
+    return bool(nested.runner_command(command)) or nested.runner_script(command) is not None
 
 
 def nest(ctx: Ctx, origin: str, no_rewrite: str = "") -> Ctx:
