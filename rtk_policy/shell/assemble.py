@@ -10,7 +10,7 @@ from rtk_policy.shell.draft import Ctx, Draft, stage_programs, to_segment
 from rtk_policy.shell.model import CommandLine, Redirect
 from rtk_policy.shell.plainpath import PlainCommand, commands, single_words
 from rtk_policy.shell.scan import Scan, scan
-from rtk_policy.shell.simple import RUNS_CODE
+from rtk_policy.shell.simple import runs_code
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.walk import (
     draft_line_refusal,
@@ -142,7 +142,9 @@ def _single(text: str, transparent: tuple[str, ...]) -> CommandLine | None:
         return None
     p = peel(words, prefix_words(transparent))
     i = p.program_index
-    if p.split_string is not None or (i < len(words) and basename(words[i].value) in RUNS_CODE):
+    if p.split_string is not None or (
+        i < len(words) and runs_code(basename(words[i].value), words[i:])
+    ):
         return None  # bash -c, eval, xargs …: the walker walks what it runs
     d = Draft(Source(text, 0), words[0].start, words[-1].end, words, [], _TOP, p, [], False, "", 0)
     segment = to_segment(d, {}, _refusal(d, "", (0,), {}, {}))

@@ -204,15 +204,15 @@ class CommandsMixin:
         self.drafts.append(d)
         if words and words[0].value == "coproc" and src.base >= 0:
             self.coproc_at.append(src.absolute(start))
-        runs_code = prog is not None and _runs_code(basename(prog.value), words[i:])
-        if p.split_string is not None or runs_code:
+        nested_code = prog is not None and runs_code(basename(prog.value), words[i:])
+        if p.split_string is not None or nested_code:
             if self.flat_only:  # the caller wants no nested walk: it takes the full walk instead
                 self.runs_code = True
                 return d.index
             inner = Ctx(depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code")
             if p.split_string is not None:
                 self._script(p.split_string, inner, "shell_c", d)
-            if runs_code:
+            if nested_code:
                 self._nested(d, words[i:], redirs, inner, ctx)
         return d.index
 
@@ -307,7 +307,7 @@ RUNS_CODE = (
 )
 
 
-def _runs_code(name: str, command: list[Word]) -> bool:
+def runs_code(name: str, command: Sequence[Word]) -> bool:
     """Whether `_nested` has code to walk in `command` (a tool runner only in a form that runs
     something: `npm test` stays a plain command)."""
     if name not in RUNS_CODE:
