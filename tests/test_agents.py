@@ -11,7 +11,7 @@ from rtk_policy.agents import AGENTS, agent_module, detect_agent
 from rtk_policy.agents.common import BadRequest
 from rtk_policy.decision import Decision
 
-CORPUS = Path("/work/shared/reference/rtk_cases_public.json")
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "rtk_cases_public.json"
 
 
 def decision(

@@ -21,7 +21,9 @@ from rtk_policy.policy.bash_pattern import bash_rule_matches
 from rtk_policy.shell import parse
 
 CORPUS_PATH = Path(__file__).resolve().parents[2] / "shared" / "reference" / "rtk_cases_public.json"
-CORPUS = json.loads(CORPUS_PATH.read_text())
+#: RTK's assertions; a checkout without `../shared` beside it has none, and these tests are skipped
+CORPUS = json.loads(CORPUS_PATH.read_text()) if CORPUS_PATH.exists() else {}
+pytestmark = pytest.mark.skipif(not CORPUS, reason="the RTK reference corpus is not present")
 
 #: RTK's token splitter cuts a case statement at the pattern's ")" and keeps "case $x in (ls" and
 #: "esac" as segments. We parse the grammar: the only command there is `echo 1`; patterns are words.
@@ -33,14 +35,18 @@ def _ids(cases: list[dict]) -> list[str]:
     return [repr(c["cmd"])[:60] for c in cases]
 
 
-@pytest.mark.parametrize("case", CORPUS["unattestable"], ids=_ids(CORPUS["unattestable"]))
+@pytest.mark.parametrize(
+    "case", CORPUS.get("unattestable", []), ids=_ids(CORPUS.get("unattestable", []))
+)
 def test_unattestable(case: dict) -> None:
     """Unattestable."""
     assert parse(case["cmd"]).unattestable is case["expected"]
 
 
 @pytest.mark.parametrize(
-    "case", CORPUS["split_for_permissions"], ids=_ids(CORPUS["split_for_permissions"])
+    "case",
+    CORPUS.get("split_for_permissions", []),
+    ids=_ids(CORPUS.get("split_for_permissions", [])),
 )
 def test_split_for_permissions(case: dict) -> None:
     """Split for permissions."""
@@ -52,7 +58,7 @@ def test_split_for_permissions(case: dict) -> None:
 
 DENY_CASES = [
     c
-    for c in CORPUS["permissions"] + CORPUS["permissions_generated"]
+    for c in CORPUS.get("permissions", []) + CORPUS.get("permissions_generated", [])
     if c.get("expected") == "Deny"
 ]
 
@@ -70,7 +76,7 @@ def test_every_deny_probe_exposes_the_denied_segment() -> None:
     assert missed == []
 
 
-REWRITES = [c for c in CORPUS["rewrite"] if c.get("layer") == "registry"]
+REWRITES = [c for c in CORPUS.get("rewrite", []) if c.get("layer") == "registry"]
 
 
 def _parse(case: dict):  # noqa: ANN202 - test helper
