@@ -1,6 +1,7 @@
-"""Tool runners (`poetry run CMD`, `bundle exec CMD`, `direnv exec DIR CMD`, `mise exec -- CMD`, …):
-the command a runner runs is a nested segment, so a deny behind a runner is never lost, while the
-runner's own segment keeps RTK's rewrite (`bundle exec rspec` → `rtk rspec`)."""
+"""Tool runners (`poetry run CMD`, `bundle exec CMD`, `direnv exec DIR CMD`, `mise exec -- CMD`,
+`docker exec C CMD`, `kubectl exec P -- CMD`, …) and ssh's remote command: what a runner runs is a
+nested segment, so a deny behind a runner is never lost, while the runner's own segment keeps RTK's
+rewrite (`bundle exec rspec` → `rtk rspec`)."""
 
 from __future__ import annotations
 
@@ -59,6 +60,12 @@ FORMS = [
     "yarn exec {}",
     "bunx {}",
     "bun x {}",
+    "docker exec web {}",
+    "docker exec -it -e A=1 -u root -w /app web {}",
+    "docker -H tcp://host:2375 exec web {}",
+    "podman exec web {}",
+    "kubectl exec web-1 -- {}",
+    "kubectl -n prod exec -it web-1 -c app -- {}",
 ]
 #: runners given a shell script in an option, `{}` standing for the script
 SCRIPT_FORMS = [
@@ -115,6 +122,10 @@ def test_the_script_a_runner_is_given_is_walked_as_bash_c_would_be(engine, form)
         "yarn test",
         "bun install",
         "nix-shell -p nodejs",
+        "docker ps",
+        "docker exec web",
+        "kubectl get pods",
+        "kubectl exec web-1",  # no command after `--`
         "poetry install",
         "poetry run",
         "poetry run --help",
@@ -164,3 +175,38 @@ def test_the_runner_keeps_its_own_rewrite(engine, text, rewrite):
     decision = engine.decide(text, engine.context(agent="claude"))
     assert decision.rewritten == rewrite
     assert decision.verdict == "none"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ssh prod rm -rf /",
+        "ssh prod 'rm -rf /'",
+        "ssh -p 2222 -i ~/.ssh/key deploy@prod rm -rf /",
+        "ssh -p2222 prod 'rm -rf /'",
+        "ssh prod -t 'rm -rf /'",  # OpenSSH takes options after the host too
+        "ssh -- prod rm -rf /",
+        "ssh -tt prod 'cd /srv && rm -rf /'",
+    ],
+)
+def test_the_remote_command_of_ssh_is_walked_as_its_shell_would(engine, text):
+    """ssh joins its command words by spaces for the remote shell: walked like `sh -c`."""
+    line = parse(text)
+    assert line.segments[0].program == "ssh"
+    assert ("rm", ("-rf", "/"), "shell_c") in [(s.program, s.args, s.origin) for s in line.segments]
+    assert engine.decide(text, engine.context(agent="claude")).verdict == "deny"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ssh prod",
+        "ssh -t prod",
+        "ssh -N -L 8080:localhost:80 prod",
+        "ssh -W host:22 jump",
+        "ssh -O exit prod",
+    ],
+)
+def test_ssh_without_a_remote_command_adds_no_segment(text):
+    """A login shell, a tunnel (-N), stdio forwarding (-W) or a control command (-O)."""
+    assert len(parse(text).segments) == 1

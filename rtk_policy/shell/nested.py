@@ -199,6 +199,13 @@ class Runner:
 _CONDA = Runner(("run",), ("-n", "--name", "-p", "--prefix", "--cwd"))
 _VERSION_MANAGER = Runner(("exec",))
 _NPM_EXEC = ("-p", "--package", "-w", "--workspace")
+#: `docker exec [options] CONTAINER CMD…` (and global options before `exec`)
+_CONTAINER_EXEC = Runner(
+    ("exec",),
+    ("-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "--detach-keys", "-H",
+     "--host", "--context", "-c", "--config", "-l", "--log-level"),
+    operands=1,
+)  # fmt: skip
 #: Tool runners that run the command in their operands, by program name. Peeling them would lose
 #: RTK's rewrite of the runner itself (`bundle exec rspec` → `rtk rspec`), so the command they run
 #: becomes a nested segment instead, like the command of `xargs`.
@@ -234,6 +241,13 @@ RUNNERS: dict[str, Runner] = {
     "yarn": Runner(("exec", "dlx"), ("-p", "--package")),
     "bunx": Runner((), ("-p", "--package")),
     "bun": Runner(("x",), ("-p", "--package")),
+    "docker": _CONTAINER_EXEC,
+    "podman": _CONTAINER_EXEC,
+    "kubectl": Runner(
+        ("exec",),
+        ("-n", "--namespace", "-c", "--container", "--context", "--kubeconfig", "-f", "--filename"),
+        after_dashes_only=True,
+    ),
     "nix-shell": Runner(
         (),
         ("-p", "-I", "-A", "--attr", "--arg", "--argstr"),
@@ -297,3 +311,35 @@ def _skip_options(words: Sequence[Word], i: int, with_value: frozenset[str]) -> 
             return i
         i += 2 if v in with_value else 1
     return i
+
+
+#: ssh options that take a value (glued, `-p22`, or the next word)
+_SSH_WITH_VALUE = frozenset("BbcDEeFIiJLlmOoPpQRSWw")
+
+
+def ssh_command(words: Sequence[Word]) -> str | None:
+    """The command line `ssh [options] HOST [COMMAND…]` hands the remote shell: its words joined by
+    spaces, as ssh sends them. None when it runs none (a login shell, `-N`, `-W`, `-O`)."""
+    i, host = 1, None
+    while i < len(words):
+        v = words[i].value
+        if v == "--":
+            i += 1
+            if host is None and i < len(words):
+                host, i = words[i], i + 1
+            break
+        if v.startswith("-") and len(v) > 1:
+            for k, letter in enumerate(v[1:], start=1):
+                if letter in "NWO":
+                    return None
+                if letter in _SSH_WITH_VALUE:
+                    i += 1 if k + 1 < len(v) else 2  # `-p22` or `-p 22`
+                    break
+            else:
+                i += 1
+            continue
+        if host is not None:
+            break
+        host, i = words[i], i + 1
+    text = " ".join(w.value for w in words[i:])
+    return text if host is not None and text.strip() else None

@@ -220,7 +220,8 @@ class CommandsMixin:
         self, d: Draft, cmd: list[Word], redirs: Sequence[RedirectNode], inner: Ctx, ctx: Ctx
     ) -> None:
         """Walk what a command runs itself: shell scripts, eval and trap text, what `source` reads
-        from stdin, xargs/find -exec commands, the commands of tool runners."""
+        from stdin, xargs/find -exec commands, the commands of tool runners, ssh's remote
+        command."""
         name = basename(cmd[0].value)
         if name in nested.SHELLS:
             script, has_operand = nested.shell_script(cmd)
@@ -259,6 +260,10 @@ class CommandsMixin:
             for sub in nested.find_exec_commands(cmd):
                 sub = list(sub)
                 self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
+        elif name == "ssh":
+            text = nested.ssh_command(cmd)
+            if text is not None:  # run by the remote host's shell
+                self._walk_text(text, inner._replace(origin="shell_c"))
         elif name in nested.RUNNERS:
             script = nested.runner_script(cmd)
             if script is not None:
@@ -298,11 +303,11 @@ class CommandsMixin:
 
 
 #: The programs `_nested` looks into (their scripts, eval text, xargs / find -exec commands, the
-#: commands of tool runners).
+#: commands of tool runners and container `exec`, the remote command of ssh).
 RUNS_CODE = (
     nested.SHELLS
     | nested.DASH_C_RUNNERS
-    | {"watch", "eval", "trap", "source", ".", "xargs", "find"}
+    | {"watch", "eval", "trap", "source", ".", "xargs", "find", "ssh"}
     | frozenset(nested.RUNNERS)
 )
 
@@ -312,6 +317,8 @@ def runs_code(name: str, command: Sequence[Word]) -> bool:
     something: `npm test` stays a plain command)."""
     if name not in RUNS_CODE:
         return False
+    if name == "ssh":
+        return nested.ssh_command(command) is not None
     if name not in nested.RUNNERS:
         return True
     return bool(nested.runner_command(command)) or nested.runner_script(command) is not None
