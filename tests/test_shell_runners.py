@@ -66,6 +66,11 @@ FORMS = [
     "podman exec web {}",
     "kubectl exec web-1 -- {}",
     "kubectl -n prod exec -it web-1 -c app -- {}",
+    "docker compose exec web {}",
+    "docker compose -f dev.yml exec -T web {}",
+    "docker compose run --rm -e A=1 web {}",
+    "docker-compose exec web {}",
+    "podman-compose exec web {}",
 ]
 #: runners given a shell script in an option, `{}` standing for the script
 SCRIPT_FORMS = [
@@ -125,6 +130,9 @@ def test_the_script_a_runner_is_given_is_walked_as_bash_c_would_be(engine, form)
         "docker ps",
         "docker exec web",
         "kubectl get pods",
+        "docker compose up -d",
+        "docker compose ps",
+        "docker-compose logs -f web",
         "kubectl exec web-1",  # no command after `--`
         "poetry install",
         "poetry run",

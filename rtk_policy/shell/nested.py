@@ -177,7 +177,9 @@ class Runner:
     (`npx -c SCRIPT`, `nix-shell --run SCRIPT`), and whether its operands are a command at all
     (`nix-shell`'s are packages and paths)."""
 
-    __slots__ = ("subcommands", "with_value", "operands", "after_dashes_only", "scripts", "argv")
+    __slots__ = (
+        "subcommands", "with_value", "operands", "after_dashes_only", "scripts", "argv", "delegates"
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -187,8 +189,11 @@ class Runner:
         after_dashes_only: bool = False,
         scripts: tuple[str, ...] = (),
         argv: bool = True,
+        delegates: dict[str, str] | None = None,
     ) -> None:
-        self.subcommands = frozenset(subcommands)
+        #: subcommands read by another runner from there on (`docker compose …`: `docker-compose`)
+        self.delegates = delegates or {}
+        self.subcommands = frozenset(subcommands) | frozenset(self.delegates)
         self.scripts = frozenset(scripts)
         self.with_value = frozenset(with_value) | self.scripts
         self.operands = operands
@@ -204,6 +209,16 @@ _CONTAINER_EXEC = Runner(
     ("exec",),
     ("-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "--detach-keys", "-H",
      "--host", "--context", "-c", "--config", "-l", "--log-level"),
+    operands=1,
+    delegates={"compose": "docker-compose"},
+)  # fmt: skip
+#: `docker-compose [options] exec|run [options] SERVICE CMD…` (also `docker compose …`)
+_COMPOSE_EXEC = Runner(
+    ("exec", "run"),
+    ("-f", "--file", "-p", "--project-name", "--profile", "--env-file", "--project-directory",
+     "--ansi", "--parallel", "-e", "--env", "-u", "--user", "-w", "--workdir", "--index",
+     "--entrypoint", "-l", "--label", "--name", "--publish", "-v", "--volume", "--pull",
+     "--cap-add", "--cap-drop"),
     operands=1,
 )  # fmt: skip
 #: Tool runners that run the command in their operands, by program name. Peeling them would lose
@@ -243,6 +258,8 @@ RUNNERS: dict[str, Runner] = {
     "bun": Runner(("x",), ("-p", "--package")),
     "docker": _CONTAINER_EXEC,
     "podman": _CONTAINER_EXEC,
+    "docker-compose": _COMPOSE_EXEC,
+    "podman-compose": _COMPOSE_EXEC,
     "kubectl": Runner(
         ("exec",),
         ("-n", "--namespace", "-c", "--container", "--context", "--kubeconfig", "-f", "--filename"),
@@ -275,7 +292,11 @@ def runner_command(words: Sequence[Word]) -> Sequence[Word]:
     """The command words a tool runner (`RUNNERS`) runs; empty when its words run none (another
     subcommand, `--help`, a script option, a form this reader does not know)."""
     runner = _runner(words)
-    if runner is None or not runner.argv:
+    return _command_of(runner, words) if runner is not None else ()
+
+
+def _command_of(runner: Runner, words: Sequence[Word]) -> Sequence[Word]:
+    if not runner.argv:
         return ()
     i = 1
     if runner.subcommands:
@@ -284,6 +305,8 @@ def runner_command(words: Sequence[Word]) -> Sequence[Word]:
             return words[i:]
         if i >= len(words) or words[i].value not in runner.subcommands:
             return ()
+        if words[i].value in runner.delegates:  # `docker compose exec …`
+            return _command_of(RUNNERS[runner.delegates[words[i].value]], words[i:])
         i += 1
     if runner.after_dashes_only:
         dashes = next((j for j in range(i, len(words)) if words[j].value == "--"), None)
