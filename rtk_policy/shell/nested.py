@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from rtk_policy.shell.model import Redirect
 from rtk_policy.shell.words import Word, make_word
+from rtk_policy.shell.wrapper_options import skip_options
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "busybox"})
 _SHELL_OPT_WITH_ARG = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
@@ -178,7 +179,8 @@ class Runner:
     (`nix-shell`'s are packages and paths)."""
 
     __slots__ = (
-        "subcommands", "with_value", "operands", "after_dashes_only", "scripts", "argv", "delegates"
+        "subcommands", "short", "long", "operands", "after_dashes_only", "scripts", "argv",
+        "delegates",
     )  # fmt: skip
 
     def __init__(
@@ -195,7 +197,10 @@ class Runner:
         self.delegates = delegates or {}
         self.subcommands = frozenset(subcommands) | frozenset(self.delegates)
         self.scripts = frozenset(scripts)
-        self.with_value = frozenset(with_value) | self.scripts
+        valued = (*with_value, *scripts)
+        #: the options that take a value, as `skip_options` reads them: short letters, long names
+        self.short = "".join(o[1] for o in valued if len(o) == 2 and o[1] != "-")
+        self.long = tuple(o for o in valued if o.startswith("--"))
         self.operands = operands
         self.after_dashes_only = after_dashes_only
         self.argv = argv
@@ -242,7 +247,7 @@ RUNNERS: dict[str, Runner] = {
     "goenv": _VERSION_MANAGER,
     "jenv": _VERSION_MANAGER,
     "direnv": Runner(("exec",), operands=1),
-    "mise": Runner(("exec", "x"), ("-c", "--command"), after_dashes_only=True, scripts=("-c",)),
+    "mise": Runner(("exec", "x"), ("--command",), after_dashes_only=True, scripts=("-c",)),
     "rtx": Runner(("exec", "x"), after_dashes_only=True),
     "op": Runner(("run",), ("--env-file",)),
     "doppler": Runner(("run",), ("-p", "--project", "-c", "--config", "--token", "--mount")),
@@ -300,7 +305,7 @@ def _command_of(runner: Runner, words: Sequence[Word]) -> Sequence[Word]:
         return ()
     i = 1
     if runner.subcommands:
-        i = _skip_options(words, i, runner.with_value)  # `poetry -C dir run …`
+        i = _skip(words, i, runner)  # `poetry -C dir run …`
         if words[i - 1].value == "--":  # `dotenv -e .env -- CMD` (dotenv-cli, no subcommand)
             return words[i:]
         if i >= len(words) or words[i].value not in runner.subcommands:
@@ -312,7 +317,7 @@ def _command_of(runner: Runner, words: Sequence[Word]) -> Sequence[Word]:
         dashes = next((j for j in range(i, len(words)) if words[j].value == "--"), None)
         return words[dashes + 1 :] if dashes is not None else ()
     start = i
-    i = _skip_options(words, i, runner.with_value) + runner.operands
+    i = _skip(words, i, runner) + runner.operands
     if any(words[k].value in runner.scripts for k in range(start, min(i, len(words)))):
         return ()  # `npx -c SCRIPT`: the script is what runs (`runner_script`)
     if i < len(words) and words[i].value == "--":  # `aws-vault exec PROFILE -- CMD`
@@ -324,45 +329,26 @@ def _runner(words: Sequence[Word]) -> Runner | None:
     return RUNNERS.get(words[0].value.rsplit("/", 1)[-1]) if words else None
 
 
-def _skip_options(words: Sequence[Word], i: int, with_value: frozenset[str]) -> int:
-    """The index after the options from `i` (and after a `--` that ends them)."""
-    while i < len(words):
-        v = words[i].value
-        if v == "--":
-            return i + 1
-        if not v.startswith("-") or v == "-":
-            return i
-        i += 2 if v in with_value else 1
-    return i
+def _skip(words: Sequence[Word], i: int, runner: Runner) -> int:
+    """The index after the runner's options from `i` (and after a `--` that ends them)."""
+    found = skip_options(words, i, runner.short, runner.long)
+    return len(words) if found is None else found  # no stop letters: never None
 
 
-#: ssh options that take a value (glued, `-p22`, or the next word)
-_SSH_WITH_VALUE = frozenset("BbcDEeFIiJLlmOoPpQRSWw")
+#: ssh options that take a value (glued, `-p22`, or the next word), and those that run no command
+_SSH_WITH_VALUE = "BbcDEeFIiJLlmOoPpQRSWw"
+_SSH_NO_COMMAND = "NWO"
 
 
 def ssh_command(words: Sequence[Word]) -> str | None:
-    """The command line `ssh [options] HOST [COMMAND…]` hands the remote shell: its words joined by
-    spaces, as ssh sends them. None when it runs none (a login shell, `-N`, `-W`, `-O`)."""
-    i, host = 1, None
-    while i < len(words):
-        v = words[i].value
-        if v == "--":
-            i += 1
-            if host is None and i < len(words):
-                host, i = words[i], i + 1
-            break
-        if v.startswith("-") and len(v) > 1:
-            for k, letter in enumerate(v[1:], start=1):
-                if letter in "NWO":
-                    return None
-                if letter in _SSH_WITH_VALUE:
-                    i += 1 if k + 1 < len(v) else 2  # `-p22` or `-p 22`
-                    break
-            else:
-                i += 1
-            continue
-        if host is not None:
-            break
-        host, i = words[i], i + 1
-    text = " ".join(w.value for w in words[i:])
-    return text if host is not None and text.strip() else None
+    """The command line `ssh [options] HOST [options] [COMMAND…]` hands the remote shell: its words
+    joined by spaces, as ssh sends them. None when it runs none (a login shell, `-N`, `-W`,
+    `-O`)."""
+    at = skip_options(words, 1, _SSH_WITH_VALUE, stop=_SSH_NO_COMMAND)
+    if at is None or at >= len(words):
+        return None
+    at = skip_options(words, at + 1, _SSH_WITH_VALUE, stop=_SSH_NO_COMMAND)  # after the host
+    if at is None:
+        return None
+    text = " ".join(w.value for w in words[at:])
+    return text if text.strip() else None

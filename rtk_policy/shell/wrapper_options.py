@@ -48,7 +48,7 @@ def assignments(words: Sequence[Word], i: int, p: Peel, *, shell: bool) -> int:
     return i
 
 
-def _options(
+def skip_options(
     words: Sequence[Word],
     i: int,
     with_arg: str = "",
@@ -95,14 +95,14 @@ def _h_sudo(words: Sequence[Word], i: int, p: Peel) -> int | None:
         "--other-user",
         "--chroot",
     )
-    j = _options(words, i + 1, "ughpCDrtTUR", long_arg, stop="lveKV")
+    j = skip_options(words, i + 1, "ughpCDrtTUR", long_arg, stop="lveKV")
     if j is None:
         return None
     return assignments(words, j, p, shell=False)
 
 
 def _h_doas(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    return _options(words, i + 1, "u", stop="C")
+    return skip_options(words, i + 1, "u", stop="C")
 
 
 def _walk_options(words: Sequence[Word], i: int, p: Peel, step: Handler) -> int | None:
@@ -185,31 +185,31 @@ def _h_nice(words: Sequence[Word], i: int, p: Peel) -> int | None:
 
 
 def _h_plain(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    return _options(words, i + 1)
+    return skip_options(words, i + 1)
 
 
 def _h_command(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    return _options(words, i + 1, stop="vV")
+    return skip_options(words, i + 1, stop="vV")
 
 
 def _h_exec(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    return _options(words, i + 1, "a")
+    return skip_options(words, i + 1, "a")
 
 
 def _h_time(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    return _options(words, i + 1, "fo", ("--format", "--output"))
+    return skip_options(words, i + 1, "fo", ("--format", "--output"))
 
 
 def _h_stdbuf(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    return _options(words, i + 1, "ioe", ("--input", "--output", "--error"))
+    return skip_options(words, i + 1, "ioe", ("--input", "--output", "--error"))
 
 
 def _h_ionice(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    return _options(words, i + 1, "cn", ("--class", "--classdata"), stop="pP")
+    return skip_options(words, i + 1, "cn", ("--class", "--classdata"), stop="pP")
 
 
 def _h_chrt(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    j = _options(
+    j = skip_options(
         words, i + 1, "TPD", ("--sched-runtime", "--sched-period", "--sched-deadline"), "p"
     )
     if j is not None and j < len(words) and words[j].value.isdigit():
@@ -218,12 +218,12 @@ def _h_chrt(words: Sequence[Word], i: int, p: Peel) -> int | None:
 
 
 def _h_taskset(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    j = _options(words, i + 1, stop="p")
+    j = skip_options(words, i + 1, stop="p")
     return None if j is None else j + 1  # the mask or cpu list
 
 
 def _h_caffeinate(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    return _options(words, i + 1, "tw")
+    return skip_options(words, i + 1, "tw")
 
 
 def _h_busybox(words: Sequence[Word], i: int, p: Peel) -> int | None:
@@ -231,12 +231,12 @@ def _h_busybox(words: Sequence[Word], i: int, p: Peel) -> int | None:
 
 
 def _h_chroot(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    j = _options(words, i + 1, "", ("--userspec", "--groups"))
+    j = skip_options(words, i + 1, "", ("--userspec", "--groups"))
     return None if j is None else j + 1  # NEWROOT
 
 
 def _h_fakeroot(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    return _options(words, i + 1, "lsi", ("--lib", "--faked"))
+    return skip_options(words, i + 1, "lsi", ("--lib", "--faked"))
 
 
 def _h_uv_run(words: Sequence[Word], i: int, p: Peel) -> int | None:
@@ -258,11 +258,11 @@ def _h_uv_run(words: Sequence[Word], i: int, p: Peel) -> int | None:
         "--no-group",
         "--config-file",
     )
-    return _options(words, i + 2, "pw", long_arg)
+    return skip_options(words, i + 2, "pw", long_arg)
 
 
 def _h_pkexec(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    return _options(words, i + 1, "", ("--user",))
+    return skip_options(words, i + 1, "", ("--user",))
 
 
 _SYSTEMD_RUN_LONG = (
@@ -274,7 +274,7 @@ _SYSTEMD_RUN_LONG = (
 
 
 def _h_systemd_run(words: Sequence[Word], i: int, p: Peel) -> int | None:
-    return _options(words, i + 1, "upEMHC", _SYSTEMD_RUN_LONG)
+    return skip_options(words, i + 1, "upEMHC", _SYSTEMD_RUN_LONG)
 
 
 def _h_flock(words: Sequence[Word], i: int, p: Peel) -> int | None:
@@ -299,7 +299,7 @@ def _short_args(with_arg: str, long_with_arg: tuple[str, ...] = ()) -> Handler:
     `long_with_arg` naming the options that take a separate value."""
 
     def handler(words: Sequence[Word], i: int, p: Peel) -> int | None:
-        return _options(words, i + 1, with_arg, long_with_arg)
+        return skip_options(words, i + 1, with_arg, long_with_arg)
 
     return handler
 
