@@ -161,18 +161,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     if words[:1] == ["hook"] and len(words) <= 2 and all(w in AGENTS for w in words[1:]):
         # the hook's hot path: `hook [AGENT]` needs no argparse (nor its gettext and locale imports)
-        from types import SimpleNamespace
-
         from rtk_policy.commands import hook
+        from rtk_policy.hook.service import HookOptions
 
-        args = SimpleNamespace(
-            subcommand="hook",
-            agent=(words[1:] or [None])[0],
-            policies=None,
-            backend=None,
-            config=None,
-        )
-        return int(hook.run(args, sys.stdin, sys.stdout, sys.stderr))
+        options = HookOptions(agent=(words[1:] or [None])[0])
+        return hook.run(options, sys.stdin, sys.stdout, sys.stderr)
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown and args.subcommand == "rewrite":  # `rewrite --host x git status`: RTK's command
@@ -182,6 +175,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.subcommand:
         parser.print_help(sys.stderr)
         return 1
+    if args.subcommand == "hook":
+        from rtk_policy.commands import hook
+        from rtk_policy.hook.service import HookOptions
+
+        options = HookOptions(args.agent, args.policies, args.backend, args.config)
+        return hook.run(options, sys.stdin, sys.stdout, sys.stderr)
     module = importlib.import_module(f"rtk_policy.commands.{args.subcommand}")
     return int(module.run(args, sys.stdin, sys.stdout, sys.stderr))
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rtk_policy.pytest_plugin import read_corpus
+from rtk_policy.policytest.plugin import read_corpus
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 

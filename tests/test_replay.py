@@ -11,9 +11,9 @@ import pytest
 
 from rtk_policy.main import main
 from rtk_policy.policy.model import Evaluation, Rule, RuleResult, SegmentResult
-from rtk_policy.replay import Evaluator, Tally, rewrite_change
-from rtk_policy.replay_run import Progress, chunks
-from rtk_policy.replay_sources import AUDITED, BLOCKED, RAN, UNKNOWN, input_files, read_file
+from rtk_policy.replay.shadow import Evaluator, Tally, rewrite_change
+from rtk_policy.replay.run import Progress, chunks
+from rtk_policy.replay.sources import AUDITED, BLOCKED, RAN, UNKNOWN, input_files, read_file
 
 ROOT = Path(__file__).resolve().parents[1]
 REJECTED = "The user doesn't want to proceed with this tool use. The tool use was rejected."

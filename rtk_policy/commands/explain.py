@@ -6,9 +6,9 @@ import json
 import os
 from typing import IO
 
-from rtk_policy import record
+from rtk_policy.util import record
 
-from rtk_policy.commands.rewrite import exit_code, join_words, request_context
+from rtk_policy.engine.answers import exit_code, join_words, request_context
 
 _FLAGS = ("parse_error", "unattestable", "has_substitution", "has_heredoc", "has_here_string",
           "has_file_redirect", "multiline", "rewrite_refused")
@@ -16,7 +16,7 @@ _FLAGS = ("parse_error", "unattestable", "has_substitution", "has_heredoc", "has
 
 def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     """Entry point of `rtk-policy explain`."""
-    from rtk_policy.engine import load_engine
+    from rtk_policy.engine.pipeline import load_engine
 
     try:
         engine = load_engine(args.policies, args.backend, args.config)  # type: ignore[attr-defined]

@@ -12,8 +12,8 @@ _ARROW = "→"
 
 def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     """Entry point of `rtk-policy replay`."""
-    from rtk_policy.replay_run import EngineSpec, Progress, choose_jobs, make_evaluator, replay
-    from rtk_policy.replay_sources import default_inputs, input_files
+    from rtk_policy.replay.run import EngineSpec, Progress, choose_jobs, make_evaluator, replay
+    from rtk_policy.replay.sources import default_inputs, input_files
 
     inputs = args.inputs or default_inputs()  # type: ignore[attr-defined]
     try:

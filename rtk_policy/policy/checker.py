@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from rtk_policy.policy import facts
-from rtk_policy.policy.backend import CheckError
+from rtk_policy.policy.backends.select import CheckError
 from rtk_policy.policy.functions import all_functions
 
 MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})

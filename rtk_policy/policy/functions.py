@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from rtk_policy import record
+from rtk_policy.util import record
 from rtk_policy.policy.bash_pattern import bash_rule_matches
 from rtk_policy.policy.regex import re_matches
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 
-from rtk_policy.policy.backend import get_backend
+from rtk_policy.policy.backends.select import get_backend
 from rtk_policy.policy.cache import cache_key, policy_digest, read_cache, write_cache
 from rtk_policy.policy.compiled import COMPILED_FORMAT
 from rtk_policy.policy.errors import PolicyLoadError, Problem
 from rtk_policy.policy.facts import schema_signature
 from rtk_policy.policy.functions import functions_signature
-from rtk_policy.policy.guard import guard_patterns
-from rtk_policy.policy.plan_store import PLANS_FORMAT, PlanTables
+from rtk_policy.policy.guards.guard import guard_patterns
+from rtk_policy.policy.guards.plan_store import PLANS_FORMAT, PlanTables
 from rtk_policy.policy.policyset import PolicySet
 from rtk_policy.policy.regex import pattern_literals, remember_valid, valid_patterns
 
@@ -39,7 +39,7 @@ def policy_search_path(cwd: str | None = None) -> list[str]:
     """The shipped packs, then the user's and the project's policy folders, each only if it exists.
 
     Paths are joined as strings (`os.path`): `pathlib` costs a cold hook ~3.5 ms of imports."""
-    from rtk_policy.config import project_dir, user_config_dir
+    from rtk_policy.config.load import project_dir, user_config_dir
 
     candidates = [_packs_dir(), os.path.join(user_config_dir(), "policies")]
     project = project_dir(cwd)

@@ -63,7 +63,7 @@ def remember_valid(patterns: Any) -> None:
 
 def pattern_literals(patterns: Any) -> dict[str, tuple[str, ...]]:
     """Each of `patterns` (valid ones) with its pre-test literals (`regex_literal.py`)."""
-    from rtk_policy.policy.regex_literal import required_literals
+    from rtk_policy.policy.guards.regex_literal import required_literals
 
     return {pattern: required_literals(pattern) for pattern in patterns}
 
@@ -76,7 +76,7 @@ def pretest_literals(pattern: str) -> tuple[str, ...]:
     if found is None:
         if pattern not in _VALID:
             return ()
-        from rtk_policy.policy.regex_literal import required_literals  # not on a cached cold path
+        from rtk_policy.policy.guards.regex_literal import required_literals  # not on a cached cold path
 
         found = _LITERALS[pattern] = required_literals(pattern)
     return found

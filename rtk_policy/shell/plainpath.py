@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from rtk_policy.lazy_re import lazy
+from rtk_policy.util.lazy_re import lazy
 from rtk_policy.shell.model import Redirect
 from rtk_policy.shell.words import Word, make_word
 
