@@ -1,18 +1,17 @@
 """The pipeline of stages: text → shell.parse → policy evaluation → decision.
 
-`Engine` holds a loaded policy set and the config; `Engine.decide` is what `rewrite`, `hook`, `explain`
-and `serve` call.
+`Engine` holds a loaded policy set and the config; `Engine.decide` is what `rewrite`, `hook`,
+`explain` and `serve` call.
 """
 
 from __future__ import annotations
 
-from rtk_policy.util import record
-
 from rtk_policy.config.load import Config
 from rtk_policy.decision import Decision, decide
-from rtk_policy.policy.model import Context, Evaluation
 from rtk_policy.engine.rewrite import assemble_rewrite
+from rtk_policy.policy.model import Context, Evaluation
 from rtk_policy.shell import CommandLine, parse
+from rtk_policy.util import record
 
 
 @record.frozen
@@ -30,6 +29,12 @@ class Engine:
 
     policies: object  #: a rtk_policy.policy.PolicySet
     config: Config
+    #: files of any layer that did not load (left out): every answer is then at least ask
+    problems: tuple[str, ...] = ()
+    #: what the user is told with every answer: loosening of untrusted layers ignored, and why
+    notices: tuple[str, ...] = ()
+    #: ids of the untrusted layers' loosening rules, never evaluated (`engine/layered.py`)
+    suppressed: tuple[str, ...] = ()
 
     def context(self, **fields: object) -> Context:
         """A `Context` carrying this engine's config plus the given request fields."""
@@ -37,6 +42,7 @@ class Engine:
             exclude_commands=self.config.exclude_commands,
             transparent_prefixes=self.config.transparent_prefixes,
             disabled_rules=self.config.disabled_rules,
+            suppressed_rules=self.suppressed,
             **fields,  # type: ignore[arg-type]
         )
 
@@ -60,6 +66,10 @@ class Engine:
                 rewritten_line, context, trace, deny_only=True
             )
         decision = decide(command_line, evaluation, rewrite, recheck)
+        if self.problems or self.notices:
+            from rtk_policy.engine.layered import with_layer_state
+
+            decision = with_layer_state(decision, self.problems, self.notices)
         return Outcome(command_line, evaluation, decision)
 
     def decide(self, text: str, context: Context) -> Decision:
@@ -87,12 +97,13 @@ def load_engine(
     config_path: str | None = None,
     cwd: str | None = None,
     use_cache: bool = True,
+    strict: bool = False,
 ) -> Engine:
-    """Load config and policies (search path or `policy_paths`) into an `Engine`."""
-    from rtk_policy.config.load import load_config
-    from rtk_policy.policy import load_policy_set, policy_search_path
+    """Load the config and policies of the layers for `cwd` (`engine/layered.py`), or the
+    `policy_paths` and `config_path` given instead, into an `Engine`.
 
-    config = load_config(config_path=config_path, cwd=cwd)
-    paths = policy_paths or policy_search_path(cwd=cwd)
-    policies = load_policy_set(paths, backend=backend or config.backend or None, use_cache=use_cache)
-    return Engine(policies=policies, config=config)
+    A file that does not load is left out and makes every answer at least ask; `strict` (check,
+    test, replay) raises `PolicyLoadError` or `ConfigError` for it instead."""
+    from rtk_policy.engine.layered import load_layered
+
+    return load_layered(policy_paths, backend, config_path, cwd, use_cache, strict)

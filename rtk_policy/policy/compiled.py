@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 NO_PROGRAM = -1
 #: version of the compiled payload (CompiledRule fields, load-time source rewrites): part of the cache key
 #: 7: the payload's valid literal `matches` patterns carry their pre-test literals
-COMPILED_FORMAT = "7"
+#: 8: rules carry `locked`, the payload the problems of a partial load
+COMPILED_FORMAT = "8"
 
 
 @record.frozen

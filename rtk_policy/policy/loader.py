@@ -17,12 +17,13 @@ from rtk_policy.policy.model import MODES, PIPELINE_ROLES, VERDICTS, Example, Ru
 
 KINDS = ("permission", "rewrite")
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
-_FILE_KEYS = {"name", "description", "kind", "when", "pipeline_consumer", "rules"}
+_FILE_KEYS = {"name", "description", "kind", "when", "pipeline_consumer", "rules", "locked"}
 _RULE_KEYS = {"id", "description", "decision", "rewrite", "mode", "programs", "pipeline", "match", "message",
-              "examples"}  # fmt: skip
+              "examples", "locked"}  # fmt: skip
 _EXAMPLE_KEYS = {"command", "expect", "config", "claude"}
 _EXPECT_PERMISSION = (*VERDICTS, "none")
 _STR = "tag:yaml.org,2002:str"
+_BOOL = "tag:yaml.org,2002:bool"
 
 
 @attrs.frozen
@@ -105,6 +106,15 @@ class _Reader:
             return None
         return str(node.value)
 
+    def boolean(self, item: tuple[Any, Any] | None, what: str) -> bool:
+        if item is None:
+            return False
+        node = item[1]
+        if not isinstance(node, yaml.ScalarNode) or node.tag != _BOOL:
+            self.problem(node, f"{what} must be true or false")
+            return False
+        return bool(self.value(node))
+
     def expr(self, item: tuple[Any, Any] | None, what: str, expected: str) -> ExprSpec | None:
         if item is None:
             return None
@@ -156,13 +166,14 @@ def read_policy_file(path: str, text: str) -> tuple[FileSpec | None, list[Proble
             top["pipeline_consumer"][0], "pipeline_consumer is only allowed in rewrite files"
         )
     reader.string(top.get("description"), "description")
-    rules = _read_rules(reader, top, root, name or "", kind)
+    locked = reader.boolean(top.get("locked"), "locked")
+    rules = _read_rules(reader, top, root, name or "", kind, locked)
     spec = FileSpec(path, text, name or "", kind, when, consumer, tuple(rules))
     return spec, reader.problems
 
 
 def _read_rules(
-    reader: _Reader, top: dict[str, Any], root: Any, policy: str, kind: str
+    reader: _Reader, top: dict[str, Any], root: Any, policy: str, kind: str, locked: bool
 ) -> list[RuleSpec]:
     if "rules" not in top:
         reader.problem(root, "missing required key 'rules'")
@@ -172,11 +183,15 @@ def _read_rules(
         reader.problem(node, "rules must be a list")
         return []
     return [
-        spec for item in node.value if (spec := _read_rule(reader, item, policy, kind)) is not None
+        spec
+        for item in node.value
+        if (spec := _read_rule(reader, item, policy, kind, locked)) is not None
     ]
 
 
-def _read_rule(reader: _Reader, node: Any, policy: str, kind: str) -> RuleSpec | None:
+def _read_rule(
+    reader: _Reader, node: Any, policy: str, kind: str, file_locked: bool
+) -> RuleSpec | None:
     keys = reader.mapping(node, "a rule", _RULE_KEYS)
     if not isinstance(node, yaml.MappingNode):
         return None
@@ -214,6 +229,7 @@ def _read_rule(reader: _Reader, node: Any, policy: str, kind: str) -> RuleSpec |
         pipeline=reader.string(keys.get("pipeline"), "pipeline", PIPELINE_ROLES) or "never",
         description=reader.string(keys.get("description"), "description") or "",
         examples=_read_examples(reader, keys.get("examples"), kind),
+        locked=reader.boolean(keys.get("locked"), "locked") or file_locked,
     )
     message = reader.expr(keys.get("message"), "message", "string")
     return RuleSpec(rule, match, message, rewrite, keys["id"][1] if "id" in keys else node)

@@ -41,6 +41,8 @@ class Rule:
     pipeline: str  #: one of PIPELINE_ROLES (rewrite rules; "never" for permission rules)
     description: str = ""
     examples: tuple[Example, ...] = ()
+    #: `locked: true` (on the rule or its file): no config may disable it (honoured in managed files)
+    locked: bool = False
 
 
 @record.frozen
@@ -63,6 +65,8 @@ class Context:
     exclude_commands: tuple[str, ...] = ()
     transparent_prefixes: tuple[str, ...] = ()
     disabled_rules: tuple[str, ...] = ()  #: rule ids switched off in the config
+    #: rule ids left out whatever the config says: an untrusted layer's loosening (`engine/layered.py`)
+    suppressed_rules: tuple[str, ...] = ()
 
 
 @record.frozen

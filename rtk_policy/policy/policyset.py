@@ -47,12 +47,15 @@ class PolicySet:
         digest: str,
         uses: frozenset[str] | None = None,
         plans: PlanTables | None = None,
+        problems: tuple[Any, ...] = (),
     ) -> None:
         self.compiled_files = files
         self.compiled_rules = compiled
         self.rules: tuple[Rule, ...] = tuple(c.rule for c in compiled)
         self.files: tuple[str, ...] = tuple(f.path for f in files)
         self.digest = digest
+        #: `errors.Problem`s of the files left out of a partial load (`load_policy_set(partial=True)`)
+        self.problems: tuple[Any, ...] = problems
         self.backend = backend.name
         self._backend = backend
         self._programs = programs
@@ -140,7 +143,7 @@ class PolicySet:
             )
         if variables & {"ctx", "claude", "config"}:
             values.update(self._context_values(context))
-        disabled = frozenset(context.disabled_rules)
+        disabled = frozenset(context.disabled_rules + context.suppressed_rules)
         errors: list[str] = []
         results = []
         for segment, segment_map in zip(command_line.segments, segment_maps, strict=True):

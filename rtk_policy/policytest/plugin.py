@@ -35,7 +35,7 @@ def decide_corpus(
     from rtk_policy.engine.answers import exit_code
     from rtk_policy.engine.pipeline import load_engine
 
-    engine = load_engine([str(p) for p in policies] if policies else None, backend)
+    engine = load_engine([str(p) for p in policies] if policies else None, backend, strict=True)
     rules = claude or {}
     context = engine.context(
         claude_deny=tuple(rules.get("deny", ())),
