@@ -99,9 +99,11 @@ def read_layer(kind: str, folder: str, owner: int | None = None) -> Layer:
     return Layer(kind, folder, config, tuple(policies), tuple(problems), status)
 
 
-def read_regular_file(path: str, limit: int = FILE_LIMIT) -> tuple[bytes, os.stat_result]:
+def read_regular_file(path: str, limit: int | None = None) -> tuple[bytes, os.stat_result]:
     """The bytes of `path` and its stat, raising `OSError` when it is not a regular file or is
-    larger than `limit` (opened without blocking: a FIFO never hangs the caller)."""
+    larger than `limit` (default `FILE_LIMIT`; opened without blocking: a FIFO never hangs the
+    caller)."""
+    limit = FILE_LIMIT if limit is None else limit
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     try:
         info = os.fstat(fd)
