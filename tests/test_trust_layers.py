@@ -334,3 +334,35 @@ def test_rtk_policy_backend_never_overrides_the_config(user, monkeypatch):
     write(user / "config.toml", 'backend = "cel-expr"\n')
     monkeypatch.setenv("RTK_POLICY_BACKEND", "cel-python")
     assert load_engine().policies.backend == "cel-expr"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("0.0001", 0.5), ("0", 5.0), ("-3", 5.0), ("nan", 5.0), ("x", 5.0), ("30", 30.0)],
+)
+def test_the_stdin_timeout_cannot_be_cut_below_its_floor(monkeypatch, value, expected):
+    """A wait too short for the host to write the payload would turn every call into bad input."""
+    from rtk_policy.agents.hook_input import stdin_timeout
+
+    monkeypatch.setenv("RTK_POLICY_STDIN_TIMEOUT", value)
+    assert stdin_timeout() == expected
+
+
+def test_the_client_keeps_the_same_floor(monkeypatch):
+    """The thin client reads fd 0 itself, with the same floor."""
+    import time
+
+    from rtk_policy.serve import client
+
+    monkeypatch.setenv("RTK_POLICY_STDIN_TIMEOUT", "0.0001")
+    read, write = os.pipe()  # a host that writes its payload a little late
+    saved = os.dup(0)
+    os.dup2(read, 0)
+    try:
+        started = time.monotonic()
+        assert client.read_stdin() == b""
+        assert time.monotonic() - started >= 0.45
+    finally:
+        os.dup2(saved, 0)
+        for fd in (read, write, saved):
+            os.close(fd)
