@@ -293,6 +293,16 @@ def test_locked_rules_outside_the_managed_config_are_ignored(user, project):
     assert "only the managed config locks rules" in config.notices[0]
 
 
+def test_a_named_config_file_replaces_the_users_but_not_the_managed_one(project, managed, user):
+    write(managed / "config.toml", 'fail_mode = "deny"\nexclude_commands = ["git"]\n')
+    write(user / "config.toml", 'exclude_commands = ["ls"]\n')
+    named = write(project / "named.toml", 'fail_mode = "open"\nexclude_commands = ["make"]\n')
+    config = load_config(config_path=str(named), cwd=str(project))
+    assert (config.fail_mode, config.exclude_commands) == ("deny", ("make", "git"))
+    missing = load_config(config_path=str(project / "missing.toml"), cwd=str(project))
+    assert missing.fail_mode == "deny" and "cannot read" in missing.problems[0]
+
+
 def test_a_managed_folder_its_user_could_write_only_tightens(project, managed, monkeypatch):
     write(managed / "config.toml", 'disabled_rules = ["git-push-force"]\n')
     write(managed / "policies" / "corp.yaml", DENY_FOO.format(name="corp"))

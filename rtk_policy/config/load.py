@@ -69,21 +69,33 @@ class Config:
 def load_config(
     config_path: str | None = None, cwd: str | None = None, layers: tuple[Layer, ...] | None = None
 ) -> Config:
-    """The config of `layers` (default: `find_layers(cwd)`), or of `config_path` alone (a trusted
-    file the caller named). Never raises: problems are in `Config.problems`."""
-    if config_path:
-        from rtk_policy.config.layers import read_regular_file
-
-        try:
-            data: bytes | None = read_regular_file(str(config_path))[0]
-        except OSError as error:
-            return _broken(f"{config_path}: cannot read: {error.strerror or error}")
-        return merge_layers([("user", True, str(config_path), data)])
+    """The config of `layers` (default: `find_layers(cwd)`); with `config_path` (a file the caller
+    named, trusted), that file instead of the user's and the projects' configs, the managed config
+    still on top. Never raises: problems are in `Config.problems`."""
     if layers is None:
         layers = find_layers(cwd)
     ordered = sorted(layers, key=lambda layer: _AUTHORITY[layer.kind])  # stable: projects in order
+    if config_path:
+        ordered = [layer for layer in ordered if layer.kind == MANAGED]
     parts = [(lay.kind, lay.trusted, *lay.config) for lay in ordered if lay.config is not None]
+    if config_path:
+        named = _read_named(str(config_path))
+        if isinstance(named, str):
+            broken = merge_layers(parts)
+            return record.evolve(broken, fail_mode=strictest(broken.fail_mode, BROKEN_FAIL_MODE),
+                                 problems=(named, *broken.problems))  # fmt: skip
+        parts.insert(0, ("user", True, str(config_path), named))
     return merge_layers(parts)
+
+
+def _read_named(path: str) -> bytes | str:
+    """The bytes of a config file named by the caller, or the problem reading it."""
+    from rtk_policy.config.layers import read_regular_file
+
+    try:
+        return read_regular_file(path)[0]
+    except OSError as error:
+        return f"{path}: cannot read: {error.strerror or error}"
 
 
 def merge_layers(parts: list[tuple[str, bool, str, bytes | None]]) -> Config:
@@ -174,10 +186,6 @@ def config_from_mapping(data: dict[str, object], base: Config | None = None) -> 
         merged[key] = value
     config = _to_config(merged, base.sources)
     return record.evolve(config, problems=base.problems, notices=base.notices, ignored=base.ignored)
-
-
-def _broken(problem: str) -> Config:
-    return Config(fail_mode=BROKEN_FAIL_MODE, problems=(problem,))
 
 
 def _merge(into: dict[str, object], layer: dict[str, object]) -> None:
