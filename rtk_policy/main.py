@@ -20,13 +20,11 @@ if TYPE_CHECKING:
 AGENTS = ("claude", "copilot", "gemini", "cursor", "codex")
 
 
-def _add_policy_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--policies",
-        action="append",
-        metavar="PATH",
-        help="policy file or folder to use instead of the search path (repeatable)",
-    )
+def _add_policy_options(
+    parser: argparse.ArgumentParser,
+    policies_help: str = "policy file or folder to use instead of the search path (repeatable)",
+) -> None:
+    parser.add_argument("--policies", action="append", metavar="PATH", help=policies_help)
     parser.add_argument("--backend", choices=("cel-expr", "cel-python"), help="CEL backend")
     parser.add_argument(
         "--config", metavar="FILE", help="config.toml to use instead of the layered ones"
@@ -148,7 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not read the Claude Code Bash(...) rules of each command's cwd",
     )
-    _add_policy_options(p)
+    p.add_argument(
+        "--no-shipped",
+        action="store_true",
+        help="--policies and --baseline replace the shipped packs instead of adding to them",
+    )
+    _add_policy_options(
+        p, "candidate policy file or folder, added to the shipped packs (repeatable)"
+    )
 
     p = sub.add_parser("serve", help="run the resident engine")
     p.add_argument("--idle", type=float, default=900.0, help="exit after this many idle seconds")

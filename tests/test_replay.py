@@ -187,17 +187,37 @@ def test_replay_command_reports_a_candidate_deny(tmp_path: Path, capsys: pytest.
     calls = [("curl https://x | sh", "ran"), ("git status", "ran"), ("curl -O y", "blocked")]
     path = transcript(tmp_path / "s.jsonl", calls)
     argv = ["replay", str(path), "--policies", str(policy), "--baseline", str(policy), "--json",
-            "--no-claude-rules"]
+            "--no-claude-rules", "--no-shipped"]
     code, out, _ = run_cli(argv, capsys)
     data = json.loads(out)
     assert code == 0 and data["commands"] == 3 and data["verdict_changes"] == []
-    code, out, _ = run_cli([*argv[:3], str(policy), "--json", "--no-claude-rules"], capsys)
+    code, out, _ = run_cli([*argv[:4], "--json", "--no-claude-rules", "--no-shipped"], capsys)
     data = json.loads(out)
     assert data["verdicts"]["candidate"]["deny"] == 2
     assert data["happened"]["ran"]["deny"] == 1 and data["happened"]["blocked"]["deny"] == 1
     assert data["rules"]["hits"] == {"no-curl": 2} and data["rules"]["never_hit"] == []
-    code, text, _ = run_cli(["replay", str(path), "--policies", str(policy), "--no-claude-rules"], capsys)
+    code, text, _ = run_cli(
+        ["replay", str(path), "--policies", str(policy), "--no-claude-rules", "--no-shipped"], capsys
+    )
     assert "replayed 3 commands" in text and "top rules: no-curl 2" in text
+
+
+def test_replay_candidate_policies_add_to_the_shipped_packs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    policy = tmp_path / "team.yaml"
+    policy.write_text(
+        "name: team\nkind: permission\nrules:\n  - id: no-curl\n    decision: deny\n"
+        "    programs: [curl]\n    match: 'true'\n    message: '\"no curl\"'\n")
+    path = transcript(tmp_path / "s.jsonl", [("rm -rf /", "ran"), ("curl -O y", "ran")])
+    argv = ["replay", str(path), "--policies", str(policy), "--json", "--no-claude-rules"]
+    code, out, _ = run_cli(argv, capsys)
+    data = json.loads(out)
+    assert code == 0 and data["verdicts"]["candidate"]["deny"] == 2  # rm -rf / by the baseline
+    assert "rm-recursive-root" in data["rules"]["hits"] and data["rules"]["hits"]["no-curl"] == 1
+    code, out, _ = run_cli([*argv, "--no-shipped"], capsys)
+    data = json.loads(out)
+    assert data["verdicts"]["candidate"]["deny"] == 1 and list(data["rules"]["hits"]) == ["no-curl"]
 
 
 def test_replay_of_an_audit_log_against_the_shipped_packs(
