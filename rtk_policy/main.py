@@ -16,6 +16,7 @@ from rtk_policy import __version__
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
     import argparse
+    from typing import NoReturn
 
 AGENTS = ("claude", "copilot", "gemini", "cursor", "codex")
 
@@ -35,7 +36,16 @@ def build_parser() -> argparse.ArgumentParser:
     """Build the argparse parser for every subcommand."""
     import argparse
 
-    parser = argparse.ArgumentParser(
+    from rtk_policy.commands import EX_USAGE
+
+    class Parser(argparse.ArgumentParser):
+        """argparse with usage errors on their own exit code (64, EX_USAGE): 2 means "denied"."""
+
+        def error(self, message: str) -> NoReturn:
+            self.print_usage(sys.stderr)
+            self.exit(EX_USAGE, f"{self.prog}: error: {message}\n")
+
+    parser = Parser(
         prog="rtk-policy",
         description="Policy-as-code for the shell commands AI coding agents run.",
     )
@@ -178,8 +188,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if not args.subcommand:
+        from rtk_policy.commands import EX_USAGE
+
         parser.print_help(sys.stderr)
-        return 1
+        return EX_USAGE
     if args.subcommand == "hook":
         from rtk_policy.commands import hook
         from rtk_policy.hook.service import HookOptions
