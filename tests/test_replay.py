@@ -12,7 +12,8 @@ import pytest
 from rtk_policy.main import main
 from rtk_policy.policy.model import Evaluation, Rule, RuleResult, SegmentResult
 from rtk_policy.replay.shadow import Evaluator, Tally, rewrite_change
-from rtk_policy.replay.run import Progress, chunks
+from rtk_policy.replay import run as replay_run
+from rtk_policy.replay.run import EngineSpec, Progress, chunks, replay
 from rtk_policy.replay.sources import AUDITED, BLOCKED, RAN, UNKNOWN, input_files, read_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,6 +168,39 @@ def test_progress_bar_only_on_a_terminal() -> None:
     bar.update(50, 10, force=True)
     bar.close()
     assert "50%" in loud.getvalue() and "10 commands" in loud.getvalue()
+
+
+def test_progress_shows_rate_and_time_left() -> None:
+    bar = Progress(io.StringIO(), 1000, enabled=True)
+    text = bar.render(250, 500, 10.0)
+    assert "25%" in text and "500 commands 50/s" in text and "0:30 left" in text
+    assert "--:-- left" in bar.render(0, 0, 1.0) and "0:00 left" in bar.render(1000, 9, 2.0)
+
+
+class _Recorder(Progress):
+    def __init__(self, total: int) -> None:
+        super().__init__(io.StringIO(), total, enabled=True)
+        self.seen: list[int] = []
+
+    def update(self, done_bytes: int, commands: int, force: bool = False) -> None:
+        self.seen.append(done_bytes)
+
+
+def test_parallel_progress_follows_the_decided_bytes_of_a_single_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading runs chunks ahead of the workers: the bar must show what was decided, not read."""
+    monkeypatch.setattr(replay_run, "CHUNK", 20)
+    path = transcript(tmp_path / "one.jsonl", [(f"git log -{n}", "ran") for n in range(400)])
+    total = path.stat().st_size
+    bar = _Recorder(total)
+    spec = EngineSpec(policies=(str(ROOT / "policies"),), baseline=None, compare=False,
+                      claude_rules=False)
+    tally = replay([str(path)], spec, 2, 3, bar)
+    assert tally.commands == 400
+    assert bar.seen == sorted(bar.seen) and len(bar.seen) >= 10
+    assert bar.seen[0] < total * 0.1  # one chunk of 20 decided, not the 4 chunks read ahead
+    assert bar.seen[-1] == total
 
 
 def test_chunks_are_lazy_and_bounded() -> None:
