@@ -140,9 +140,13 @@ def test_claude_warnings_become_system_message():
     )
 
 
-@pytest.mark.parametrize("tool", ["Edit", "Read", "PowerShell", "mcp__x__y"])
-def test_claude_other_tools_pass_through(tool):
-    assert parse("claude", {**CLAUDE_PAYLOAD, "tool_name": tool}) is None
+@pytest.mark.parametrize(
+    ("tool", "kind"),
+    [("Edit", "edit"), ("Read", "read"), ("PowerShell", "other"), ("mcp__x__y", "other")],
+)
+def test_claude_other_tools_are_tool_calls(tool, kind):
+    request = parse("claude", {**CLAUDE_PAYLOAD, "tool_name": tool})
+    assert request.command == "" and request.tool.name == tool and request.tool.kind == kind
     assert agent_module("claude").pass_through({}) is None
 
 
@@ -197,7 +201,8 @@ def test_copilot_tool_args_may_be_an_object_and_must_be_json():
     assert request.command == "ls" and request.variant == "cli"
     with pytest.raises(BadRequest):
         parse("copilot", {**CLI_PAYLOAD, "toolArgs": "{not json"})
-    assert parse("copilot", {**CLI_PAYLOAD, "toolName": "view"}) is None
+    view = parse("copilot", {**CLI_PAYLOAD, "toolName": "view", "toolArgs": '{"path": "/w/a"}'})
+    assert view.tool.kind == "read" and view.tool.paths_read == ("/w/a",) and view.variant == "cli"
 
 
 def test_copilot_claude_shape_is_answered_like_claude():
@@ -262,7 +267,10 @@ def test_gemini_shapes():
         "decision": "deny",
         "reason": "no",
     }
-    assert parse("gemini", {**GEMINI_PAYLOAD, "tool_name": "read_file"}) is None
+    payload = {**GEMINI_PAYLOAD, "tool_name": "read_file", "tool_input": {"file_path": "a"}}
+    read = parse("gemini", payload)
+    assert read.tool.kind == "read" and read.tool.paths_read == ("a",)
+    assert parse("gemini", {**GEMINI_PAYLOAD, "tool_name": ""}) is None
     assert json.loads(agent_module("gemini").pass_through({})) == {"decision": "allow"}
 
 
