@@ -11,6 +11,7 @@ from test_audit_support import make_config, make_decision, make_outcome
 
 from rtk_policy.audit import log as audit
 
+from rtk_policy.audit import anchor as audit_anchor
 from rtk_policy.audit import store as audit_store
 from rtk_policy.audit.verify import verify
 
@@ -284,29 +285,29 @@ def test_iter_records_skips_lines_that_are_not_records(tmp_path, bad):
     assert [r["command"] for r in audit.iter_records(str(log))] == ["git status 0", "git status 1"]
 
 
-def test_a_process_reads_the_tail_only_when_someone_else_wrote_since(tmp_path, monkeypatch):
+def test_a_process_reads_the_anchor_only_when_someone_else_wrote_since(tmp_path, monkeypatch):
     path = str(tmp_path / "audit.jsonl")
     reads = []
-    real = audit_store.last_hash
-    monkeypatch.setattr(
-        audit_store, "last_hash", lambda fd, size: reads.append(size) or real(fd, size)
-    )
+    real = audit_anchor.load
+    monkeypatch.setattr(audit_anchor, "load", lambda name: reads.append(name) or real(name))
 
     def build(name):
         def make(prev):
             event = {"name": name, "prev": prev}
             event["hash"] = audit_store.canonical_hash(event)
-            return json.dumps(event) + "\n", event["hash"]
+            return json.dumps(event) + "\n", [event["hash"]]
 
         return make
 
     audit_store.append(path, build("a"), 0)
     audit_store.append(path, build("b"), 0)
-    assert reads == []  # an empty file, then our own last record: nothing read back
-    with open(path, "a") as other:  # another process appends (its own chained record)
+    assert len(reads) == 1  # the first append found no anchor; the second knew the one it wrote
+    with open(path, "a") as other:  # another writer appends a chained record, anchor untouched
         other.write(build("x")(json.loads(lines(tmp_path / "audit.jsonl")[-1])["hash"])[0])
     audit_store.append(path, build("c"), 0)
-    assert len(reads) == 1
+    assert len(reads) == 2
     chain = [json.loads(line) for line in lines(tmp_path / "audit.jsonl")]
     assert [r["name"] for r in chain] == ["a", "b", "x", "c"]
     assert all(b["prev"] == a["hash"] for a, b in zip(chain, chain[1:], strict=False))
+    anchor, _ = real(str(tmp_path / "audit.anchor"))
+    assert anchor["records"] == 4 and anchor["head"] == chain[-1]["hash"]  # "x" was taken in
