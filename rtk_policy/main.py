@@ -117,8 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     a = audit_sub.add_parser("stats", help="verdicts, top rules, latency")
     a.add_argument("--json", action="store_true")
     a.add_argument("--file", help="audit log path")
-    a = audit_sub.add_parser("verify", help="check the hash chain")
+    a = audit_sub.add_parser("verify", help="check the hash chain against its anchor")
     a.add_argument("--file", help="audit log path")
+    a.add_argument("--key", help="HMAC key file of a keyed log (default: the configured key_file)")
 
     p = sub.add_parser("test", help="run policy tests and examples")
     p.add_argument("paths", nargs="*")

@@ -225,16 +225,29 @@ def test_deletion_in_a_rotated_file_is_named(tmp_path):
     )
 
 
-def test_rotation_drops_the_oldest_files_and_verify_notes_it(tmp_path):
+def test_rotation_drops_the_oldest_files_and_the_anchor_counts_them(tmp_path):
     config = make_config(tmp_path, audit_max_bytes=1500)
     write_records(config, 40)
     log = tmp_path / "audit.jsonl"
     files = audit_store.log_files(str(log))
     assert len(files) == audit_store.KEEP_ROTATED + 1
     assert not Path(f"{log}.{audit_store.KEEP_ROTATED + 1}").exists()
+    kept = sum(len(lines(Path(name))) for name in files)
     result = verify(str(log))
-    assert result.ok and 0 < result.records < 40
-    assert result.notes and "older rotated files were removed" in result.notes[0]
+    assert result.ok and result.records == kept and 0 < kept < 40
+    assert result.expired == 40 - kept  # the anchor knows how many rotation dropped
+    anchor, _ = audit_anchor.load(str(tmp_path / "audit.anchor"))
+    oldest = json.loads(lines(Path(files[0]))[0])
+    assert anchor["expired"]["last"] == oldest["prev"]  # where the chain legitimately starts
+
+
+def test_without_an_anchor_a_rotated_away_start_is_only_noted(tmp_path):
+    config = make_config(tmp_path, audit_max_bytes=1500)
+    write_records(config, 40)
+    (tmp_path / "audit.anchor").unlink()
+    result = verify(str(tmp_path / "audit.jsonl"))
+    assert "older rotated files were removed" in result.notes[0]
+    assert not result.ok and "audit.anchor: anchor missing" in result.problem
 
 
 def test_disabled_audit_writes_nothing(tmp_path):
