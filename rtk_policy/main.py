@@ -16,17 +16,16 @@ from rtk_policy import __version__
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
     import argparse
+    from typing import NoReturn
 
 AGENTS = ("claude", "copilot", "gemini", "cursor", "codex")
 
 
-def _add_policy_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--policies",
-        action="append",
-        metavar="PATH",
-        help="policy file or folder to use instead of the search path (repeatable)",
-    )
+def _add_policy_options(
+    parser: argparse.ArgumentParser,
+    policies_help: str = "policy file or folder to use instead of the search path (repeatable)",
+) -> None:
+    parser.add_argument("--policies", action="append", metavar="PATH", help=policies_help)
     parser.add_argument("--backend", choices=("cel-expr", "cel-python"), help="CEL backend")
     parser.add_argument(
         "--config", metavar="FILE", help="config.toml to use instead of the layered ones"
@@ -37,7 +36,16 @@ def build_parser() -> argparse.ArgumentParser:
     """Build the argparse parser for every subcommand."""
     import argparse
 
-    parser = argparse.ArgumentParser(
+    from rtk_policy.commands import EX_USAGE
+
+    class Parser(argparse.ArgumentParser):
+        """argparse with usage errors on their own exit code (64, EX_USAGE): 2 means "denied"."""
+
+        def error(self, message: str) -> NoReturn:
+            self.print_usage(sys.stderr)
+            self.exit(EX_USAGE, f"{self.prog}: error: {message}\n")
+
+    parser = Parser(
         prog="rtk-policy",
         description="Policy-as-code for the shell commands AI coding agents run.",
     )
@@ -149,7 +157,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not read the Claude Code Bash(...) rules of each command's cwd",
     )
-    _add_policy_options(p)
+    p.add_argument(
+        "--no-shipped",
+        action="store_true",
+        help="--policies and --baseline replace the shipped packs instead of adding to them",
+    )
+    _add_policy_options(
+        p, "candidate policy file or folder, added to the shipped packs (repeatable)"
+    )
 
     p = sub.add_parser("serve", help="run the resident engine")
     p.add_argument("--idle", type=float, default=900.0, help="exit after this many idle seconds")
@@ -174,8 +189,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if not args.subcommand:
+        from rtk_policy.commands import EX_USAGE
+
         parser.print_help(sys.stderr)
-        return 1
+        return EX_USAGE
     if args.subcommand == "hook":
         from rtk_policy.commands import hook
         from rtk_policy.hook.service import HookOptions

@@ -10,6 +10,7 @@ import os
 import time
 from typing import IO
 
+from rtk_policy.commands import EX_USAGE
 from rtk_policy.engine.answers import (
     EXIT_DEFER,
     EXIT_DENY,
@@ -36,7 +37,7 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
         jobs = getattr(args, "jobs", 1)
         if jobs < 0:
             stderr.write("rtk-policy rewrite: --jobs must be 0 (every core) or more\n")
-            return EXIT_DEFER
+            return EX_USAGE
         if jobs != 1:
             from rtk_policy.commands.batch import LoadSpec, run_parallel_batch
 
@@ -48,7 +49,7 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
         words = words[1:]
     if not words:
         stderr.write("rtk-policy rewrite: give a command or --batch FILE\n")
-        return EXIT_DEFER
+        return EX_USAGE
     return _rewrite_one(engine, join_words(words), args.agent, stdout, stderr, started)  # type: ignore[attr-defined]
 
 
