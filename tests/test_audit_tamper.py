@@ -300,3 +300,15 @@ def test_a_short_or_missing_key_file_given_to_verify_is_refused(config, capsys, 
     assert (code, out) == (2, "") and "at least 16 bytes" in err
     code, out, err = verify_cli(capsys, log, "--key", str(tmp_path / "none"))
     assert (code, out) == (2, "") and "No such file" in err
+
+
+@pytest.mark.parametrize("size", [0, 1, 16, 32, 64, 65, 200])
+def test_the_hot_paths_hmac_is_the_standard_one(size):
+    import hashlib
+    import hmac
+
+    from rtk_policy.util.hashing import hmac_sha256
+
+    key = os.urandom(size)
+    for data in (b"", b"abc", os.urandom(5000)):
+        assert hmac_sha256(key)(data).hexdigest() == hmac.new(key, data, hashlib.sha256).hexdigest()

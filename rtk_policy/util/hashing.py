@@ -16,6 +16,11 @@ except ImportError:  # pragma: no cover - depends on the interpreter
     except ImportError:
         from hashlib import sha256
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 __all__ = ["hmac_sha256", "sha256"]
 
 _BLOCK = 64  #: sha256's block size in bytes
@@ -23,7 +28,7 @@ _INNER = bytes(b ^ 0x36 for b in range(256))
 _OUTER = bytes(b ^ 0x5C for b in range(256))
 
 
-def hmac_sha256(key: bytes):  # noqa: ANN201 - returns a sha256 constructor look-alike
+def hmac_sha256(key: bytes) -> Callable[[bytes], Any]:
     """A function `digest(data)` that returns the HMAC-SHA256 of `data` under `key` as a finished
     sha256 object (read it with `.hexdigest()` or `.digest()`), as `sha256(data)` would be used.
 
@@ -35,7 +40,7 @@ def hmac_sha256(key: bytes):  # noqa: ANN201 - returns a sha256 constructor look
     inner = sha256(key.translate(_INNER))
     outer = sha256(key.translate(_OUTER))
 
-    def digest(data: bytes):  # noqa: ANN202
+    def digest(data: bytes) -> Any:
         keyed = inner.copy()
         keyed.update(data)
         result = outer.copy()
