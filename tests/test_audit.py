@@ -324,3 +324,36 @@ def test_a_process_reads_the_anchor_only_when_someone_else_wrote_since(tmp_path,
     assert all(b["prev"] == a["hash"] for a, b in zip(chain, chain[1:], strict=False))
     anchor, _ = real(str(tmp_path / "audit.anchor"))
     assert anchor["records"] == 4 and anchor["head"] == chain[-1]["hash"]  # "x" was taken in
+
+
+def test_the_anchor_is_rewritten_in_place_as_whole_pages(tmp_path):
+    config = make_config(tmp_path)
+    anchor_file = tmp_path / "audit.anchor"
+    write_records(config, 1)
+    inode = anchor_file.stat().st_ino
+    anchor_file.write_bytes(b" " * (3 * audit_anchor.PAGE))  # longer than any anchor it holds
+    audit_store._written.clear()
+    write_records(config, 1)  # adopts the log (the anchor was unreadable), rewrites it in place
+    assert anchor_file.stat().st_ino == inode and anchor_file.stat().st_size == audit_anchor.PAGE
+    anchor, why = audit_anchor.load(str(anchor_file))
+    assert why == "" and anchor["records"] == 2 and anchor["adopted"]["records"] == 1
+
+
+def test_verify_reads_the_anchor_under_the_lock(tmp_path):
+    import fcntl
+    import threading
+
+    config = make_config(tmp_path)
+    write_records(config, 2)
+    found = []
+    lock = open(f"{config.audit_path}.lock", "w")  # noqa: SIM115
+    fcntl.flock(lock, fcntl.LOCK_EX)  # an append in progress
+    reader = threading.Thread(
+        target=lambda: found.append(audit_store.read_anchor(config.audit_path))
+    )
+    reader.start()
+    reader.join(0.3)
+    assert reader.is_alive() and not found  # it waits for the append to finish
+    lock.close()
+    reader.join(5)
+    assert found[0][0]["records"] == 2

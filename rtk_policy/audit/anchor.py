@@ -7,11 +7,14 @@ the current file and each rotated one (index 0 is the log itself, N is `audit.js
 count, first and last hash and size; the records rotation expired (files, records, the last hash,
 which the oldest file left must link to). `audit verify` checks the log against it.
 
-It is rewritten after every append, under the log's lock, with one `os.write` to a temporary file
-and one `os.replace`, so a reader sees the old anchor or the new one. A writer that stops between
-the log's write and the anchor's leaves records after the anchored head; the next append takes them
-in when they chain from it. The agent's user can rewrite the anchor too: forwarding to syslog and
-the keyed chain cover that (see the threat model).
+It is rewritten after every append, under the log's lock, in place: one `pwrite` of the JSON
+padded with spaces to a whole page (4 KiB; an anchor is 0.3-2 KiB), which a reader holding the lock
+shared sees whole. Not a temporary file and a rename: on ext4 a rename over the old file forces the
+new one's blocks out (auto_da_alloc), ~70 µs a record here against ~3 µs, and the resident server
+writes a record per answer. A writer that stops between the log's write and the anchor's leaves
+records after the anchored head; the next append takes them in when they chain from it. The agent's
+user can rewrite the anchor too: forwarding to syslog and the keyed chain cover that (see the
+threat model).
 
 ```json
 {"version": 1, "records": 12, "head": "…", "keyed": false,
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 VERSION = 1
+PAGE = 4096  #: the anchor is written as whole pages of this size
+ERROR_CHARS = 200  #: the syslog error kept in the anchor is cut to this length
 _encode = json.JSONEncoder(separators=(",", ":")).encode
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -99,14 +104,16 @@ def _well_formed(anchor: Any) -> bool:
 
 
 def save(path: str, anchor: dict[str, Any]) -> None:
-    """Replace the anchor at `path` atomically (a temporary file, one write, one rename)."""
-    temporary = path + ".tmp"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o600)
+    """Rewrite the anchor at `path` in place, one write of whole pages (under the log's lock)."""
+    data = _encode(anchor).encode("ascii")
+    data += b" " * (-len(data) % PAGE)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | _NOFOLLOW, 0o600)
     try:
-        os.write(fd, _encode(anchor).encode("ascii"))
+        os.pwrite(fd, data, 0)
+        if os.fstat(fd).st_size > len(data):  # an older, longer anchor: drop its tail
+            os.ftruncate(fd, len(data))
     finally:
         os.close(fd)
-    os.replace(temporary, path)
 
 
 def appended(anchor: dict[str, Any], hashes: list[str], size: int) -> None:
@@ -140,7 +147,7 @@ def forwarded(anchor: dict[str, Any], count: int, error: str) -> None:
     state = anchor.setdefault("syslog", {"sent": 0, "failed": 0, "error": ""})
     if error:
         state["failed"] += count
-        state["error"] = error
+        state["error"] = error[:ERROR_CHARS]
     else:
         state["sent"] += count
 

@@ -96,6 +96,20 @@ def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
+def read_anchor(path: str) -> tuple[dict[str, Any] | None, str]:
+    """The anchor of the log at `path` (`audit_anchor.load`'s answer), read under the log's lock
+    held shared, so that an append in progress is not seen half-written."""
+    try:
+        lock_fd = os.open(path + ".lock", os.O_RDONLY)
+    except OSError:  # no lock file: nothing was ever appended (or it was deleted)
+        return audit_anchor.load(audit_anchor.anchor_path(path))
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_SH)
+        return audit_anchor.load(audit_anchor.anchor_path(path))
+    finally:
+        os.close(lock_fd)
+
+
 def append(
     path: str,
     build: Callable[[str], tuple[str, list[str]]],

@@ -46,7 +46,7 @@ def verify(path: str, key: Digest | None = None) -> VerifyResult:
     anchor marks keyed has its links and counts checked, not its hashes.
     """
     anchor_file = audit_anchor.anchor_path(path)
-    anchor, why = audit_anchor.load(anchor_file)
+    anchor, why = audit_store.read_anchor(path)
     files = audit_store.log_files(path)
     if anchor is None:
         if not files and why == "missing":
