@@ -360,6 +360,6 @@ def test_audit_keys_are_read_checked_and_trusted_only(tmp_path):
     with pytest.raises(ConfigError, match="facility"):
         load_config(str(path))
     path.write_text('[audit]\nkey-file = "x"\n')
-    with pytest.raises(ConfigError, match="unknown key 'audit.key-file'"):
+    with pytest.raises(ConfigError, match=r"unknown key 'key-file' in \[audit\]"):
         load_config(str(path))
     assert {"audit.key_file", "audit.syslog.target", "audit.max_bytes"} <= TRUSTED_ONLY_KEYS

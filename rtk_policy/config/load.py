@@ -172,7 +172,7 @@ def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
     audit = data.get("audit", {})
     if not isinstance(audit, dict):
         raise ConfigError("config: [audit] must be a table")
-    _known_keys(audit, _AUDIT_KEYS, "audit.")
+    _known_keys(audit, _AUDIT_KEYS, "audit")
     target, facility = _syslog(audit.get("syslog", {}))
     return Config(
         exclude_commands=_string_list(data, "exclude_commands"),
@@ -191,17 +191,17 @@ def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
     )
 
 
-def _known_keys(table: dict[str, object], known: tuple[str, ...], prefix: str) -> None:
+def _known_keys(table: dict[str, object], known: tuple[str, ...], name: str) -> None:
     unknown = sorted(set(table) - set(known))
     if unknown:
-        raise ConfigError(f"config: unknown key {prefix + unknown[0]!r}")
+        raise ConfigError(f"config: unknown key {unknown[0]!r} in [{name}]")
 
 
 def _syslog(table: object) -> tuple[str, str]:
     """(target, facility) of `[audit.syslog]`, checked (`audit/forward.py` says what is valid)."""
     if not isinstance(table, dict):
         raise ConfigError("config: [audit.syslog] must be a table")
-    _known_keys(table, _SYSLOG_KEYS, "audit.syslog.")
+    _known_keys(table, _SYSLOG_KEYS, "audit.syslog")
     target, facility = table.get("target", ""), table.get("facility", "user")
     if not isinstance(target, str) or not isinstance(facility, str):
         raise ConfigError("config: audit.syslog target and facility must be strings")
