@@ -61,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--batch", metavar="FILE", help="JSON lines in, JSON lines out ('-' = stdin)")
     p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the answer as JSON (exit, stdout, verdict, rewrite, rules), as --batch does",
+    )
+    p.add_argument(
         "--jobs",
         type=int,
         default=1,
@@ -71,9 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", default="", help="agent name visible to policies as ctx.agent")
     _add_policy_options(p)
 
-    p = sub.add_parser("explain", help="show segments, every rule tried, and the decision")
-    p.add_argument("cmd", nargs="+", help="the command")
+    p = sub.add_parser("explain", help="show the segments, the rules that matched, and the decision")
+    p.add_argument(
+        "cmd",
+        nargs=argparse.REMAINDER,
+        help="the command, its words taken as rewrite takes them (`explain git log --oneline`)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--all", action="store_true", help="list every rule tried, not only matches")
     p.add_argument("--agent", default="", help="agent name visible to policies as ctx.agent")
     _add_policy_options(p)
 
@@ -184,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return hook.run(options, sys.stdin, sys.stdout, sys.stderr)
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
-    if unknown and args.subcommand == "rewrite":  # `rewrite --host x git status`: RTK's command
+    if unknown and args.subcommand in ("rewrite", "explain"):  # `rewrite --host x git status`
         args.cmd = unknown + args.cmd
     elif unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")

@@ -48,3 +48,26 @@ def test_a_denied_command_still_exits_2() -> None:
 def test_version_names_the_installed_version() -> None:
     done = run("--version")
     assert done.returncode == 0 and done.stdout.strip() == f"rtk-policy {rtk_policy.__version__}"
+
+
+def test_rewrite_json_names_the_verdict_that_exit_1_leaves_open(tmp_path):
+    """Exit 1 is both "allowed, not rewritten" and "no opinion": `--json` tells them apart."""
+    import json
+
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["Bash(echo:*)"]}}), encoding="utf-8"
+    )
+
+    def answer(command: str) -> tuple[int, dict]:
+        done = subprocess.run(
+            [sys.executable, "-m", "rtk_policy", "rewrite", "--json", command],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path, stdin=subprocess.DEVNULL,
+        )
+        return done.returncode, json.loads(done.stdout)
+
+    allowed, unknown = answer("echo hi"), answer("whoami")
+    assert allowed[0] == unknown[0] == 1
+    assert allowed[1]["verdict"] == "allow" and unknown[1]["verdict"] == "none"
+    code, denied = answer("rm -rf /")
+    assert code == 2 and denied["verdict"] == "deny" and denied["exit"] == 2
