@@ -390,3 +390,16 @@ def test_the_installed_command_decides_end_to_end(home, tmp_path, runtime):
     wait_for_server(env)
     assert decide("git status")["updatedInput"] == {"command": "rtk git status", "description": "d"}
     assert decide("rm -rf /")["permissionDecision"] == "deny"
+
+
+def test_doctor_reports_file_tools_that_an_older_init_left_unhooked(home):
+    """An entry from before the file tools were hooked: doctor says so, and `init` adds it."""
+    write_settings(home, old_settings("/old/venv/bin/rtk-policy hook claude"))
+    out = io.StringIO()
+    doctor.run(SimpleNamespace(), None, out, io.StringIO())
+    line = "file-writing tools (Write|Edit|MultiEdit|NotebookEdit) are hooked"
+    assert f"PROBLEM claude's {line}" in out.getvalue()
+    assert cli(init, in_process=True)[0] == 0
+    out = io.StringIO()
+    doctor.run(SimpleNamespace(), None, out, io.StringIO())
+    assert f"ok      claude's {line}" in out.getvalue()

@@ -39,11 +39,12 @@ def owner_problems(path: str) -> list[str]:
         try:
             info = os.lstat(here)
         except OSError as error:
-            return [*problems, f"{here}: {error.strerror}"]
-        if info.st_uid != 0:
-            problems.append(f"{here} is owned by uid {info.st_uid}, not root")
-        elif info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            problems.append(f"{here} is writable by its group or by others")
+            problems.append(f"{here}: {error.strerror}")
+        else:
+            if info.st_uid != 0:
+                problems.append(f"{here} is owned by uid {info.st_uid}, not root")
+            elif info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                problems.append(f"{here} is writable by its group or by others")
         parent = os.path.dirname(here)
         if parent == here:
             return problems

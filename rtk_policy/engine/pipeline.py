@@ -86,6 +86,18 @@ class Engine:
         return self.evaluate(text, context).decision
 
 
+def _guard_configured(config: Config) -> None:
+    """Tell the guarded list (`policy/guarded.py`) about the files the config moved (the audit log,
+    its key), without importing it when there are none and it was never needed."""
+    import sys
+
+    chosen = (config.audit_path, getattr(config, "audit_key_file", ""))
+    if any(chosen) or "rtk_policy.policy.guarded" in sys.modules:
+        from rtk_policy.policy.guarded import remember_configured
+
+        remember_configured(*chosen)
+
+
 def tool_command_line(call: ToolCall) -> CommandLine:
     """The one-segment command line that stands for a tool call in the audit log and in CEL's
     `segment` and `command`: `NAME PATH…` (the program is the tool's name, the arguments its
@@ -134,7 +146,6 @@ def load_engine(
     `system_root`), compiled through the root-owned system cache; no user or project file."""
     from rtk_policy.config.load import Config, load_config
     from rtk_policy.policy import load_policy_set, policy_search_path
-    from rtk_policy.policy.guarded import remember_configured
 
     cache_folder = None
     if system:
@@ -148,7 +159,7 @@ def load_engine(
     else:
         config = load_config(config_path=config_path, cwd=cwd)
         paths = policy_paths or policy_search_path(cwd=cwd)
-    remember_configured(config.audit_path)
+    _guard_configured(config)
     chosen = backend or config.backend or None
     policies = load_policy_set(paths, chosen, use_cache=use_cache, cache_folder=cache_folder)
     return Engine(policies=policies, config=config)

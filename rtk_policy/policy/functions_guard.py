@@ -1,7 +1,7 @@
 """CEL functions about the guard's own state and about paths (`guarded.py`, `paths.py`).
 
 - `guarded_path(p)`: writing `p` (a tree when it ends in `/`) changes rtk-policy's own state;
-- `guarded_what(p)`: what it changes, for a message ("" when nothing guarded);
+- `guarded_what(p)`: what it changes, a phrase naming `p` for a message ("" when nothing guarded);
 - `path_touches(p, folder)`: writing `p` changes `folder` or something in it, whatever the spelling
   of either (`~`, `..`, `//`, symlinks, case on a case-insensitive file system, globs);
 - `kills_guard(argv)`: the `pkill`/`killall`/`pgrep`/`pidof`/`kill` command `argv` selects

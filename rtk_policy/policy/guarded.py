@@ -63,8 +63,11 @@ def state_folders() -> Iterator[Guarded]:
         yield Guarded(folder, "rtk-policy's state folder (audit log, anchor, trust records)")
     for folder in _env_path("XDG_CACHE_HOME", ".cache") + list(MANAGED_CACHES):
         yield Guarded(folder, "rtk-policy's compiled-policy cache")
-    for path in _configured:
-        yield Guarded(path, "rtk-policy's audit log")
+    for path in _configured:  # a moved log, its anchor and rotations (`audit/anchor.py`), its key
+        base = path[: -len(".jsonl")] if path.endswith(".jsonl") else path
+        for place in dict.fromkeys((path, f"{base}.anchor", f"{path}.anchor",
+                                    *(f"{path}.{n}" for n in range(1, 10)))):  # fmt: skip
+            yield Guarded(place, "rtk-policy's audit log")
 
 
 def runtime_folders() -> Iterator[Guarded]:
@@ -210,11 +213,14 @@ def _table() -> tuple[dict[str, str], dict[str, str]]:
 
 
 def guarded_what(path: str) -> str:
-    """What guarded thing writing `path` changes ("" when none); `path` ends in `/` for a tree."""
+    """What guarded thing writing `path` changes, as a phrase naming `path` ("PATH, WHAT" or, for a
+    tree holding it, "PATH, which holds WHAT"); "" when none. `path` ends in `/` for a tree."""
     for form in paths.spellings(path):
-        what = _absolute_what(form) or _anywhere_what(form)
+        what, holds = _absolute_what(form)
+        if not what:
+            what, holds = _anywhere_what(form)
         if what:
-            return what
+            return f"{path}, which holds {what}" if holds else f"{path}, {what}"
     return ""
 
 
@@ -223,23 +229,26 @@ def guarded_path(path: str) -> bool:
     return bool(guarded_what(path))
 
 
-def _absolute_what(form: str) -> str:
-    """What absolute entry the spelling `form` overlaps ("" when none)."""
+def _absolute_what(form: str) -> tuple[str, bool]:
+    """What absolute entry the spelling `form` overlaps ("" when none), and whether `form` is a
+    tree holding it."""
     table, holders = _table()
     if paths.is_pattern(form):
-        return next((what for place, what in table.items() if paths.overlaps(form, place)), "")
+        found = (what for place, what in table.items() if paths.overlaps(form, place))
+        return next(found, ""), False
     probe = bare = form.rstrip("/") or "/"
     while True:
         if probe in table:
-            return table[probe]
+            return table[probe], False
         if probe == "/":
             break
         probe = posixpath.dirname(probe)
-    return holders.get(bare, "") if form.endswith("/") else ""
+    return (holders.get(bare, ""), True) if form.endswith("/") else ("", False)
 
 
-def _anywhere_what(form: str) -> str:
-    """What `ANYWHERE` tail the spelling `form` lies in, or as a tree holds ("" when none)."""
+def _anywhere_what(form: str) -> tuple[str, bool]:
+    """What `ANYWHERE` tail the spelling `form` lies in, or as a tree holds ("" when none), and
+    whether it holds it."""
     words = form.strip("/").split("/")
     fold = paths.case_insensitive(form)
     if fold:
@@ -249,15 +258,17 @@ def _anywhere_what(form: str) -> str:
         for entry in ANYWHERE:
             wanted = entry.path.casefold().split("/") if fold else entry.path.split("/")
             if _tail_in(words, wanted, tree):
-                return entry.what
-        return ""
+                return entry.what, False
+        return "", False
     starts = _STARTS_FOLDED if fold else _STARTS
     for at, word in enumerate(words):
         for wanted, what in starts.get(word, ()):
             rest = words[at : at + len(wanted)]
-            if rest == wanted or (tree and len(rest) < len(wanted) and wanted[: len(rest)] == rest):
-                return what
-    return ""
+            if rest == wanted:
+                return what, False
+            if tree and len(rest) < len(wanted) and wanted[: len(rest)] == rest:
+                return what, True
+    return "", False
 
 
 def _by_first_word(folded: bool) -> dict[str, list[tuple[list[str], str]]]:

@@ -109,7 +109,7 @@ def load_policy_set(
     extra = functions_signature() + schema_signature() + COMPILED_FORMAT + "." + PLANS_FORMAT
     key = cache_key(digest, chosen.name, chosen.version, extra)
     if use_cache:
-        payload = read_cache(key, cache_folder)
+        payload = read_cache(key) if cache_folder is None else read_cache(key, cache_folder)
         if payload is not None:
             try:
                 plans = PlanTables(*payload["plans"])
@@ -141,8 +141,11 @@ def load_policy_set(
         blobs = [chosen.dump(p) for p in state.programs]
         plans = tuple(policies.plan_tables())  # a plain tuple: unpickled without this module
         payload = {"files": files, "rules": rules, "programs": blobs, "expected": expected}
-        extras = {"uses": uses, "plans": plans, "patterns": patterns}
-        write_cache(key, {**payload, **extras}, cache_folder)
+        payload.update(uses=uses, plans=plans, patterns=patterns)
+        if cache_folder is None:
+            write_cache(key, payload)
+        else:
+            write_cache(key, payload, cache_folder)
     return policies
 
 

@@ -180,6 +180,7 @@ def read_policy_file(path: str, text: str) -> tuple[FileSpec | None, list[Proble
     tools = reader.tools(top.get("tools"), SHELL_ONLY)
     if kind == "rewrite" and tools != SHELL_ONLY:
         reader.problem(top["tools"][1], _REWRITE_TOOLS)
+        tools = SHELL_ONLY
     rules = _read_rules(reader, top, root, name or "", kind, tools)
     spec = FileSpec(path, text, name or "", kind, when, consumer, tuple(rules))
     return spec, reader.problems

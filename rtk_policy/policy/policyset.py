@@ -189,11 +189,16 @@ class PolicySet:
     @staticmethod
     def _shell_tools(command_line: CommandLine, context: Context) -> list[dict[str, Any]]:
         """Per segment, the CEL `tool` map of a shell command (the paths the segment writes)."""
-        from rtk_policy.policy.shell_paths import command_writes
+        from rtk_policy.policy.writes import segment_writes
 
         name = context.tool_name or "Bash"
         try:
-            writes = command_writes(command_line, context.cwd)
+            words = [segment_writes(segment) for segment in command_line.segments]
+            if not any(words):  # most commands: nothing to spell out
+                return [tool_value(name, "shell", ())] * len(words)
+            from rtk_policy.policy.shell_paths import command_writes
+
+            writes = command_writes(command_line, context.cwd, words)
         except Exception:  # noqa: BLE001 - facts that cannot be read never hide a write
             writes = (("/",),) * len(command_line.segments)  # the whole tree: asked
         return [tool_value(name, "shell", written) for written in writes]

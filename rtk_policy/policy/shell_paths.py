@@ -11,25 +11,31 @@ folder a `cd` went to, since which branch runs is not known before it runs.
 from __future__ import annotations
 
 import os
-import re
 
 from rtk_policy.policy import paths
-from rtk_policy.policy.writes import WRITERS, segment_writes
+from rtk_policy.policy.writes import segment_writes
+from rtk_policy.util.lazy_re import lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
+    from typing import Any
+
     from rtk_policy.shell.model import CommandLine, Segment
 
 #: spellings kept per written word (a bound for words with many expansions)
 MAX_FORMS = 32
-_EXPANSION = re.compile(
+_EXPANSION = lazy(
+    globals(),
+    "_EXPANSION",
     r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=+?]([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)"
-    r"|\$\([^)]*\)?|`[^`]*`?|\$\{[^}]*\}?|\$[0-9@*#?$!-]"
+    r"|\$\([^)]*\)?|`[^`]*`?|\$\{[^}]*\}?|\$[0-9@*#?$!-]",
 )
-_FOR = re.compile(
-    r"\b(?:for|select)\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\s+([^;\n]*?)\s*(?:;|\n)\s*do\b"
+_FOR = lazy(
+    globals(),
+    "_FOR",
+    r"\b(?:for|select)\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\s+([^;\n]*?)\s*(?:;|\n)\s*do\b",
 )
-_BRACE = re.compile(r"(?<!\$)\{([^{}]*,[^{}]*)\}")
+_BRACE = lazy(globals(), "_BRACE", r"(?<!\$)\{([^{}]*,[^{}]*)\}")
 _DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _MOVES = frozenset({"cd", "pushd"})
 
@@ -41,23 +47,24 @@ _SYSTEM_FACTS = frozenset({"kill", "pkill", "killall", "pgrep", "pidof"})
 def depends_on_system(command_line: CommandLine) -> bool:
     """Whether the facts of `command_line` are read from the file system or the processes (a
     write's symlinks and globs, a killed pid): a decision on it must not be remembered."""
-    return any(
-        s.redirects or s.program in WRITERS or s.program in _SYSTEM_FACTS
-        for s in command_line.segments
-    )
+    return any(s.program in _SYSTEM_FACTS or segment_writes(s) for s in command_line.segments)
 
 
-def command_writes(command_line: CommandLine, cwd: str = "") -> tuple[tuple[str, ...], ...]:
-    """Per segment of `command_line`, the spellings of the paths it writes (trees end in `/`)."""
+def command_writes(
+    command_line: CommandLine, cwd: str = "", words: list[Any] | None = None
+) -> tuple[tuple[str, ...], ...]:
+    """Per segment of `command_line`, the spellings of the paths it writes (trees end in `/`);
+    `words` are the segments' `segment_writes` when the caller has them."""
     segments = command_line.segments
-    if not any(s.redirects or s.program in WRITERS for s in segments):
+    if words is None:
+        words = [segment_writes(s) for s in segments]
+    if not any(words):
         return ((),) * len(segments)
     variables = _loop_values(command_line.text)
     cwds = [cwd or os.getcwd()]
     found = []
-    for segment in segments:
+    for segment, written in zip(segments, words, strict=True):
         _assignments(segment, variables)
-        written = segment_writes(segment)
         found.append(_spelt(written, variables, cwds) if written else ())
         if segment.program in _MOVES:
             target = segment.args[-1] if segment.args else "~"
