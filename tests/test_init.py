@@ -365,14 +365,14 @@ def test_the_installed_command_decides_end_to_end(home, tmp_path, runtime):
         "RTK_POLICY_SERVE_IDLE": "20",
     }
 
-    def decide(shell_command):
+    def decide(shell_command, tool_name="Bash", tool_input=None):
         payload = {
             "session_id": "s1",
             "cwd": str(tmp_path),
             "hook_event_name": "PreToolUse",
-            "tool_name": "Bash",
+            "tool_name": tool_name,
             "tool_use_id": "t1",
-            "tool_input": {"command": shell_command, "description": "d"},
+            "tool_input": tool_input or {"command": shell_command, "description": "d"},
         }
         done = subprocess.run(
             command,
@@ -390,6 +390,8 @@ def test_the_installed_command_decides_end_to_end(home, tmp_path, runtime):
     wait_for_server(env)
     assert decide("git status")["updatedInput"] == {"command": "rtk git status", "description": "d"}
     assert decide("rm -rf /")["permissionDecision"] == "deny"
+    guarded_file = {"file_path": f"{env['HOME']}/.claude/settings.json", "content": "{}"}
+    assert decide("", "Write", guarded_file)["permissionDecision"] == "ask"  # via the engine too
 
 
 def test_doctor_reports_file_tools_that_an_older_init_left_unhooked(home):
