@@ -165,6 +165,42 @@ def test_a_project_cannot_tighten_the_fail_mode_either(project):
     assert load_engine(cwd=str(project)).config.fail_mode == "open"
 
 
+def file_tool(cwd: Path, tool: str, file_path: str) -> dict:
+    """Claude Code's answer (its `hookSpecificOutput`, {} for none) to a file tool call in `cwd`,
+    from the real hook service loading the engine of `cwd`'s layers."""
+    import json
+
+    from rtk_policy.hook.service import answer_payload
+
+    tool_input = {"file_path": file_path, "content": ""}
+    payload = {"tool_name": tool, "tool_input": tool_input, "cwd": str(cwd), "session_id": "s"}
+    answer = answer_payload(json.dumps(payload).encode(), "claude")
+    assert "internal error" not in answer.stderr, answer.stderr
+    return json.loads(answer.stdout).get("hookSpecificOutput", {}) if answer.stdout else {}
+
+
+def test_a_project_cannot_allow_file_tool_writes_either(project):
+    write(
+        project / ".rtk-policy" / "policies" / "tools.yaml",
+        "name: tools\ntools: [write, edit]\nrules:\n"
+        "  - {id: tools-allow-writes, decision: allow, match: 'true'}\n"
+        "  - {id: tools-deny-etc, decision: deny,\n"
+        "     match: 'tool.paths.exists(p, p.startsWith(\"/etc/\"))'}\n",
+    )
+    guarded = file_tool(project, "Write", str(project / ".claude" / "settings.json"))
+    assert guarded.get("permissionDecision") == "ask"
+    assert (
+        file_tool(project, "Write", str(project / "src" / "main.py")).get("permissionDecision")
+        is None
+    )
+    assert file_tool(project, "Write", "/etc/hosts")["permissionDecision"] == "deny"
+    trust_project(project)
+    assert (
+        file_tool(project, "Write", str(project / "src" / "main.py"))["permissionDecision"]
+        == "allow"
+    )
+
+
 def test_a_nested_folder_adds_and_never_replaces(project):
     write(project / ".rtk-policy" / "policies" / "deny.yaml", DENY_FOO.format(name="root"))
     sub = project / "sub" / "deeper"

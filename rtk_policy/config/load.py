@@ -12,6 +12,10 @@ locked_rules = ["claude-deny"]   # managed config only: no config may disable th
 enabled = true
 path = "~/.local/state/rtk-policy/audit.jsonl"
 redact = ["(?i)token=\\S+"]
+key_file = "/etc/rtk-policy/audit.key"   # the chain's hashes are HMAC-SHA256 with this key
+[audit.syslog]
+target = "unix:/dev/log"     # or "udp://127.0.0.1:514", "tcp://127.0.0.1:601" (IP literals)
+facility = "user"            # a syslog facility name: user, auth, authpriv, local0 … local7
 ```
 
 Every key loosens something, so only trusted layers (managed, user, a trusted project) are read; an
@@ -34,6 +38,19 @@ FAIL_MODES = ("open", "closed", "deny")  #: weakest first
 BACKENDS = ("cel-expr", "cel-python")
 _LIST_KEYS = ("exclude_commands", "transparent_prefixes", "disabled_rules", "locked_rules")
 _KNOWN_KEYS = {*_LIST_KEYS, "fail_mode", "backend", "audit"}
+_AUDIT_KEYS = ("enabled", "path", "redact", "max_bytes", "key_file", "syslog")
+_SYSLOG_KEYS = ("target", "facility")
+#: Keys (dotted, as in the file) only the trusted layers may set. Every key is (an untrusted
+#: project's config is ignored whole); the audit keys are named here because a project that could
+#: set them could switch the log off, move it, rotate it away, redact it blank, drop its key or its
+#: syslog copy.
+TRUSTED_ONLY_KEYS = frozenset(
+    {
+        *_KNOWN_KEYS,
+        *(f"audit.{key}" for key in _AUDIT_KEYS),
+        *(f"audit.syslog.{key}" for key in _SYSLOG_KEYS),
+    }
+)
 _MANAGED_ONLY = ("locked_rules",)
 #: the fail mode a trusted config file that does not load stands for (it may have held a
 #: stricter one)
@@ -58,6 +75,9 @@ class Config:
     audit_path: str = ""  #: "" = the default under $XDG_STATE_HOME
     audit_redact: tuple[str, ...] = ()
     audit_max_bytes: int = 10 * 1024 * 1024
+    audit_key_file: str = ""  #: "" = a plain sha256 chain; else its HMAC-SHA256 key
+    audit_syslog: str = ""  #: "" = no forwarding; else the syslog target (`audit/forward.py`)
+    audit_syslog_facility: str = "user"
     sources: tuple[str, ...] = ()  #: the files applied, in order
     locked_rules: tuple[str, ...] = ()  #: rule ids the managed config locks
     problems: tuple[str, ...] = ()  #: config files left out because they did not load
@@ -180,6 +200,11 @@ def config_from_mapping(data: dict[str, object], base: Config | None = None) -> 
         "path": merged.pop("audit_path"),
         "redact": merged.pop("audit_redact"),
         "max_bytes": merged.pop("audit_max_bytes"),
+        "key_file": merged.pop("audit_key_file"),
+        "syslog": {
+            "target": merged.pop("audit_syslog"),
+            "facility": merged.pop("audit_syslog_facility"),
+        },
     }
     merged["audit"] = audit
     for key, value in data.items():
@@ -223,9 +248,8 @@ def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
     audit = data.get("audit", {})
     if not isinstance(audit, dict):
         raise ConfigError("config: [audit] must be a table")
-    unknown = sorted(set(audit) - {"enabled", "path", "redact", "max_bytes"})
-    if unknown:
-        raise ConfigError(f"config: unknown key {unknown[0]!r} in [audit]")
+    _known_keys(audit, _AUDIT_KEYS, "audit")
+    target, facility = _syslog(audit.get("syslog", {}))
     return Config(
         exclude_commands=_string_list(data, "exclude_commands"),
         transparent_prefixes=_string_list(data, "transparent_prefixes"),
@@ -236,6 +260,9 @@ def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
         audit_path=_typed(audit, "path", str, ""),
         audit_redact=_string_list(audit, "redact"),
         audit_max_bytes=_typed(audit, "max_bytes", int, 10 * 1024 * 1024),
+        audit_key_file=_typed(audit, "key_file", str, ""),
+        audit_syslog=target,
+        audit_syslog_facility=facility,
         sources=sources,
         locked_rules=_string_list(data, "locked_rules"),
     )
@@ -246,3 +273,29 @@ def _typed(table: dict, key: str, kind: type, default: object) -> object:  # typ
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise ConfigError(f"config: [audit] {key} must be a {kind.__name__}")
     return value
+
+
+def _known_keys(table: dict[str, object], known: tuple[str, ...], name: str) -> None:
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise ConfigError(f"config: unknown key {unknown[0]!r} in [{name}]")
+
+
+def _syslog(table: object) -> tuple[str, str]:
+    """(target, facility) of `[audit.syslog]`, checked (`audit/forward.py` says what is valid)."""
+    if not isinstance(table, dict):
+        raise ConfigError("config: [audit.syslog] must be a table")
+    _known_keys(table, _SYSLOG_KEYS, "audit.syslog")
+    target, facility = table.get("target", ""), table.get("facility", "user")
+    if not isinstance(target, str) or not isinstance(facility, str):
+        raise ConfigError("config: audit.syslog target and facility must be strings")
+    if target or facility != "user":
+        from rtk_policy.audit import forward
+
+        try:
+            forward.facility_code(facility)
+            if target:
+                forward.parse_target(target)
+        except ValueError as error:
+            raise ConfigError(f"config: {error}") from None
+    return target, facility

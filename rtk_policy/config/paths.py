@@ -17,12 +17,12 @@ setting `MANAGED_DIR` and `MANAGED_OWNER_UID` on this module. Paths are strings 
 from __future__ import annotations
 
 import os
-import sys
 
-#: The managed (system) layer's folder. Fixed in code; tests replace it on the module.
-MANAGED_DIR = (
-    "/Library/Application Support/rtk-policy" if sys.platform == "darwin" else "/etc/rtk-policy"
-)
+from rtk_policy.config.managed import managed_folder
+
+#: The managed (system) layer's folder (`config/managed.py` keeps it per platform). Fixed in
+#: code; tests replace it on the module.
+MANAGED_DIR = managed_folder()
 #: The owner every managed file must have (root); tests replace it on the module.
 MANAGED_OWNER_UID = 0
 #: The folder name of a project layer.

@@ -36,15 +36,27 @@ def load_layered(
     cwd: str | None,
     use_cache: bool,
     strict: bool,
+    system: bool = False,
+    system_root: str = "/",
 ) -> Engine:
     """The engine of the layers for `cwd` (policies: `policy_paths` instead, when given; config:
-    `config_path` alone, when given). `strict`: any file that does not load raises instead."""
+    `config_path` instead of the user's and the projects', when given). `strict`: any file that
+    does not load raises instead. `system`: the managed layer under `system_root` alone, through
+    the system cache (`config/managed.py`)."""
     from rtk_policy.config.layers import find_layers
     from rtk_policy.config.load import ConfigError, load_config
     from rtk_policy.engine.pipeline import Engine
     from rtk_policy.policy.load import expand_paths, load_policy_set, packs_dir, read_sources
 
-    layers = find_layers(cwd)
+    cache_folder = None
+    if system:
+        from rtk_policy.config.managed import system_layer
+
+        layers = system_layers(system_root)
+        cache_folder = system_layer(system_root)[2]
+        use_cache = use_cache and cache_folder is not None
+    else:
+        layers = find_layers(cwd)
     config = load_config(config_path=config_path, layers=layers)
     problems = [problem for layer in layers for problem in layer.problems] + list(config.problems)
     if strict and problems:
@@ -52,13 +64,17 @@ def load_layered(
     chosen = backend or config.backend or None
     policy_layers = () if policy_paths else layers  # the layers whose policy files are loaded
     if policy_paths:  # named by the caller: trusted as named
-        policies = load_policy_set(policy_paths, chosen, use_cache, partial=not strict)
+        policies = load_policy_set(
+            policy_paths, chosen, use_cache, partial=not strict, cache_folder=cache_folder
+        )
     else:
         packs = packs_dir()
         sources, unread = read_sources(expand_paths([packs] if packs else []))
         problems += [problem.render() for problem in unread]
         sources += [source for layer in layers for source in layer.policies]
-        policies = load_policy_set([], chosen, use_cache, sources=sources, partial=not strict)
+        policies = load_policy_set(
+            [], chosen, use_cache, sources=sources, partial=not strict, cache_folder=cache_folder
+        )
     problems += [_first_line(problem.render()) for problem in policies.problems]
     rules = policies.rules  # type: ignore[attr-defined]
     locked = locked_rules(policy_layers, rules, config)
@@ -70,6 +86,18 @@ def load_layered(
         notices.append(f"locked by the managed policy, not disabled: {', '.join(kept)}")
     config = record.evolve(config, disabled_rules=disabled)
     return Engine(policies, config, tuple(problems), tuple(notices), tuple(suppressed))
+
+
+def system_layers(root: str = "/") -> tuple[Layer, ...]:
+    """The layers of a machine-wide install's hook: the managed folder under `root` alone (when it
+    exists), trusted as `init --system` set it up (`config/managed.py`)."""
+    import os
+
+    from rtk_policy.config.layers import read_layer
+    from rtk_policy.config.managed import managed_folder
+
+    folder = managed_folder(root)
+    return (read_layer(MANAGED, folder),) if os.path.isdir(folder) else ()
 
 
 def locked_rules(layers: tuple[Layer, ...], rules: tuple[Any, ...], config: Config) -> set[str]:

@@ -9,9 +9,14 @@ from __future__ import annotations
 from rtk_policy.config.load import Config
 from rtk_policy.decision import Decision, decide
 from rtk_policy.engine.rewrite import assemble_rewrite
-from rtk_policy.policy.model import Context, Evaluation
+from rtk_policy.policy.model import Context, Evaluation, ToolCall
 from rtk_policy.shell import CommandLine, parse
+from rtk_policy.shell.model import Segment
 from rtk_policy.util import record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @record.frozen
@@ -66,11 +71,27 @@ class Engine:
                 rewritten_line, context, trace, deny_only=True
             )
         decision = decide(command_line, evaluation, rewrite, recheck)
-        if self.problems or self.notices:
-            from rtk_policy.engine.layered import with_layer_state
+        return Outcome(command_line, evaluation, self._layer_state(decision))
 
-            decision = with_layer_state(decision, self.problems, self.notices)
-        return Outcome(command_line, evaluation, decision)
+    def evaluate_tool(self, call: ToolCall, context: Context, trace: bool = False) -> Outcome:
+        """Evaluate the rules on a tool call that is not a shell command (`tools:` of its kind),
+        its paths spelt out against the context's cwd, and combine them: never a rewrite."""
+        from rtk_policy.policy.facts import tool_call_value
+
+        command_line = tool_command_line(call)
+        tool = tool_call_value(call, context.cwd)
+        policies: Any = self.policies
+        evaluation = policies.evaluate_tool(command_line, tool, context, trace)
+        decision = decide(command_line, evaluation, None)
+        return Outcome(command_line, evaluation, self._layer_state(decision))
+
+    def _layer_state(self, decision: Decision) -> Decision:
+        """`decision` raised to at least ask when files did not load, with the layers' notices."""
+        if not (self.problems or self.notices):
+            return decision
+        from rtk_policy.engine.layered import with_layer_state
+
+        return with_layer_state(decision, self.problems, self.notices)
 
     def decide(self, text: str, context: Context) -> Decision:
         """The `Decision` for `text` under `context`; the rewritten command is re-checked for deny.
@@ -78,6 +99,39 @@ class Engine:
         `rtk` is a transparent wrapper in the shell stage, so `rtk rm -rf /` is still seen as `rm`.
         """
         return self.evaluate(text, context).decision
+
+
+def _guard_configured(config: Config) -> None:
+    """Tell the guarded list (`policy/guarded.py`) about the files the config moved (the audit log,
+    its key), without importing it when there are none and it was never needed."""
+    import sys
+
+    chosen = (config.audit_path, getattr(config, "audit_key_file", ""))
+    if any(chosen) or "rtk_policy.policy.guarded" in sys.modules:
+        from rtk_policy.policy.guarded import remember_configured
+
+        remember_configured(*chosen)
+
+
+def tool_command_line(call: ToolCall) -> CommandLine:
+    """The one-segment command line that stands for a tool call in the audit log and in CEL's
+    `segment` and `command`: `NAME PATH…` (the program is the tool's name, the arguments its
+    paths)."""
+    argv = (call.name, *call.paths_written, *call.paths_read)
+    text = " ".join(argv)
+    segment = Segment(
+        index=0, text=text, start=-1, end=-1, program=call.name, program_path=call.name,
+        argv=argv, args=argv[1:], raw_words=argv, subcommand="", flags=(), env=(), wrappers=(),
+        prefix="", command=text, suffix="", redirects=(), match_text=text, pipeline_index=0,
+        pipeline_size=1, pipeline_before=(), pipeline_after=(), pipe_stderr=False,
+        operator_before="", operator_after="", background=False, negated=False, depth=0,
+        origin="top", parent=-1, dynamic_program=False, rewritable=False,
+    )  # fmt: skip
+    return CommandLine(
+        text=text, segments=(segment,), parse_error=False, has_substitution=False,
+        has_heredoc=False, has_here_string=False, has_file_redirect=False, unattestable=False,
+        multiline=False, rewrite_refused=True, error="",
+    )  # fmt: skip
 
 
 def _valid_unicode(text: str) -> str:
@@ -98,12 +152,21 @@ def load_engine(
     cwd: str | None = None,
     use_cache: bool = True,
     strict: bool = False,
+    system: bool = False,
+    system_root: str = "/",
 ) -> Engine:
     """Load the config and policies of the layers for `cwd` (`engine/layered.py`), or the
     `policy_paths` and `config_path` given instead, into an `Engine`.
 
     A file that does not load is left out and makes every answer at least ask; `strict` (check,
-    test, replay) raises `PolicyLoadError` or `ConfigError` for it instead."""
+    test, replay) raises `PolicyLoadError` or `ConfigError` for it instead. `system` (a
+    machine-wide install, `hook --system`): only what the agent's user cannot write — the shipped
+    packs and the managed folder's policies and config (`config/managed.py`, under `system_root`),
+    compiled through the root-owned system cache; no user or project file."""
     from rtk_policy.engine.layered import load_layered
 
-    return load_layered(policy_paths, backend, config_path, cwd, use_cache, strict)
+    engine = load_layered(
+        policy_paths, backend, config_path, cwd, use_cache, strict, system, system_root
+    )
+    _guard_configured(engine.config)
+    return engine

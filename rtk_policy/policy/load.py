@@ -34,6 +34,12 @@ def packs_dir() -> str | None:
         return checkout if os.path.isdir(checkout) else None
 
 
+def shipped_packs() -> list[str]:
+    """The folder of the shipped packs, as a search path ([] when it cannot be found)."""
+    packs = packs_dir()
+    return [packs] if packs is not None else []
+
+
 def policy_search_path(cwd: str | None = None) -> list[str]:
     """The policy folders of every layer, each only if it exists: the shipped packs, the managed
     layer's, the user's, then each project layer's (outermost first, `config.paths`)."""
@@ -46,7 +52,8 @@ def policy_search_path(cwd: str | None = None) -> list[str]:
 
 def with_shipped(paths: list[str], shipped: bool = True) -> list[str]:
     """`paths` after the shipped packs (unless `shipped` is False): what a team's CI pins is "the
-    shipped packs plus ours", so a snapshot never pins `rm -rf /` as no opinion by leaving them out."""
+    shipped packs plus ours", so a snapshot never pins `rm -rf /` as no opinion by leaving them
+    out."""
     packs = packs_dir() if shipped else None
     if packs is None:
         return list(paths)
@@ -86,13 +93,15 @@ def load_policy_set(
     *,
     sources: list[tuple[str, bytes]] | None = None,
     partial: bool = False,
+    cache_folder: str | None = None,
 ) -> PolicySet:
     """Load, validate and compile the policy files (folders expanded), or `sources` ((path, bytes)
     already read) instead of `paths`.
 
     A file with a problem fails the load (`PolicyLoadError`, every problem listed); with `partial`,
     such a file alone is left out and the set holds the rest, its `problems` saying what was left
-    out and why (the engine then asks about every command, `engine/layered.py`)."""
+    out and why (the engine then asks about every command, `engine/layered.py`). The compiled
+    cache is `cache_folder` (default: the user's, `cache.cache_dir()`)."""
     chosen = get_backend(backend or os.environ.get("RTK_POLICY_BACKEND") or None)
     unread: list[Problem] = []
     if sources is None:
@@ -103,20 +112,20 @@ def load_policy_set(
     extra = functions_signature() + schema_signature() + COMPILED_FORMAT + "." + PLANS_FORMAT
     key = cache_key(digest, chosen.name, chosen.version, extra)
     if use_cache:
-        found = _cached(key, chosen, digest)
+        found = _cached(key, chosen, digest, cache_folder)
         if found is not None:
             return _checked(found, unread, partial)
     policies, payload = _compile(sources, chosen, digest, partial)
     if use_cache:
         plans = tuple(policies.plan_tables())  # a plain tuple: unpickled without this module
         blobs = [chosen.dump(program) for program in payload["programs"]]
-        write_cache(key, {**payload, "programs": blobs, "plans": plans})
+        write_cache(key, {**payload, "programs": blobs, "plans": plans}, cache_folder)
     return _checked(policies, unread, partial)
 
 
-def _cached(key: str, chosen: Any, digest: str) -> PolicySet | None:
-    """The policy set stored under `key` in the compiled cache, or None."""
-    payload = read_cache(key)
+def _cached(key: str, chosen: Any, digest: str, folder: str | None) -> PolicySet | None:
+    """The policy set stored under `key` in the compiled cache (in `folder`), or None."""
+    payload = read_cache(key, folder)
     if payload is None:
         return None
     try:
