@@ -119,7 +119,11 @@ def load_policy_set(
     if use_cache:
         plans = tuple(policies.plan_tables())  # a plain tuple: unpickled without this module
         blobs = [chosen.dump(program) for program in payload["programs"]]
-        write_cache(key, {**payload, "programs": blobs, "plans": plans}, cache_folder)
+        stored = {**payload, "programs": blobs, "plans": plans}
+        if cache_folder is None:
+            write_cache(key, stored)
+        else:
+            write_cache(key, stored, cache_folder)
     return _checked(policies, unread, partial)
 
 
