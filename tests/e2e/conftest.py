@@ -22,6 +22,7 @@ from .sandbox import Sandbox
 
 HERE = Path(__file__).resolve().parent
 FORMS = ("thin", "in-process")  #: the two hook commands `init` writes: default, --in-process
+NO_HOOK = "no-hook"  #: a world without rtk-policy: the control of a scenario
 
 USER_POLICY = """\
 name: e2e-user
@@ -86,14 +87,16 @@ class World:
 
 
 def make_world(root: Path, cache: Path, name: str, form: str, **sandbox_options: Any) -> World:
-    """Configure agent NAME in a sandbox under `root` and install our hook in `form`."""
+    """Configure agent NAME in a sandbox under `root` and install our hook in `form` (none for
+    `NO_HOOK`)."""
     agent = AGENTS[name]
     clis = require_cli(agent)
     sandbox = Sandbox(root, cache, **sandbox_options)
     agent.setup(sandbox)
     sandbox.user_policy("e2e-user", USER_POLICY)
-    sandbox.init(agent.name, in_process=form == "in-process")
-    agent.after_init(sandbox)
+    if form != NO_HOOK:
+        sandbox.init(agent.name, in_process=form == "in-process")
+        agent.after_init(sandbox)
     return World(agent, sandbox, clis, form)
 
 

@@ -13,9 +13,11 @@ Offline starts (agents-real.md): Claude Code `ANTHROPIC_BASE_URL`; Codex a custo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,6 +129,13 @@ class Agent:
         """The CLI's debug log of the last run, where it writes one."""
         return ""
 
+    @contextlib.contextmanager
+    def own_deny_rule(self, sandbox: Sandbox, prefix: str) -> Iterator[tuple[str, ...]]:
+        """The agent's own rule denying commands that start with `prefix` (its words), in force
+        while the context lasts; yields the flags of a permissive run with the rule."""
+        raise NotImplementedError
+        yield ()
+
 
 class Claude(Agent):
     """Claude Code: `claude -p PROMPT --output-format stream-json --verbose`, default mode."""
@@ -159,6 +168,11 @@ class Claude(Agent):
             **self.env,
         )
 
+    @contextlib.contextmanager
+    def own_deny_rule(self, sandbox: Sandbox, prefix: str) -> Iterator[tuple[str, ...]]:
+        """A command-line deny rule, `--disallowedTools 'Bash(PREFIX:*)'`."""
+        yield (*self.permissive, "--disallowedTools", f"Bash({prefix}:*)")
+
     def debug_log(self, sandbox: Sandbox) -> str:
         """`--debug-file` of the last run."""
         path = sandbox.root / "claude-debug.txt"
@@ -188,6 +202,23 @@ class Codex(Agent):
     def after_init(self, sandbox: Sandbox) -> None:
         """Trust the hooks `init` installed, as the user's review in `/hooks` does."""
         codex_trust.trust_all(self.codex_home(sandbox))
+
+    @contextlib.contextmanager
+    def own_deny_rule(self, sandbox: Sandbox, prefix: str) -> Iterator[tuple[str, ...]]:
+        """An execpolicy rule, `prefix_rule(pattern=[...], decision="forbidden")` in
+        `$CODEX_HOME/rules/e2e.rules`, removed afterwards."""
+        rules = self.codex_home(sandbox) / "rules"
+        rules.mkdir(exist_ok=True)
+        path = rules / "e2e.rules"
+        pattern = json.dumps(prefix.split())
+        path.write_text(
+            f'prefix_rule(pattern={pattern}, decision="forbidden",\n'
+            '            justification="e2e: the agent\'s own deny rule")\n'
+        )
+        try:
+            yield self.permissive
+        finally:
+            path.unlink()
 
     def argv(self, sandbox: Sandbox, model: FakeModel, flags: tuple[str, ...]) -> list[str]:
         """`exec --json` pointed at this run's model."""
@@ -225,6 +256,19 @@ class Gemini(Agent):
         trusted = {str(sandbox.root / "work"): "TRUST_FOLDER"}
         (folder / "trustedFolders.json").write_text(json.dumps(trusted, indent=2) + "\n")
 
+    @contextlib.contextmanager
+    def own_deny_rule(self, sandbox: Sandbox, prefix: str) -> Iterator[tuple[str, ...]]:
+        """A policy-engine deny rule (`commandPrefix`), loaded with `--policy FILE`."""
+        path = sandbox.root / "gemini-deny.toml"
+        path.write_text(
+            '[[rule]]\ntoolName = "run_shell_command"\n'
+            f'commandPrefix = {json.dumps(prefix)}\ndecision = "deny"\npriority = 900\n'
+        )
+        try:
+            yield (*self.permissive, "--policy", str(path))
+        finally:
+            path.unlink()
+
     def argv(self, sandbox: Sandbox, model: FakeModel, flags: tuple[str, ...]) -> list[str]:
         """`-p` with JSON output."""
         return ["-p", PROMPT, "--output-format", "json", *flags]
@@ -236,6 +280,11 @@ class Gemini(Agent):
 
 class Copilot(Agent):
     """Copilot CLI, BYOK offline: `copilot -p PROMPT` (`--allow-all-tools` when permissive)."""
+
+    @contextlib.contextmanager
+    def own_deny_rule(self, sandbox: Sandbox, prefix: str) -> Iterator[tuple[str, ...]]:
+        """A command-line deny rule, `--deny-tool 'shell(PREFIX)'`."""
+        yield (*self.permissive, f"--deny-tool=shell({prefix})")
 
     def argv(self, sandbox: Sandbox, model: FakeModel, flags: tuple[str, ...]) -> list[str]:
         """`-p`."""

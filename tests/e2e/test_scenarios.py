@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import FORMS
+from .conftest import FORMS, NO_HOOK
 
 AGENT_NAMES = ("claude", "codex", "gemini", "copilot")
 
@@ -25,6 +25,15 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
     "hook failed and runs the command",
     ("gemini", "ask"): "issue 16: our ask is decision 'ask_user', which Gemini's hook code does "
     "not know and treats as allow; the command runs",
+    **{
+        (agent, "own_deny_rule_rewritten"): "issue 16 point 4 / issue 17 point 3: the agent "
+        "matches its own deny rule (on `git push`) against our rewrite `rtk git push origin "
+        "main`, which it does not match: the push runs"
+        for agent in AGENT_NAMES
+    },
+    ("gemini", "rewrite_keeps_arguments"): "issue 16: the rewrite sends only `command` in "
+    "hookSpecificOutput.tool_input, which Gemini uses as the whole tool input: dir_path is "
+    "dropped and the command runs in the project folder",
 }
 
 
@@ -33,7 +42,7 @@ def worlds(scenario: str, agents: tuple[str, ...] = AGENT_NAMES, forms: tuple[st
     params = []
     for agent in agents:
         for form in forms:
-            reason = KNOWN_FAILURES.get((agent, scenario))
+            reason = form != NO_HOOK and KNOWN_FAILURES.get((agent, scenario))
             marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
             params.append(pytest.param((agent, form), id=f"{agent}-{form}", marks=marks))
     return pytest.mark.parametrize("world", params, indirect=True)
@@ -109,3 +118,48 @@ def test_no_opinion(world):
     assert not world.sandbox.rtk_calls() or all(
         c != str(work) for c, _ in world.sandbox.rtk_calls()
     ), run.describe()
+
+
+#: Per agent: one more argument of the shell call whose effect a test can see, the folder
+#: (below the repository) the rewritten command must run in, and text the model must see.
+KEPT_ARGUMENT = {
+    "claude": ({"run_in_background": True}, "", "Command running in background"),
+    "codex": ({"workdir": "sub"}, "sub", "On branch main"),
+    "gemini": ({"dir_path": "sub"}, "sub", "On branch main"),
+    "copilot": ({"mode": "async"}, "", "command started in background"),
+}
+
+
+@worlds("rewrite_keeps_arguments")
+def test_rewrite_keeps_arguments(world):
+    """A rewrite changes only the command: the call's other arguments still apply (Claude Code
+    `run_in_background`, Codex `workdir`, Gemini `dir_path`, Copilot `mode`)."""
+    work = world.sandbox.repo("kept-arguments")
+    (work / "sub").mkdir()
+    argument, folder, seen = KEPT_ARGUMENT[world.agent.name]
+    run = world.run(work, "git status", tool_args=argument)
+    assert (str(work / folder).rstrip("/"), "git status") in world.sandbox.rtk_calls(), (
+        run.describe()
+    )
+    assert seen in run.model.tool_results[0], run.describe()
+
+
+@worlds("own_deny_rule", forms=(*FORMS, NO_HOOK))
+def test_own_deny_rule(world):
+    """The agent's own deny rule still stops a command we have no opinion on."""
+    work = world.sandbox.repo("own-deny")
+    with world.agent.own_deny_rule(world.sandbox, "mkdir own-deny") as flags:
+        run = world.run(work, "mkdir own-deny", flags=flags)
+    assert not (work / "own-deny").exists(), run.describe()
+
+
+@worlds("own_deny_rule_rewritten", forms=(*FORMS, NO_HOOK))
+def test_own_deny_rule_rewritten(world):
+    """The agent's own deny rule on `git push` still stops `git push origin main`, which we
+    would rewrite to `rtk git push origin main` (issue 16 point 4, issue 17 point 3). The
+    no-hook world is the control: the agent's rule alone stops it."""
+    work = world.sandbox.repo("own-deny-rewritten")
+    with world.agent.own_deny_rule(world.sandbox, "git push") as flags:
+        run = world.run(work, "git push origin main", flags=flags)
+    assert not world.sandbox.remote_has("own-deny-rewritten"), run.describe()
+    assert not [c for c in world.sandbox.rtk_calls() if c[0] == str(work)], run.describe()
