@@ -91,6 +91,7 @@ def make_world(root: Path, cache: Path, name: str, form: str, **sandbox_options:
     `NO_HOOK`)."""
     agent = AGENTS[name]
     clis = require_cli(agent)
+    root.mkdir(parents=True, exist_ok=True)
     sandbox = Sandbox(root, cache, **sandbox_options)
     agent.setup(sandbox)
     sandbox.user_policy("e2e-user", USER_POLICY)
