@@ -14,7 +14,8 @@ since the identity goes through TOML, which has no null. So the hash covers the 
 matcher, the command line, the timeout and async: any change to them — `rtk-policy init`
 writing another command, a timeout added — makes the hook "modified", which Codex does not run
 until the user reviews it again. `codex app-server` answers `hooks/list` with each hook's `key`,
-`currentHash` and `trustStatus`; `test_codex.py` checks this module against that answer.
+`currentHash` and `trustStatus` (`codex_app.AppServer.hooks_list`); `test_codex.py` checks
+this module against that answer.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -80,41 +79,3 @@ def trust_all(codex_home: Path) -> dict[str, str]:
         text += f'\n[hooks.state.{json.dumps(key)}]\ntrusted_hash = "{digest}"\n'
     config.write_text(text)
     return states
-
-
-def hooks_list(codex: Path, env: dict[str, str], cwd: Path, timeout: float = 30) -> list[dict]:
-    """The hooks `codex app-server` reports for `cwd` (JSON-RPC over stdio: initialize, then
-    `hooks/list`), each with `key`, `command`, `currentHash` and `trustStatus`."""
-    requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {"clientInfo": {"name": "rtk-policy-e2e", "version": "0"}},
-        },
-        {"jsonrpc": "2.0", "method": "initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {}},
-    ]
-    with subprocess.Popen(
-        [str(codex), "app-server"],
-        cwd=cwd,
-        env=env,
-        text=True,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    ) as server:
-        assert server.stdin is not None and server.stdout is not None
-        timer = threading.Timer(timeout, server.kill)
-        timer.start()
-        try:
-            server.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
-            server.stdin.flush()
-            for line in server.stdout:
-                message = json.loads(line)
-                if message.get("id") == 2:
-                    return [hook for entry in message["result"]["data"] for hook in entry["hooks"]]
-            raise AssertionError("codex app-server closed without answering hooks/list")
-        finally:
-            timer.cancel()
-            server.kill()

@@ -34,6 +34,11 @@ rules:
     programs: [rm]
     match: segment.args.exists(a, a.contains("keep-me"))
     message: '"e2e user policy: the keep-me folder stays"'
+  - id: e2e-allowed-marker
+    decision: allow
+    programs: [touch]
+    match: segment.args == ["allowed.marker"]
+    message: '"e2e user policy: allowed.marker may be touched"'
 """
 
 
@@ -86,9 +91,18 @@ class World:
         return self.agent.run(self.clis, self.sandbox, work, command, **options)
 
 
-def make_world(root: Path, cache: Path, name: str, form: str, **sandbox_options: Any) -> World:
+def make_world(
+    root: Path,
+    cache: Path,
+    name: str,
+    form: str,
+    *,
+    user_steps: bool = True,
+    **sandbox_options: Any,
+) -> World:
     """Configure agent NAME in a sandbox under `root` and install our hook in `form` (none for
-    `NO_HOOK`)."""
+    `NO_HOOK`), then take the user's steps after `init` (Codex: trust it) unless not
+    `user_steps`."""
     agent = AGENTS[name]
     clis = require_cli(agent)
     root.mkdir(parents=True, exist_ok=True)
@@ -97,7 +111,8 @@ def make_world(root: Path, cache: Path, name: str, form: str, **sandbox_options:
     sandbox.user_policy("e2e-user", USER_POLICY)
     if form != NO_HOOK:
         sandbox.init(agent.name, in_process=form == "in-process")
-        agent.after_init(sandbox)
+        if user_steps:
+            agent.after_init(sandbox)
     return World(agent, sandbox, clis, form)
 
 

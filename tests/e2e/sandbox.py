@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -27,6 +28,11 @@ exec "$@"
 """
 
 GIT_IDENTITY = ("-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid")
+
+
+def prose(text: str) -> str:
+    """`text` without its file paths (a sandbox path may spell "rtk-policy" or "untrusted")."""
+    return re.sub(r"\S*/\S*", "", text)
 
 
 def rtk_policy_script() -> Path:
@@ -100,13 +106,22 @@ class Sandbox:
         return env
 
     def init(self, agent: str, *, in_process: bool = False, **env: str) -> str:
-        """Run `rtk-policy init --global --agent AGENT [--in-process]`; its stdout."""
+        """Run `rtk-policy init --global --agent AGENT [--in-process]`; its output (stdout, then
+        stderr)."""
         argv = [str(self.rtk_policy), "init", "--global", "--agent", agent]
         if in_process:
             argv.append("--in-process")
-        done = subprocess.run(argv, env=self.env(**env), capture_output=True, text=True)
+        done = subprocess.run(
+            argv, cwd=self.root, env=self.env(**env), capture_output=True, text=True
+        )
         assert done.returncode == 0, f"rtk-policy init failed: {done.stderr}"
-        return done.stdout
+        return done.stdout + done.stderr
+
+    def doctor(self) -> str:
+        """`rtk-policy doctor`'s output (stdout, then stderr) in this HOME."""
+        argv = [str(self.rtk_policy), "doctor"]
+        done = subprocess.run(argv, cwd=self.root, env=self.env(), capture_output=True, text=True)
+        return done.stdout + done.stderr
 
     def user_policy(self, name: str, text: str) -> Path:
         """Write a user policy file, `$XDG_CONFIG_HOME/rtk-policy/policies/NAME.yaml`."""

@@ -163,3 +163,13 @@ def test_own_deny_rule_rewritten(world):
         run = world.run(work, "git push origin main", flags=flags)
     assert not world.sandbox.remote_has("own-deny-rewritten"), run.describe()
     assert not [c for c in world.sandbox.rtk_calls() if c[0] == str(work)], run.describe()
+
+
+@worlds("allow_user_policy")
+def test_allow_user_policy(world):
+    """A command a user policy allows runs — in Claude Code's default mode too, unprompted."""
+    work = world.sandbox.repo("allow-user")
+    flags = () if world.agent.name == "claude" else None
+    run = world.run(work, "touch allowed.marker", flags=flags)
+    decided(world, work, "allow")
+    assert (work / "allowed.marker").exists(), run.describe()
