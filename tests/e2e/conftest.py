@@ -98,13 +98,14 @@ def make_world(
     form: str,
     *,
     user_steps: bool = True,
+    cli: bool = True,
     **sandbox_options: Any,
 ) -> World:
     """Configure agent NAME in a sandbox under `root` and install our hook in `form` (none for
     `NO_HOOK`), then take the user's steps after `init` (Codex: trust it) unless not
-    `user_steps`."""
-    agent = AGENTS[name]
-    clis = require_cli(agent)
+    `user_steps`. Without `cli` (Cursor) no CLI is needed: only the hook is installed."""
+    agent = AGENTS[name] if cli else Agent(name, "", "")
+    clis = require_cli(agent) if cli else clis_folder()
     root.mkdir(parents=True, exist_ok=True)
     sandbox = Sandbox(root, cache, **sandbox_options)
     agent.setup(sandbox)
