@@ -39,7 +39,7 @@ def test_ask_is_honoured_headless(gemini):
     approval that never comes: the run hangs until it is killed."""
     work = gemini.sandbox.repo("probe-ask")
     answer(gemini, decision="ask", reason="probe asks")
-    run = gemini.run(work, "touch ran.marker", timeout=20)
+    run = gemini.run(work, "touch ran.marker", timeout=15)
     assert not (work / "ran.marker").exists(), run.describe()
     assert run.timed_out and run.model.tool_results == [], run.describe()
 
