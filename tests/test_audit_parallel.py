@@ -8,15 +8,16 @@ import sys
 import textwrap
 from pathlib import Path
 
-from rtk_policy.audit_verify import verify
+from rtk_policy.audit import anchor as audit_anchor
+from rtk_policy.audit.verify import verify
 
 PROCESSES, CALLS = 16, 200
 
 WRITER = textwrap.dedent(
     """
     import sys
-    from rtk_policy import audit
-    from rtk_policy.config import Config
+    from rtk_policy.audit import log as audit
+    from rtk_policy.config.load import Config
     from rtk_policy.decision import Decision
 
     path, worker, calls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -58,6 +59,9 @@ def test_parallel_writers_lose_nothing(tmp_path: Path) -> None:
 
     result = verify(str(log))
     assert result.ok and result.records == PROCESSES * CALLS
+    anchor, why = audit_anchor.load(audit_anchor.anchor_path(str(log)))
+    assert why == "" and anchor["records"] == PROCESSES * CALLS  # no append missed the anchor
+    assert anchor["head"] == records[-1]["hash"] and anchor["files"][0]["size"] == len(raw)
 
 
 def test_deleting_a_middle_line_after_a_parallel_run_is_named(tmp_path: Path) -> None:
