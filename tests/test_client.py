@@ -244,7 +244,10 @@ def test_init_serve_installs_the_thin_client_and_uninstall_removes_it(env, tmp_p
                                                      "permissionDecisionReason": "R",
                                                      "permissionDecision": "ask"}}),
         ("copilot", "deny", {"permissionDecisionReason": "R", "permissionDecision": "deny"}),
-        ("gemini", "closed", {"decision": "ask_user", "reason": "R"}),
+        ("gemini", "closed", {"decision": "ask", "reason": "R", "systemMessage": "R"}),
+        ("codex", "closed", {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                                    "permissionDecisionReason": "R",
+                                                    "permissionDecision": "deny"}}),
         ("cursor", "deny", {"continue": True, "permission": "deny", "user_message": "R",
                             "agent_message": "R"}),
     ],
@@ -263,7 +266,8 @@ def test_a_broken_install_answers_like_the_delegate_script(monkeypatch, agent, m
         return
     answer = json.loads(out)
     for shape in (answer, answer.get("hookSpecificOutput", {})):
-        for key in ("reason", "permissionDecisionReason", "user_message", "agent_message"):
+        for key in ("reason", "permissionDecisionReason", "user_message", "agent_message",
+                    "systemMessage"):
             if key in shape:
                 assert "ImportError: x" in shape[key]
                 shape[key] = "R"

@@ -1,9 +1,11 @@
 """Cursor (reference agent-hooks §1.8, rtk-behaviour §5.5).
 
-Two events: `beforeShellExecution` (top-level `command`; no rewrite channel) and the generic `preToolUse`
-(`tool_input.command`; rewrites go in `updated_input`). Answers
-`{"continue": true, "permission": allow|ask|deny, "user_message"?, "agent_message"?, "updated_input"?}`;
-no opinion is `{}` (Cursor treats invalid output from a permission hook as a block, so we always print).
+Two events: `beforeShellExecution` (top-level `command`; no rewrite channel) and the generic
+`preToolUse` (`tool_input.command`; rewrites go in `updated_input`). Answers `{"continue": true,
+"permission": allow|ask|deny, "user_message"?, "agent_message"?, "updated_input"?}`
+(`updated_input`: the whole tool input, only `command` changed); no opinion is `{}` (Cursor treats
+invalid output from a permission hook as a block, so we always print). Checked against Cursor's
+documented hook schema only: Cursor has no CLI that runs offline, so no end-to-end test drives it.
 """
 
 from __future__ import annotations
@@ -39,15 +41,17 @@ def parse_request(payload: dict[str, Any]) -> HookRequest | None:
     )
 
 
-def output(permission: str, user: str = "", agent: str = "", rewritten: str | None = None) -> str:
-    """The Cursor JSON line."""
+def output(
+    permission: str, user: str = "", agent: str = "", updated: dict[str, Any] | None = None
+) -> str:
+    """The Cursor JSON line (`updated`: the tool input to run instead)."""
     result: dict[str, Any] = {"continue": True, "permission": permission}
     if user:
         result["user_message"] = user
     if agent:
         result["agent_message"] = agent
-    if rewritten is not None:
-        result["updated_input"] = {"command": rewritten}
+    if updated is not None:
+        result["updated_input"] = updated
     return common.dump(result)
 
 
@@ -58,12 +62,13 @@ def render(decision: Any, request: HookRequest) -> str | None:
         reason = common.deny_reason(decision)
         return output("deny", reason, reason)
     rewritten = common.rewritten_of(decision, request) if request.variant == "preToolUse" else None
+    updated = common.updated_input(request, rewritten)
     if verdict == "allow":
-        return output("allow", "", "", rewritten)
+        return output("allow", "", "", updated)
     if verdict == "ask":
-        return output("ask", common.ask_reason(decision), "", rewritten)
-    if rewritten is not None:  # Cursor needs a permission with updated_input: ask, as RTK does
-        return output("ask", "", "", rewritten)
+        return output("ask", common.ask_reason(decision), "", updated)
+    if updated is not None:  # Cursor needs a permission with updated_input: ask, as RTK does
+        return output("ask", "", "", updated)
     return NO_OPINION
 
 
