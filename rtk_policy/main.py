@@ -60,7 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --batch: processes deciding lines in parallel, answers kept in order "
         "(default 1; 0 = every core)",
     )
-    p.add_argument("--agent", default="", help="agent name visible to policies as ctx.agent")
+    p.add_argument(
+        "--agent",
+        default="",
+        help="agent name visible to policies as ctx.agent; for claude, copilot, gemini, cursor or"
+        " codex also that agent's hook answer and what its CLI does with it",
+    )
     _add_policy_options(p)
 
     p = sub.add_parser("explain", help="show segments, every rule tried, and the decision")

@@ -32,6 +32,23 @@ CANNOT_ASK = (
 )
 
 
+#: What Codex 0.169 does with each answer (`common.notes`).
+NOTES = {
+    "ask": "Codex cannot ask from a hook (an ask would be ignored and the command run): sent as"
+    " a deny telling the model the user must approve or run it",
+    "allow": "Codex rejects an allow without a rewrite: no output, its own approval policy"
+    " decides",
+    "none": "no output: Codex's own approval policy decides",
+    "*": "Codex runs a user hook only once it is trusted in /hooks (`rtk-policy doctor` says"
+    " whether it is)",
+}
+NOTES["ask+rewrite"] = NOTES["ask"]
+NOTES["allow+rewrite"] = NOTES["none+rewrite"] = (
+    "Codex runs the rewritten command (allow + updatedInput); its own approval policy still"
+    " applies"
+)
+
+
 def parse_request(payload: dict[str, Any]) -> HookRequest | None:
     """The request of a Codex PreToolUse payload on Bash, or None otherwise."""
     event = payload.get("hook_event_name", "PreToolUse")

@@ -20,6 +20,14 @@ NO_OPINION = "{}"
 SHELL_TOOLS = ("Bash", "Shell", "bash", "shell", "run_terminal_cmd")
 
 
+#: What Cursor does with each answer, by its documented schema (`common.notes`).
+NOTES = {
+    "none+rewrite": "Cursor needs a permission with updated_input, so a rewrite asks (as RTK"
+    " does); beforeShellExecution has no rewrite channel at all",
+    "*": "checked against Cursor's documented hook schema only: it has no CLI that runs offline",
+}
+
+
 def parse_request(payload: dict[str, Any]) -> HookRequest | None:
     """The request of a Cursor payload, or None for a non-shell tool or an empty command."""
     if "tool_input" in payload or "tool_name" in payload:

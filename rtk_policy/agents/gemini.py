@@ -29,6 +29,18 @@ NAME = "gemini"
 SHELL_TOOLS = ("run_shell_command",)
 
 
+#: What Gemini CLI 0.61 does with each answer (`common.notes`).
+NOTES = {
+    "ask": "Gemini asks the user (headless: the command is not run)",
+    "allow": "a hook allow does not skip Gemini's own policy check",
+    "none": "no output: Gemini's own policy decides",
+    "none+rewrite": "Gemini runs the rewritten tool input (every field kept) if its own policy"
+    " allows it",
+}
+NOTES["ask+rewrite"] = NOTES["ask"]
+NOTES["allow+rewrite"] = NOTES["none+rewrite"]
+
+
 def parse_request(payload: dict[str, Any]) -> HookRequest | None:
     """The request of a BeforeTool payload, or None for a non-shell tool or an empty command."""
     tool_name = common.text_field(payload, "tool_name")

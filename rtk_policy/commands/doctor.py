@@ -10,46 +10,10 @@ import subprocess
 from typing import IO, Any
 
 from rtk_policy.agents import AGENTS
+from rtk_policy.agents.samples import sample_payload
 from rtk_policy.settings.install import IN_PROCESS, THIN_CLIENT, command_form, our_commands
 from rtk_policy.settings.jsonfile import SettingsError, read_json
 from rtk_policy.settings.targets import Target, target
-
-
-def sample_payload(agent: str, cwd: str) -> dict[str, Any]:
-    """A harmless shell-tool payload in `agent`'s own shape."""
-    command = "git status"
-    if agent == "copilot":
-        return {
-            "sessionId": "doctor",
-            "cwd": cwd,
-            "toolName": "bash",
-            "toolArgs": json.dumps({"command": command}),
-        }
-    if agent == "gemini":
-        return {
-            "session_id": "doctor",
-            "cwd": cwd,
-            "hook_event_name": "BeforeTool",
-            "tool_name": "run_shell_command",
-            "tool_input": {"command": command},
-        }
-    if agent == "cursor":
-        return {
-            "conversation_id": "doctor",
-            "hook_event_name": "beforeShellExecution",
-            "command": command,
-            "cwd": cwd,
-        }
-    return {
-        "session_id": "doctor",
-        "transcript_path": "",
-        "cwd": cwd,
-        "permission_mode": "default",
-        "hook_event_name": "PreToolUse",
-        "tool_name": "Bash",
-        "tool_use_id": "toolu_doctor",
-        "tool_input": {"command": command, "description": "rtk-policy doctor"},
-    }
 
 
 def installed_commands(spec: Target) -> list[str]:
@@ -82,7 +46,7 @@ def check_output(stdout: str) -> str:
 
 def run_command(command: str, agent: str, cwd: str) -> str:
     """Run an installed hook command on a sample payload; "" when it answered correctly."""
-    payload = json.dumps(sample_payload(agent, cwd))
+    payload = json.dumps(sample_payload(agent, "git status", cwd))
     try:
         done = subprocess.run(
             command, shell=True, input=payload, capture_output=True, text=True, timeout=30, cwd=cwd
@@ -100,7 +64,7 @@ def round_trip(cwd: str) -> str:
     from rtk_policy.hook.service import HookOptions, answer_stream
 
     out, err = io.StringIO(), io.StringIO()
-    payload = io.StringIO(json.dumps(sample_payload("claude", cwd)))
+    payload = io.StringIO(json.dumps(sample_payload("claude", "git status", cwd)))
     answer_stream(HookOptions(agent="claude"), payload, out, err)
     problem = check_output(out.getvalue())
     if not problem and "error" in err.getvalue():

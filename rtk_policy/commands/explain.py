@@ -1,4 +1,5 @@
-"""`rtk-policy explain CMD [--json]`: the segments as parsed, every rule tried on each, and the decision."""
+"""`rtk-policy explain CMD [--json] [--agent NAME]`: the segments as parsed, every rule tried on
+each, and the decision; with an agent's name, also its wire answer and what its CLI does with it."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import json
 import os
 from typing import IO
 
-from rtk_policy.util import record
-
+from rtk_policy.agents import AGENTS, agent_module
+from rtk_policy.agents.common import notes, rewritten_of
+from rtk_policy.agents.samples import sample_payload
 from rtk_policy.engine.answers import exit_code, join_words, request_context
+from rtk_policy.util import record
 
 _FLAGS = ("parse_error", "unattestable", "has_substitution", "has_heredoc", "has_here_string",
           "has_file_redirect", "multiline", "rewrite_refused")
@@ -26,11 +29,28 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     command = join_words(args.cmd)  # type: ignore[attr-defined]
     context = request_context(engine, os.getcwd(), agent=args.agent)
     outcome = engine.evaluate(command, context, trace=True)  # type: ignore[attr-defined]
+    data = explain_data(outcome)
+    if args.agent in AGENTS:  # type: ignore[attr-defined]
+        data["agent"] = agent_answer(args.agent, outcome.decision, command)  # type: ignore[attr-defined]
     if args.json:  # type: ignore[attr-defined]
-        stdout.write(json.dumps(explain_data(outcome), indent=2, ensure_ascii=False) + "\n")
+        stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     else:
-        stdout.write(explain_text(outcome))
+        stdout.write(explain_text(data))
     return 0
+
+
+def agent_answer(agent: str, decision: object, command: str) -> dict[str, object]:
+    """What `agent`'s hook answers for `decision` (its wire JSON, None for no output) and the notes
+    on what the agent's CLI does with that answer."""
+    module = agent_module(agent)
+    request = module.parse_request(sample_payload(agent, command, os.getcwd()))
+    line = module.render(decision, request) if request is not None else None
+    rewritten = rewritten_of(decision, request) is not None if request is not None else False
+    return {
+        "name": agent,
+        "answer": json.loads(line) if line else None,
+        "notes": notes(module, decision.verdict, rewritten),  # type: ignore[attr-defined]
+    }
 
 
 def explain_data(outcome: object) -> dict[str, object]:
@@ -62,9 +82,8 @@ def explain_data(outcome: object) -> dict[str, object]:
     }
 
 
-def explain_text(outcome: object) -> str:
-    """The explanation for a person at a terminal."""
-    data = explain_data(outcome)
+def explain_text(data: dict) -> str:
+    """The explanation (`explain_data`, maybe with an `agent` entry) for a person at a terminal."""
     out = [f"command: {data['command']!r}"]
     flags = [flag for flag, on in data["flags"].items() if on]  # type: ignore[union-attr]
     out.append(f"facts:   {', '.join(flags) if flags else 'none'}")
@@ -73,7 +92,17 @@ def explain_text(outcome: object) -> str:
     for segment in data["segments"]:  # type: ignore[union-attr]
         out.extend(_segment_lines(segment))
     out.extend(_decision_lines(data))
+    if "agent" in data:
+        out.extend(_agent_lines(data["agent"]))
     return "\n".join(out) + "\n"
+
+
+def _agent_lines(agent: dict) -> list[str]:
+    answer = agent["answer"]
+    shown = "nothing (no output)" if answer is None else json.dumps(answer, ensure_ascii=False)
+    lines = ["", f"agent:   {agent['name']}", f"answer:  {shown}"]
+    lines.extend(f"  note:  {note}" for note in agent["notes"])
+    return lines
 
 
 def _segment_lines(segment: dict) -> list[str]:
