@@ -107,6 +107,14 @@ def build_parser() -> argparse.ArgumentParser:
         "no opinion)",
     )
 
+    p.add_argument(
+        "--fail",
+        choices=("open", "closed", "deny"),
+        help="what the hook answers when this install is broken (package or interpreter gone):"
+        " open (no opinion), closed (ask; also the agent's own block-on-failure setting), deny;"
+        " default $RTK_POLICY_FAIL, else the config's fail_mode, else open",
+    )
+
     p = sub.add_parser("uninstall", help="remove our hook entries from an agent's settings")
     p.add_argument("--global", dest="global_", action="store_true", help="user-wide settings")
     p.add_argument("--agent", default="claude", choices=AGENTS)
