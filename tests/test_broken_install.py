@@ -172,6 +172,10 @@ def test_uninstalled_package_answers_per_fail_mode_for_every_agent(installed, mo
     answer = json.loads(run_hook(installed, "codex", commands["codex"]).stdout or b"{}")
     if mode == "closed":  # Codex cannot ask: its closed answer is a deny asking for approval
         assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+    stricter = {**environment(installed), "RTK_POLICY_FAIL": "deny"}  # the agent's environment
+    done = subprocess.run(["bash", "-c", commands["gemini"]], input=b"{}", capture_output=True,
+                          env=stricter, timeout=60)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, expected("gemini", "deny"))
     unguarded_command = " ".join(unguarded(commands["claude"]) or [])
     old = run_hook(installed, "claude", unguarded_command)
     assert old.returncode == 2  # what earlier inits installed: Claude Code reads exit 2 as block
@@ -213,3 +217,27 @@ def test_doctor_of_another_install_names_what_is_missing(installed) -> None:
     assert done.returncode == 1
     assert "PROBLEM the hook's hook file" in done.stdout and "client.py is missing" in done.stdout
     assert "PROBLEM hook command runs and answers (rtk-policy: the hook cannot run" in done.stdout
+
+
+@pytest.mark.parametrize("shell", ["sh", "dash", "zsh", "fish"])
+def test_the_guard_is_valid_in_every_shell_an_agent_may_use(shell, tmp_path) -> None:
+    """Claude Code and Codex run hooks with the user's $SHELL: the guarded command works in each
+    (when installed): the fallback per fail mode, stricter with RTK_POLICY_FAIL, never looser."""
+    from rtk_policy.settings.hook_command import FAIL_MODES, guarded
+
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed")
+    missing = str(tmp_path / "gone" / "client.py")
+    for agent in AGENTS:
+        for mode in FAIL_MODES:
+            command = guarded(["/gone/python", "-S", "-I", missing, agent],
+                              [("-x", "/gone/python"), ("-f", missing)], agent, mode)  # fmt: skip
+            for env in ("", "open", "closed", "deny"):
+                strictest = max(mode, env or "open", key=FAIL_MODES.index)
+                done = subprocess.run(
+                    [shell, "-c", command], input=b"{}", capture_output=True, timeout=30,
+                    env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "RTK_POLICY_FAIL": env},
+                )  # fmt: skip
+                assert (done.returncode, done.stdout) == (0, expected(agent, strictest)), (
+                    agent, mode, env, done,
+                )  # fmt: skip

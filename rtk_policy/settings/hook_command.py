@@ -13,7 +13,9 @@ read as a deny. So the command tests its own files first, with shell builtins on
 `exec` replaces the shell, so a working install costs no extra process (the two tests cost
 microseconds). When a file is missing, the fallback prints the agent's own answer for the fail mode
 chosen at `init` (`open`: nothing, `{}` for Cursor; `closed`: the agent's ask, a deny for Codex;
-`deny`: its deny — `agent_module(agent).fail_answer`) and exits 0. The syntax is also valid fish.
+`deny`: its deny — `agent_module(agent).fail_answer`) and exits 0; `$RTK_POLICY_FAIL` in the
+agent's environment can make it stricter, never looser (`test "$RTK_POLICY_FAIL" = deny && printf
+… && exit 0` before the chosen answer). The syntax is also valid fish.
 """
 
 from __future__ import annotations
@@ -38,13 +40,22 @@ def guarded(invocation: list[str], checks: list[tuple[str, str]], agent: str, mo
     tests = " && ".join(f"[ {test} {shlex.quote(path)} ]" for test, path in checks)
     notice = NOTICE.format(missing=MISSING, mode=mode)
     parts = [f"{tests} && exec {shlex.join(invocation)}", f"echo {shlex.quote(notice)} >&2"]
-    answer = agent_module(agent).fail_answer(mode, MISSING)
-    if answer is not None:
-        if "\\" in answer:  # fish reads backslashes in single quotes: never write such a line
-            raise ValueError(f"fallback answer not quotable for every shell: {answer}")
-        parts.append(f"printf '%s\\n' {shlex.quote(answer)}")
-    parts.append("exit 0")
+    for stricter in reversed(FAIL_MODES[FAIL_MODES.index(mode) + 1 :]):  # deny first
+        printed = _printf(agent, stricter)
+        parts.append(f'test "$RTK_POLICY_FAIL" = {stricter} && {printed} && exit 0')
+    printed = _printf(agent, mode)
+    parts += [printed, "exit 0"] if printed else ["exit 0"]
     return "; ".join(parts)
+
+
+def _printf(agent: str, mode: str) -> str:
+    """`printf` of `agent`'s answer for fail `mode` ("" when that answer is no output)."""
+    answer = agent_module(agent).fail_answer(mode, MISSING)
+    if answer is None:
+        return ""
+    if "\\" in answer:  # fish reads backslashes in single quotes: never write such a line
+        raise ValueError(f"fallback answer not quotable for every shell: {answer}")
+    return f"printf '%s\\n' {shlex.quote(answer)}"
 
 
 def _tokens(command: str) -> list[str]:
