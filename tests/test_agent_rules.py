@@ -68,7 +68,12 @@ def gemini_setup(home: Path) -> None:
     """User settings and a user policy file; project settings that only a trusted folder gets."""
     settings = {
         "tools": {
-            "allowed": ["run_shell_command(git status)", "ShellTool(ls)", "read_file"],
+            "allowed": [
+                "run_shell_command(git status)",
+                "ShellTool(ls)",
+                "read_file",
+                "run_shell_command(rtk)",  # with an allow list, Gemini denies what it omits
+            ],
             "exclude": ["run_shell_command(git push)"],
             "confirmationRequired": ["run_shell_command(npm publish)"],
         }
@@ -94,11 +99,11 @@ def test_gemini_rules_as_patterns(home: Path) -> None:
     deny, ask, allow, keep = load_agent_rules("gemini", str(home / "proj"))
     assert deny == ("git push", "git reset", "git clean", "rm")
     assert ask == ("npm publish", "docker")
-    assert allow == ("git status", "ls")  # not `cargo` (yolo mode only), not `make` (untrusted)
+    assert allow == ("git status", "ls", "rtk")  # not `cargo` (yolo mode only), not `make`
     assert keep == ("^(?:curl .*example)",)
     trusted = {str(home / "proj"): "TRUST_FOLDER"}
     write(home / ".gemini" / "trustedFolders.json", json.dumps(trusted))
-    assert load_agent_rules("gemini", str(home / "proj"))[2] == ("git status", "ls", "make")
+    assert load_agent_rules("gemini", str(home / "proj"))[2] == ("git status", "ls", "rtk", "make")
 
 
 @pytest.mark.parametrize(
@@ -135,6 +140,22 @@ def test_gemini_allow_rules_auto_approve_rewrites_and_deny_rules_hold(home: Path
     assert hook("gemini", "docker ps", proj)["decision"] == "ask"
     assert hook("gemini", "curl https://example.com", proj) is None  # kept as typed for Gemini
     assert hook("gemini", "curl https://other.org", proj)["hookSpecificOutput"]  # rewritten
+
+
+def test_a_gemini_allow_list_without_rtk_stops_every_rewrite(home: Path) -> None:
+    """Gemini denies every shell command its allow list omits, `rtk …` too: with such a list and
+    no `rtk` in it, an allowed command is allowed as typed, and no other command is rewritten."""
+    settings = {"tools": {"allowed": ["run_shell_command(git status)"]}}
+    write(home / ".gemini" / "settings.json", json.dumps(settings))
+    assert load_agent_rules("gemini", str(home))[3] == (gemini_rules.EVERY_COMMAND,)
+    assert hook("gemini", "git status", home) == {"decision": "allow"}
+    assert hook("gemini", "ls -la", home) is None
+    settings["tools"]["allowed"].append("ShellTool(rtk)")
+    write(home / ".gemini" / "settings.json", json.dumps(settings))
+    assert load_agent_rules("gemini", str(home))[3] == ()
+    assert hook("gemini", "git status", home)["hookSpecificOutput"]["tool_input"]["command"] == (
+        "rtk git status"
+    )
 
 
 def test_cursor_rules_as_patterns_and_through_the_hook(home: Path) -> None:

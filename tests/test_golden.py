@@ -43,9 +43,10 @@ CLAUDE_RULES = {
     "ask": ["git push *"],
 }
 #: The same rules in Gemini CLI's settings (prefixes) and Cursor's (`Shell(first word)`, no ask).
+#: Gemini denies the shell commands an allow list omits, so the list allows `rtk` (the rewrites).
 GEMINI_TOOLS = {
     "allowed": ["run_shell_command(git)", "run_shell_command(cargo)", "ShellTool(npm run)",
-                "run_shell_command(ls)"],
+                "run_shell_command(ls)", "run_shell_command(rtk)"],
     "exclude": ["run_shell_command(rm -rf /)"],
     "confirmationRequired": ["run_shell_command(git push)"],
 }  # fmt: skip

@@ -16,6 +16,11 @@ pinned npm bundle), and what we take from it:
   applies it itself, to the start of the command it runs, so a command it matches is kept as typed
   (`keep`: `^REGEX` entries for `exclude_commands`), never rewritten past it. Rules matching by
   `argsPattern` are not read.
+- **Allow lists narrow**: a `tools.allowed` (or `tools.core`) entry with a command makes Gemini deny
+  every *other* shell command, above every default and `--yolo` rule — our rewrite `rtk …` included,
+  so a command the list allows would be denied once rewritten. While such a list is in force and
+  does not allow `rtk`, nothing is rewritten (`keep` holds `EVERY_COMMAND`); add
+  `run_shell_command(rtk)` to the list to get the rewrites.
 
 Gemini's `commandPrefix` matches the command when it starts with the prefix followed by a space or
 its end: what a Claude pattern without `*` means. Gemini picks the rule of highest priority; we take
@@ -41,7 +46,11 @@ if TYPE_CHECKING:
 SHELL_TOOLS = ("run_shell_command", "ShellTool")
 DECISIONS = {"allow": "allow", "deny": "deny", "ask_user": "ask"}
 VERDICTS = ("deny", "ask", "allow", "keep")
-LISTS = {"allowed": "allow", "exclude": "deny", "confirmationRequired": "ask"}
+LISTS = {"allowed": "allow", "core": "allow", "exclude": "deny", "confirmationRequired": "ask"}
+#: A rewritten command, to ask whether an allow list lets rewrites through.
+REWRITTEN = "rtk git status"
+#: An `exclude_commands` entry matching every command (a bare `^` is ignored there, as by RTK).
+EVERY_COMMAND = "^(?:)"
 TRUSTING = ("TRUST_FOLDER", "TRUST_PARENT")
 
 
@@ -109,6 +118,8 @@ def settings_rules(settings: Any) -> dict[str, list[str]]:
             pattern = shell_pattern(entry)
             if pattern is not None:
                 found[verdict].append(pattern)
+            if verdict == "allow" and pattern not in (None, "*"):
+                found["narrows"] = ["yes"]  # Gemini now denies every other shell command
     return found
 
 
@@ -185,6 +196,7 @@ def load_gemini_rules(cwd: str, stderr: IO[str] | None = None) -> dict[str, list
     `keep` entries (commands a rewrite must leave as typed)."""
     merged: dict[str, list[str]] = {verdict: [] for verdict in VERDICTS}
     seen: set[str] = set()
+    narrowed = False
     for settings, folder, is_project in layers(cwd):
         allow_ok = not is_project or folder_trusted(cwd)
         for path in (settings, *policy_files(folder)):
@@ -196,7 +208,18 @@ def load_gemini_rules(cwd: str, stderr: IO[str] | None = None) -> dict[str, list
                 found = settings_rules(read_settings(path, stderr))
             else:
                 found = toml_rules(path, stderr)
+            if found.pop("narrows", None) and allow_ok:
+                narrowed = True
             for verdict, patterns in found.items():
                 if verdict != "allow" or allow_ok:
                     merged[verdict] += [p for p in patterns if p not in merged[verdict]]
+    if narrowed and not rewrites_allowed(merged["allow"]):
+        merged["keep"].append(EVERY_COMMAND)  # a rewrite would be denied by Gemini's allow list
     return merged
+
+
+def rewrites_allowed(patterns: list[str]) -> bool:
+    """Whether an allow pattern lets a rewritten `rtk …` command through."""
+    from rtk_policy.policy.bash_pattern import bash_rule_matches
+
+    return any(bash_rule_matches(pattern, REWRITTEN) for pattern in patterns)
