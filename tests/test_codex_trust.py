@@ -132,15 +132,17 @@ def test_hashes_and_statuses_match_the_real_codex(codex_home, tmp_path) -> None:
     for trusted in (False, True):
         if trusted:
             trust(codex_home, {})
-        reported = {h["command"]: h for h in hooks_list(env, tmp_path)}
         ours = codex_trust.statuses(codex_home / "hooks.json", hooks, "PreToolUse")
+        reported = {h["key"]: h for h in hooks_list(env, tmp_path)}
         assert set(reported) == set(ours)
-        for command, (status, key) in ours.items():
-            assert (reported[command]["trustStatus"], reported[command]["key"]) == (status, key)
+        for key, (status, handler) in ours.items():
+            assert reported[key]["trustStatus"] == status, key
+            assert reported[key]["command"] == handler["command"]
             assert status == ("trusted" if trusted else "untrusted")
-        for _, _, matcher, handler in codex_trust.handlers_of(hooks, "PreToolUse"):
+        for group, index, matcher, handler in codex_trust.handlers_of(hooks, "PreToolUse"):
+            key = codex_trust.hook_key(codex_home / "hooks.json", "PreToolUse", group, index)
             digest = codex_trust.handler_hash("PreToolUse", matcher, handler)
-            assert reported[handler["command"]]["currentHash"] == digest
+            assert reported[key]["currentHash"] == digest
 
 
 @pytest.mark.skipif(bool(thin_client_unavailable()), reason="the thin client needs Unix sockets")

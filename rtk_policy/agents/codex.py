@@ -12,7 +12,9 @@ without a rewrite, are "unsupported": the hook is marked failed and **the comman
 | allow or none, rewritten | `permissionDecision: "allow"` + `updatedInput` (every field kept) |
 | allow or none, not rewritten | nothing (or only a `systemMessage` for warnings) |
 
-Only `PreToolUse` on `Bash` is judged; with a `permission_mode` we do not know nothing is rewritten.
+Only `PreToolUse` is judged: `Bash` as a command (with a `permission_mode` we do not know nothing
+is rewritten); any other tool (`apply_patch`, whose patch names the files it changes, `mcp__…`) as a
+tool call, where Codex likewise enforces only a deny, so an ask is a deny that says so.
 """
 
 from __future__ import annotations
@@ -52,8 +54,12 @@ NOTES["allow+rewrite"] = NOTES["none+rewrite"] = (
 def parse_request(payload: dict[str, Any]) -> HookRequest | None:
     """The request of a Codex PreToolUse payload on Bash, or None otherwise."""
     event = payload.get("hook_event_name", "PreToolUse")
-    if event != "PreToolUse" or common.text_field(payload, "tool_name") not in SHELL_TOOLS:
+    if event != "PreToolUse":
         return None
+    tool_name = common.text_field(payload, "tool_name")
+    if tool_name not in SHELL_TOOLS:
+        fields = common.text_fields(payload, "session_id", "tool_use_id", "permission_mode")
+        return common.tool_request(NAME, payload, tool_name, payload.get("tool_input"), **fields)
     return claude.parse_compatible(payload, NAME)
 
 
@@ -64,6 +70,8 @@ def needs_approval(reason: str) -> str:
 
 def render(decision: Any, request: HookRequest) -> str | None:
     """The Codex answer for `decision`."""
+    if request.tool is not None:
+        return render_tool(decision, request)
     verdict, warning = common.verdict_and_warning(decision)
     if verdict == "deny":
         return claude.output("deny", common.deny_reason(decision), None, warning)
@@ -76,6 +84,16 @@ def render(decision: Any, request: HookRequest) -> str | None:
     if updated is not None:
         return claude.output("allow", common.allow_reason(decision, rewritten), updated, warning)
     return claude.output(None, None, None, warning)
+
+
+def render_tool(decision: Any, request: HookRequest) -> str | None:
+    """A deny (an ask too, said to be one); nothing otherwise (Codex takes no other answer)."""
+    verdict, reason = common.tool_verdict(decision)
+    if verdict == "deny":
+        return claude.output("deny", reason, None)
+    if verdict == "ask":
+        return claude.output("deny", common.unaskable_reason(reason), None)
+    return None
 
 
 def pass_through(payload: dict[str, Any]) -> str | None:

@@ -15,7 +15,8 @@ then runs on the command. `hookSpecificOutput.tool_input` **replaces** the tool'
 | none, rewritten | `{"hookSpecificOutput": {"tool_input": …}}` only |
 | none, not rewritten | nothing |
 
-A non-shell tool gets `{"decision":"allow"}`, as RTK answers (Gemini treats it as no decision).
+Another tool (`write_file`, `replace`, `read_file` …) is judged as a tool call: `deny` or `ask` with
+the reason, otherwise `{"decision":"allow"}` (no decision for Gemini), never `tool_input`.
 """
 
 from __future__ import annotations
@@ -44,9 +45,11 @@ NOTES["allow+rewrite"] = NOTES["none+rewrite"]
 def parse_request(payload: dict[str, Any]) -> HookRequest | None:
     """The request of a BeforeTool payload, or None for a non-shell tool or an empty command."""
     tool_name = common.text_field(payload, "tool_name")
-    if tool_name not in SHELL_TOOLS:
-        return None
     fields = common.text_fields(payload, "session_id", "transcript_path")
+    if tool_name not in SHELL_TOOLS:
+        if not tool_name:
+            return None
+        return common.tool_request(NAME, payload, tool_name, payload.get("tool_input"), **fields)
     return common.new_request(NAME, payload, tool_name, payload.get("tool_input"), **fields)
 
 
@@ -71,6 +74,8 @@ def output(
 
 def render(decision: Any, request: HookRequest) -> str | None:
     """The Gemini answer for `decision`."""
+    if request.tool is not None:
+        return render_tool(decision, request)
     verdict, warning = common.verdict_and_warning(decision)
     if verdict == "deny":
         return output("deny", common.deny_reason(decision), None, warning)
@@ -79,6 +84,15 @@ def render(decision: Any, request: HookRequest) -> str | None:
         reason = common.ask_reason(decision)  # Gemini shows the systemMessage in its confirmation
         return output("ask", reason, tool_input, "; ".join(filter(None, (reason, warning))))
     return output("allow" if verdict == "allow" else None, "", tool_input, warning)
+
+
+def render_tool(decision: Any, request: HookRequest) -> str | None:
+    """`deny` or `ask` with the reason; `allow` for anything else (no `tool_input`, ever)."""
+    verdict, reason = common.tool_verdict(decision)
+    warning = common.warning_text(decision)
+    if verdict in ("deny", "ask"):
+        return output(verdict, reason, None, warning)
+    return output("allow", "", None, warning)
 
 
 def pass_through(payload: dict[str, Any]) -> str | None:

@@ -14,7 +14,7 @@ from rtk_policy.agents.samples import sample_payload
 from rtk_policy.settings.health import Finding, check_output, handler_findings
 from rtk_policy.settings.install import our_handlers
 from rtk_policy.settings.jsonfile import SettingsError, read_json
-from rtk_policy.settings.targets import target
+from rtk_policy.settings.targets import target, with_file_tools
 
 
 def installed_findings(cwd: str) -> list[Finding]:
@@ -29,10 +29,19 @@ def installed_findings(cwd: str) -> list[Finding]:
             except SettingsError as error:
                 found.append(Finding(False, str(error), f"repair {spec.path} (a JSON object)"))
                 continue
-            fix = f"run `rtk-policy init --agent {agent}{' --global' if global_ else ''}` again"
-            for handler in our_handlers(data, spec):
+            again = f"rtk-policy init --agent {agent}{' --global' if global_ else ''}"
+            fix = f"run `{again}` again"
+            handlers = our_handlers(data, spec)
+            for handler in handlers:
                 any_installed = True
                 found += handler_findings(agent, spec, data, handler, cwd, fix)
+            for files in with_file_tools(spec)[1:] if handlers else ():
+                found.append(Finding(
+                    bool(our_handlers(data, files)),
+                    f"{agent}'s file-writing tools ({files.matcher}) are hooked in {spec.path}",
+                    f"run `{again}` again (it adds the entry; writes to the guard's files through"
+                    " these tools are not seen until then)",
+                ))  # fmt: skip
     fix = "run `rtk-policy init --global` (Claude Code; --agent NAME for the others)"
     found.append(Finding(any_installed, "an rtk-policy hook is installed", fix))
     return found

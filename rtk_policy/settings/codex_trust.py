@@ -106,8 +106,8 @@ def handlers_of(data: dict[str, Any], event: str) -> list[tuple[int, int, str | 
 
 def statuses(
     hooks_json: Path, data: dict[str, Any], event: str, home: Path | None = None
-) -> dict[str, tuple[str, str]]:
-    """{command: (status, key)} of `event`'s command handlers in a parsed `hooks_json`, judged
+) -> dict[str, tuple[str, dict[str, Any]]]:
+    """{key: (status, handler)} of `event`'s command handlers in a parsed `hooks_json`, judged
     against the user's config in `home` (default `codex_home()`)."""
     states = hook_states((home or codex_home()) / "config.toml")
     path = os.path.abspath(hooks_json)
@@ -115,5 +115,5 @@ def statuses(
     for group, index, matcher, handler in handlers_of(data, event):
         key = hook_key(path, event, group, index)
         current = handler_hash(event, matcher, handler)
-        found[str(handler.get("command"))] = (trust_status(states.get(key), current), key)
+        found[key] = (trust_status(states.get(key), current), handler)
     return found

@@ -119,9 +119,11 @@ def package_finding(command: str) -> Finding | None:
     return Finding(False, f"the rtk_policy package does not import in {words[0]} ({last})")
 
 
-def trust_finding(spec: Target, data: dict[str, Any], command: str) -> Finding:
-    """Whether Codex trusts the hook (it runs a user hook only once reviewed in `/hooks`)."""
-    status, _ = codex_trust.statuses(Path(spec.path), data, spec.event).get(command, ("", ""))
+def trust_finding(spec: Target, data: dict[str, Any], handler: dict[str, Any]) -> Finding:
+    """Whether Codex trusts the hook `handler` of `data` (it runs a user hook only once reviewed
+    in `/hooks`)."""
+    found = codex_trust.statuses(Path(spec.path), data, spec.event).values()
+    status = next((status for status, one in found if one is handler), "")
     if status == codex_trust.TRUSTED:
         return Finding(True, "Codex trusts this hook")
     if status == codex_trust.DISABLED:
@@ -155,5 +157,5 @@ def handler_findings(
     if spec.timeout is not None and spec.timeout[0] not in handler:
         found.append(Finding(False, f"the hook entry has no {spec.timeout[0]!r}", fix))
     if agent == "codex":
-        found.append(trust_finding(spec, data, command))
+        found.append(trust_finding(spec, data, handler))
     return found
