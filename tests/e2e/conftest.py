@@ -9,6 +9,7 @@ Every test of this folder carries the `e2e` marker (`pytest -m "not e2e"` leaves
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -87,8 +88,34 @@ class World:
     form: str
 
     def run(self, work: Path, command: str, **options: Any) -> Run:
-        """Run the agent headless in `work`, the model asking for `command` (see Agent.run)."""
-        return self.agent.run(self.clis, self.sandbox, work, command, **options)
+        """Run the agent headless in `work`, the model asking for `command` (see Agent.run);
+        with `RTK_E2E_RECORD=FILE` also append what happened to FILE (see `record`)."""
+        run = self.agent.run(self.clis, self.sandbox, work, command, **options)
+        if os.environ.get("RTK_E2E_RECORD"):
+            record(Path(os.environ["RTK_E2E_RECORD"]), self, work, command, run)
+        return run
+
+
+def record(path: Path, world: World, work: Path, command: str, run: Run) -> None:
+    """One JSON line: the agent, form, command, our hook's answers (from its audit log), what
+    the model saw and what ran — the raw material of the README's per-agent table."""
+    answers = [
+        {"verdict": r["verdict"], "rewrite": (r.get("rewrite") or {}).get("after")}
+        for r in world.sandbox.audit(cwd=work)
+    ]
+    line = {
+        "agent": world.agent.name,
+        "form": world.form,
+        "test": os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0],
+        "command": command,
+        "answers": answers,
+        "rtk_calls": [argv for cwd, argv in world.sandbox.rtk_calls() if cwd.startswith(str(work))],
+        "tool_result": run.tool_result[:300],
+        "timed_out": run.timed_out,
+        "seconds": round(run.seconds, 1),
+    }
+    with path.open("a") as out:
+        out.write(json.dumps(line) + "\n")
 
 
 def make_world(
@@ -98,13 +125,14 @@ def make_world(
     form: str,
     *,
     user_steps: bool = True,
+    cli: bool = True,
     **sandbox_options: Any,
 ) -> World:
     """Configure agent NAME in a sandbox under `root` and install our hook in `form` (none for
     `NO_HOOK`), then take the user's steps after `init` (Codex: trust it) unless not
-    `user_steps`."""
-    agent = AGENTS[name]
-    clis = require_cli(agent)
+    `user_steps`. Without `cli` (Cursor) no CLI is needed: only the hook is installed."""
+    agent = AGENTS[name] if cli else Agent(name, "", "")
+    clis = require_cli(agent) if cli else clis_folder()
     root.mkdir(parents=True, exist_ok=True)
     sandbox = Sandbox(root, cache, **sandbox_options)
     agent.setup(sandbox)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -41,6 +43,7 @@ class Run:
     seconds: float
     model: FakeModel
     debug: str = ""
+    timed_out: bool = False
 
     @property
     def tool_result(self) -> str:
@@ -49,8 +52,9 @@ class Run:
 
     def describe(self) -> str:
         """A compact account for assertion messages."""
+        ended = "timed out" if self.timed_out else f"exit {self.returncode}"
         return (
-            f"{self.agent} exit {self.returncode} in {self.seconds:.1f}s; {self.model.describe()}"
+            f"{self.agent} {ended} in {self.seconds:.1f}s; {self.model.describe()}"
             f"\n--- stdout (tail) ---\n{self.stdout[-1500:]}\n--- stderr (tail) ---\n"
             f"{self.stderr[-1500:]}"
         )
@@ -99,30 +103,41 @@ class Agent:
         """Run the CLI headless in `work`; the model asks for `command` once.
 
         `flags` default to the permissive ones; `tool_args` are more arguments of the shell call.
+        A run still going after `timeout` seconds is killed with its process group and marked
+        `timed_out` (Gemini CLI waits forever for an approval a headless run cannot give).
         """
         with FakeModel(self.api, command, **(tool_args or {})) as model:
             flags = self.permissive if flags is None else flags
             argv = [str(self.executable(clis)), *self.argv(sandbox, model, flags)]
             started = time.monotonic()
-            done = subprocess.run(
+            process = subprocess.Popen(
                 argv,
                 cwd=work,
                 env={**self.run_env(sandbox, model), **(env or {})},
                 stdin=subprocess.DEVNULL,
-                capture_output=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 text=True,
-                timeout=timeout,
+                start_new_session=True,
             )
+            timed_out = False
+            try:
+                stdout, stderr = process.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                os.killpg(process.pid, signal.SIGKILL)
+                stdout, stderr = process.communicate()
             seconds = time.monotonic() - started
         return Run(
             self.name,
             argv,
-            done.returncode,
-            done.stdout,
-            done.stderr,
+            process.returncode,
+            stdout,
+            stderr,
             seconds,
             model,
             self.debug_log(sandbox),
+            timed_out,
         )
 
     def debug_log(self, sandbox: Sandbox) -> str:

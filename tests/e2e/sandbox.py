@@ -27,6 +27,15 @@ printf '%s\\t%s\\n' "$PWD" "$*" >> '{log}'
 exec "$@"
 """
 
+PROBE_HOOK = """#!/bin/sh
+# a hook that gives a canned answer: the stdout, stderr and exit code in the files beside it
+cat > /dev/null
+here=$(dirname "$0")
+cat "$here/probe.out" 2>/dev/null
+cat "$here/probe.err" >&2 2>/dev/null
+exit "$(cat "$here/probe.code" 2>/dev/null || echo 0)"
+"""
+
 GIT_IDENTITY = ("-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid")
 
 
@@ -122,6 +131,18 @@ class Sandbox:
         argv = [str(self.rtk_policy), "doctor"]
         done = subprocess.run(argv, cwd=self.root, env=self.env(), capture_output=True, text=True)
         return done.stdout + done.stderr
+
+    def probe_hook(self, stdout: str = "", stderr: str = "", code: int = 0) -> Path:
+        """A hook script giving this canned answer (each call rewrites the answer)."""
+        folder = self.root / "probe"
+        folder.mkdir(exist_ok=True)
+        (folder / "probe.out").write_text(stdout)
+        (folder / "probe.err").write_text(stderr)
+        (folder / "probe.code").write_text(f"{code}\n")
+        script = folder / "probe-hook.sh"
+        script.write_text(PROBE_HOOK)
+        script.chmod(0o755)
+        return script
 
     def user_policy(self, name: str, text: str) -> Path:
         """Write a user policy file, `$XDG_CONFIG_HOME/rtk-policy/policies/NAME.yaml`."""
