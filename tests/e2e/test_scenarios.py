@@ -26,8 +26,6 @@ AGENT_NAMES = ("claude", "codex", "gemini", "copilot")
 
 #: (agent, scenario) -> why it fails today. Scenario names are the test names without `test_`.
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("gemini", "ask"): "Gemini CLI 0.61 headless: a hook's decision 'ask' forces a confirmation "
-    "nobody can give in -p mode; the command does not run, but the run waits until it is killed",
     **{
         (agent, "own_deny_rule_rewritten"): "issue 16 point 4 / issue 17 point 3: the agent "
         "matches its own deny rule (on `git push`) against our rewrite `rtk git push origin "
