@@ -42,14 +42,15 @@ class Engine:
     suppressed: tuple[str, ...] = ()
 
     def context(self, **fields: object) -> Context:
-        """A `Context` carrying this engine's config plus the given request fields."""
-        return Context(
-            exclude_commands=self.config.exclude_commands,
-            transparent_prefixes=self.config.transparent_prefixes,
-            disabled_rules=self.config.disabled_rules,
-            suppressed_rules=self.suppressed,
-            **fields,  # type: ignore[arg-type]
-        )
+        """A `Context` carrying this engine's config plus the given request fields (which may
+        replace a config list, e.g. `exclude_commands`)."""
+        configured: dict[str, object] = {
+            "exclude_commands": self.config.exclude_commands,
+            "transparent_prefixes": self.config.transparent_prefixes,
+            "disabled_rules": self.config.disabled_rules,
+            "suppressed_rules": self.suppressed,
+        }
+        return Context(**{**configured, **fields})  # type: ignore[arg-type]
 
     def evaluate(self, text: str, context: Context, trace: bool = False) -> Outcome:
         """Parse `text`, evaluate the policies on it and combine the results.

@@ -21,6 +21,7 @@ FORWARDED_ENV = (
     "XDG_STATE_HOME",
     "CLAUDE_CONFIG_DIR",
     "CLAUDE_PROJECT_DIR",
+    "GEMINI_CLI_HOME",
     "RTK_POLICY_BACKEND",
     "RTK_POLICY_FAIL",
 )
@@ -139,7 +140,11 @@ def decide_in_process(agent, payload):
         return out, message.encode("utf-8", "replace")
 
 
-_FAIL_ACTIONS = {"open": "no opinion", "closed": "asking for approval", "deny": "blocking the command"}
+_FAIL_ACTIONS = {
+    "open": "no opinion",
+    "closed": "asking for approval",
+    "deny": "blocking the command",
+}
 
 
 def _fail_mode():
@@ -158,10 +163,14 @@ def undecided(agent, why):
 
     verdict = "ask" if mode == "closed" else "deny"
     reason = f"rtk-policy cannot decide ({why}); {_FAIL_ACTIONS[mode]}"
+    if agent == "codex" and verdict == "ask":  # a Codex hook cannot ask (rtk_policy.agents.codex)
+        verdict, reason = "deny", f"{reason}: the user must approve or run this command"
     if agent == "copilot":
         answer = {"permissionDecisionReason": reason, "permissionDecision": verdict}
     elif agent == "gemini":
-        answer = {"decision": "ask_user" if verdict == "ask" else verdict, "reason": reason}
+        answer = {"decision": verdict, "reason": reason}
+        if verdict == "ask":  # what Gemini shows in its confirmation
+            answer["systemMessage"] = reason
     elif agent == "cursor":
         answer = {"continue": True, "permission": verdict, "user_message": reason}
         if verdict == "deny":
