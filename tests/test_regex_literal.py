@@ -229,7 +229,7 @@ def test_the_compiled_cache_keeps_each_valid_pattern_with_its_literals(tmp_path,
     monkeypatch.setattr(
         load_module,
         "write_cache",
-        lambda key, payload: written.update(payload) or real_write(key, payload),
+        lambda key, payload, *rest: written.update(payload) or real_write(key, payload, *rest),
     )
     load_policy_set([os.path.join(os.path.dirname(__file__), "..", "policies")])
     table = written["patterns"]
