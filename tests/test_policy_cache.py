@@ -28,7 +28,7 @@ def cache_home(tmp_path, monkeypatch):
 
 
 def _files():
-    return sorted(Path(cache_dir()).glob("policies-*.pickle"))
+    return sorted(Path(cache_dir()).glob("policies-*.cache"))
 
 
 def _denies(policies):
@@ -107,15 +107,15 @@ def test_old_compiled_sets_are_pruned(tmp_path, monkeypatch):
     folder.mkdir(parents=True)
     now = time.time()
     for age in range(6):  # six older sets, the oldest first to go
-        path = folder / f"policies-old{age}.pickle"
+        path = folder / f"policies-old{age}.cache"
         path.write_bytes(b"x")
         os.utime(path, (now - 100 - age, now - 100 - age))
     (folder / ".tmp-stale").write_bytes(b"x")
     os.utime(folder / ".tmp-stale", (now - 7200, now - 7200))
     (folder / ".tmp-fresh").write_bytes(b"x")
     (folder / "notes.txt").write_bytes(b"not ours")
-    assert cache.write_cache("new", {"a": 1})
+    assert cache.write_cache("new", {"a": 1}, [b"blob"])
     left = sorted(p.name for p in folder.iterdir())
-    assert left == [".tmp-fresh", "notes.txt", "policies-new.pickle", "policies-old0.pickle",
-                    "policies-old1.pickle"]  # fmt: skip
+    assert left == [".tmp-fresh", "notes.txt", "policies-new.cache", "policies-old0.cache",
+                    "policies-old1.cache"]  # fmt: skip
     assert cache.read_cache("new") is not None

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 
 from rtk_policy.policy.backends.select import get_backend
-from rtk_policy.policy.cache import cache_key, policy_digest, read_cache, write_cache
+from rtk_policy.policy.cache import cache_key, compile_lock, policy_digest, read_cache, write_cache
 from rtk_policy.policy.compiled import COMPILED_FORMAT
 from rtk_policy.policy.errors import PolicyLoadError, Problem
 from rtk_policy.policy.facts import schema_signature
 from rtk_policy.policy.functions import functions_signature
 from rtk_policy.policy.guards.guard import guard_patterns
-from rtk_policy.policy.guards.plan_store import PLANS_FORMAT, PlanTables
+from rtk_policy.policy.guards.plan_store import PLANS_FORMAT
 from rtk_policy.policy.policyset import PolicySet
 from rtk_policy.policy.regex import pattern_literals, remember_valid, valid_patterns
 
@@ -80,25 +80,57 @@ def _read_sources(files: list[str]) -> list[tuple[str, bytes]]:
 
 
 def load_policy_set(
-    paths: list[str], backend: str | None = None, use_cache: bool = True
+    paths: list[str], backend: str | None = None, use_cache: bool = True, store: bool | None = None
 ) -> PolicySet:
-    """Load, validate and compile the policy files (folders expanded); raise `PolicyLoadError`."""
+    """Load, validate and compile the policy files (folders expanded); raise `PolicyLoadError`.
+
+    With `use_cache`, a set found in the compiled cache (`cache.py`) is restored instead; a set
+    compiled is stored there when `store` (default: `use_cache`). A process that finds its set
+    missing compiles it under `cache.compile_lock`: one that waited for another reads the set that
+    one stored."""
     chosen = get_backend(backend or os.environ.get("RTK_POLICY_BACKEND") or None)
     sources = _read_sources(expand_paths(paths))
     digest = policy_digest(sources)
     extra = functions_signature() + schema_signature() + COMPILED_FORMAT + "." + PLANS_FORMAT
     key = cache_key(digest, chosen.name, chosen.version, extra)
+    store = use_cache if store is None else store
     if use_cache:
-        payload = read_cache(key)
-        if payload is not None:
-            try:
-                plans = PlanTables(*payload["plans"])
-                programs = list(payload["programs"])
-                remember_valid(payload["patterns"])
-                return PolicySet(payload["files"], payload["rules"], programs, payload["expected"],
-                                 chosen, digest, payload["uses"], plans)  # fmt: skip
-            except (KeyError, TypeError, ValueError, AttributeError):
-                pass  # a payload of the wrong shape is rebuilt
+        cached = _cached(key, chosen, digest)
+        if cached is not None:
+            return cached
+    if not store:
+        return _compile(sources, chosen, digest)[0]
+    with compile_lock(key) as waited:
+        cached = _cached(key, chosen, digest) if waited and use_cache else None
+        if cached is not None:  # another process compiled it meanwhile
+            return cached
+        policies, patterns = _compile(sources, chosen, digest)
+        _store(key, policies, patterns)
+    return policies
+
+
+def _cached(key: str, chosen: Any, digest: str) -> PolicySet | None:
+    """The policy set stored under `key`, or None (missing, or not what `stored.py` writes)."""
+    found = read_cache(key)
+    if found is None:
+        return None
+    from rtk_policy.policy.stored import policy_from_data
+
+    document, programs = found
+    try:
+        parts = policy_from_data(document, len(programs))
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return None  # a document of the wrong shape: compiled again
+    remember_valid(parts["patterns"])
+    return PolicySet(parts["files"], parts["rules"], list(programs), parts["expected"], chosen,
+                     digest, parts["uses"], parts["plans"])  # fmt: skip
+
+
+def _compile(
+    sources: list[tuple[str, bytes]], chosen: Any, digest: str
+) -> tuple[PolicySet, dict[str, tuple[str, ...]]]:
+    """Compile the policy files' bytes on `chosen`, with the valid literal patterns of its guard
+    forms and their pre-test literals (`regex.pattern_literals`); raise `PolicyLoadError`."""
     from rtk_policy.policy.compiler import compile_files
 
     texts = []
@@ -117,12 +149,20 @@ def load_policy_set(
     policies = PolicySet(files, rules, state.programs, expected, chosen, digest, uses)
     patterns = pattern_literals(valid_patterns(_literal_patterns(files, rules)))
     remember_valid(patterns)
-    if use_cache:
-        blobs = [chosen.dump(p) for p in state.programs]
-        plans = tuple(policies.plan_tables())  # a plain tuple: unpickled without this module
-        payload = {"files": files, "rules": rules, "programs": blobs, "expected": expected}
-        write_cache(key, {**payload, "uses": uses, "plans": plans, "patterns": patterns})
-    return policies
+    return policies, patterns
+
+
+def _store(key: str, policies: PolicySet, patterns: dict[str, tuple[str, ...]]) -> bool:
+    """Write the compiled set to the cache under `key`; False when it could not be stored."""
+    from rtk_policy.policy.stored import policy_data
+
+    try:
+        document = policy_data(policies.compiled_files, policies.compiled_rules,
+                               policies.expected, policies.uses, policies.plan_tables(),
+                               patterns)  # fmt: skip
+    except ValueError:  # an example holding a value JSON would change: not cached
+        return False
+    return write_cache(key, document, policies.program_blobs())
 
 
 def _literal_patterns(files: tuple[Any, ...], rules: tuple[Any, ...]) -> set[str]:

@@ -15,7 +15,7 @@ takes at once the forms other plans compiled (most guards are shared by every pr
 from __future__ import annotations
 
 from rtk_policy.policy.guards.guard import FALSE_FORM, Guard, build_guard
-from rtk_policy.policy.guards.plan_store import GENERIC, PlanTables, plan_tables, unpack
+from rtk_policy.policy.guards.plan_store import GENERIC, PlanTables, plan_tables
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -153,9 +153,8 @@ class Planner:
             return self._unpacked(stored)
         return self._specialized(program)
 
-    def _unpacked(self, stored: bytes) -> Any:
+    def _unpacked(self, pairs: tuple[int, ...]) -> Any:
         """The steps of a plan stored in `PlanTables`: (rule index, guard form, guard)."""
-        pairs = unpack(stored)
         residuals = self._tables.residuals  # type: ignore[union-attr]
         for at in range(0, len(pairs), 2):
             index, code = pairs[at], pairs[at + 1]
