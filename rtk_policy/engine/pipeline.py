@@ -87,12 +87,16 @@ def load_engine(
     config_path: str | None = None,
     cwd: str | None = None,
     use_cache: bool = True,
+    store: bool | None = None,
 ) -> Engine:
-    """Load config and policies (search path or `policy_paths`) into an `Engine`."""
+    """Load config and policies (search path or `policy_paths`) into an `Engine`; `use_cache` and
+    `store` (read and write the compiled cache) as `load_policy_set` takes them."""
     from rtk_policy.config.load import load_config
     from rtk_policy.policy import load_policy_set, policy_search_path
 
     config = load_config(config_path=config_path, cwd=cwd)
     paths = policy_paths or policy_search_path(cwd=cwd)
-    policies = load_policy_set(paths, backend=backend or config.backend or None, use_cache=use_cache)
+    policies = load_policy_set(
+        paths, backend=backend or config.backend or None, use_cache=use_cache, store=store
+    )
     return Engine(policies=policies, config=config)
