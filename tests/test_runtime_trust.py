@@ -301,13 +301,13 @@ def test_the_server_refuses_a_folder_it_does_not_own(env, runtime_folder, monkey
 
 
 def test_the_server_creates_its_folder_private(env, monkeypatch, tmp_path):
-    """Without XDG_RUNTIME_DIR the folder is `rtk-policy-<uid>` in TMPDIR (per-user on macOS)
+    """Without XDG_RUNTIME_DIR the folder is `rtk-policy-run-<uid>` in TMPDIR (per-user on macOS)
     or /tmp; it is made 0700 whatever the umask."""
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    assert runtime.runtime_dir() == str(tmp_path / "tmp" / f"rtk-policy-{os.getuid()}")
+    assert runtime.runtime_dir() == str(tmp_path / "tmp" / f"rtk-policy-run-{os.getuid()}")
     monkeypatch.delenv("TMPDIR")
-    assert runtime.runtime_dir() == f"/tmp/rtk-policy-{os.getuid()}"
+    assert runtime.runtime_dir() == f"/tmp/rtk-policy-run-{os.getuid()}"
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     old = os.umask(0)
     try:
@@ -321,12 +321,12 @@ def test_the_server_creates_its_folder_private(env, monkeypatch, tmp_path):
 
 @as_root
 def test_a_fallback_folder_someone_else_made_first_is_refused(env, tmp_path):
-    """Another user creates `rtk-policy-<uid>` in the shared temp folder before us, with a fake
+    """Another user creates `rtk-policy-run-<uid>` in the shared temp folder before us, with a fake
     engine in it: the client refuses it and decides in-process."""
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o1777)
     os.chmod(shared, 0o1777)
-    squatted = shared / f"rtk-policy-{os.getuid()}"
+    squatted = shared / f"rtk-policy-run-{os.getuid()}"
     squatted.mkdir(mode=0o700)
     fake = _fake_in(squatted)
     os.chown(squatted, NOBODY, NOBODY)

@@ -1,14 +1,15 @@
 """The resident engine's runtime folder and the checks that make client and server trust only each
-other. Standard library only (the thin client imports it with `python -S -I`, before anything else).
+other. Standard library only (the thin client imports it with `python -S -I`, before anything).
 
-The folder is `$XDG_RUNTIME_DIR/rtk-policy`, else `rtk-policy-<uid>` in `$TMPDIR` (macOS sets it to
-a folder of the user's own) or `/tmp` (sticky: nobody else may rename or remove what this user
-made there). It holds the socket (`engine.sock`, 0600) and the server's lock (`engine.lock`). It
-must be a folder, not a symlink, owned by this user, with no permission for group or others;
-anything else is refused, never repaired: a folder someone else made first, or opened up, may
-hold their socket. The socket's peer is checked on both ends (`peer_problem`: SO_PEERCRED on
-Linux, LOCAL_PEERCRED on macOS and the BSDs): an engine or a client of another user is never
-answered or asked. Where the peer cannot be checked, the client does not use the engine at all.
+The folder is `$XDG_RUNTIME_DIR/rtk-policy`, else `rtk-policy-run-<uid>` in `$TMPDIR` (macOS sets
+it to a folder of the user's own) or `/tmp` (sticky: nobody else may rename or remove what this
+user made there). It is not the `rtk-policy-<uid>` of older versions, whose folder was made 0755.
+It holds the socket (`engine.sock`, 0600) and the server's lock (`engine.lock`). It must be a
+folder, not a symlink, owned by this user, with no permission for group or others; anything else
+is refused, never repaired: a folder someone else made first, or opened up, may hold their
+socket. The socket's peer is checked on both ends (`peer_problem`: SO_PEERCRED on Linux,
+LOCAL_PEERCRED on macOS and the BSDs): an engine or a client of another user is never answered or
+asked. Where the peer cannot be checked, the client does not use the engine at all.
 """
 
 import _socket
@@ -32,7 +33,7 @@ def runtime_dir():
     base = os.environ.get("XDG_RUNTIME_DIR")
     if base:
         return os.path.join(base, "rtk-policy")
-    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"rtk-policy-{os.getuid()}")
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"rtk-policy-run-{os.getuid()}")
 
 
 def socket_path():
