@@ -119,3 +119,22 @@ def test_old_compiled_sets_are_pruned(tmp_path, monkeypatch):
     assert left == [".tmp-fresh", "notes.txt", "policies-new.cache", "policies-old0.cache",
                     "policies-old1.cache"]  # fmt: skip
     assert cache.read_cache("new") is not None
+
+
+def test_a_process_decodes_an_unchanged_set_once(tmp_path, monkeypatch):
+    """A second load of the same cache file (a batch, a server opening another project) shares
+    what the first decoded; a file written again (a new inode) is read and checked again."""
+    path = write(tmp_path, "p.yaml", TEXT)
+    load_policy_set([path])  # compiles and stores
+    first = load_policy_set([path])  # decodes
+    reads = []
+    real_read = load_module.read_cache
+    monkeypatch.setattr(load_module, "read_cache", lambda key: reads.append(key) or real_read(key))
+    second = load_policy_set([path])
+    assert reads == [] and _denies(second) == ["rm-any"]
+    assert second.compiled_rules is first.compiled_rules and second is not first
+    (cached,) = _files()
+    data = cached.read_bytes()
+    cached.unlink()
+    cached.write_bytes(data)  # the same bytes in a new file
+    assert _denies(load_policy_set([path])) == ["rm-any"] and len(reads) == 1

@@ -79,6 +79,18 @@ def _digest(key: str, body: bytes | memoryview) -> bytes:
     return blake2b(body, digest_size=32, key=key.encode()[:64]).hexdigest().encode()
 
 
+def stored_version(key: str) -> tuple[object, ...] | None:
+    """What identifies the file stored under `key` as it is now (path, device, inode, size,
+    mtime): a write replaces the file (a new inode), so a process that decoded the file it saw
+    with this version need not read it again; None when there is none."""
+    path = os.path.join(cache_dir(), _name(key))
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
 def read_cache(key: str) -> tuple[Any, list[bytes]] | None:
     """(document, blobs) stored under `key`; None when missing, unreadable, damaged, forged or
     written for another key. The document is plain JSON data: its shape is the caller's to check."""
@@ -190,8 +202,10 @@ def _remove(path: str) -> int:
 
 
 _LOCK = ".lock-"
-#: seconds a process waits for another compiling the same set before it compiles it itself
-COMPILE_WAIT = 5.0
+#: seconds a process waits for another compiling the same set before it compiles it itself: longer
+#: than a compile takes on a loaded machine (~7 s seen on 2 busy cores; ~1 s quiet), which a
+#: waiter that gave up would only slow down, and short of the agents' hook timeouts (60 s)
+COMPILE_WAIT = 20.0
 _POLL = 0.01
 
 

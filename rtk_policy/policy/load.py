@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 from rtk_policy.policy.backends.select import get_backend
-from rtk_policy.policy.cache import cache_key, compile_lock, policy_digest, read_cache, write_cache
+from rtk_policy.policy.cache import (
+    cache_key,
+    compile_lock,
+    policy_digest,
+    read_cache,
+    stored_version,
+    write_cache,
+)
 from rtk_policy.policy.compiled import COMPILED_FORMAT
 from rtk_policy.policy.errors import PolicyLoadError, Problem
 from rtk_policy.policy.facts import schema_signature
@@ -119,21 +127,55 @@ def load_policy_set(
     return policies
 
 
+#: the sets this process decoded from the cache: key → (the file's `stored_version`, the parts,
+#: the program bytes). Their records and forms are immutable, so a process that loads the same set
+#: again (a batch, a server opening another project, the tests) shares them (`KEEP_DECODED` kept)
+_DECODED: dict[str, tuple[Any, dict[str, Any], list[bytes]]] = {}
+KEEP_DECODED = 4
+
+
 def _cached(key: str, chosen: Any, digest: str) -> PolicySet | None:
     """The policy set stored under `key`, or None (missing, or not what `stored.py` writes)."""
-    found = read_cache(key)
-    if found is None:
+    version = stored_version(key)
+    if version is None:
         return None
-    from rtk_policy.policy.stored import policy_from_data
-
-    document, programs = found
-    try:
-        parts = policy_from_data(document, len(programs))
-    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
-        return None  # a document of the wrong shape: compiled again
+    known = _DECODED.get(key)
+    if known is not None and known[0] == version:
+        parts, programs = known[1], known[2]
+    else:
+        decoded = _decode(key)
+        if decoded is None:
+            return None
+        parts, programs = decoded
+        if len(_DECODED) >= KEEP_DECODED:
+            _DECODED.clear()
+        _DECODED[key] = (version, parts, programs)
     remember_valid(parts["patterns"])
     return PolicySet(parts["files"], parts["rules"], list(programs), parts["expected"], chosen,
                      digest, parts["uses"], parts["plans"])  # fmt: skip
+
+
+def _decode(key: str) -> tuple[dict[str, Any], list[bytes]] | None:
+    """The checked parts (`stored.policy_from_data`) and program bytes of the file under `key`.
+
+    The cyclic collector is paused meanwhile: decoding makes ~100,000 objects and no cycle, and
+    its passes over them would double the time (the hook runs without it anyway)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        found = read_cache(key)
+        if found is None:
+            return None
+        from rtk_policy.policy.stored import policy_from_data
+
+        document, programs = found
+        try:
+            return policy_from_data(document, len(programs)), programs
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            return None  # a document of the wrong shape: compiled again
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _compile(
