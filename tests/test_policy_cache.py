@@ -129,7 +129,8 @@ def test_a_process_decodes_an_unchanged_set_once(tmp_path, monkeypatch):
     first = load_policy_set([path])  # decodes
     reads = []
     real_read = load_module.read_cache
-    monkeypatch.setattr(load_module, "read_cache", lambda key: reads.append(key) or real_read(key))
+    monkeypatch.setattr(load_module, "read_cache",
+                        lambda key, folder: reads.append(key) or real_read(key, folder))  # fmt: skip
     second = load_policy_set([path])
     assert reads == [] and _denies(second) == ["rm-any"]
     assert second.compiled_rules is first.compiled_rules and second is not first

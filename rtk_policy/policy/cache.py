@@ -79,11 +79,12 @@ def _digest(key: str, body: bytes | memoryview) -> bytes:
     return blake2b(body, digest_size=32, key=key.encode()[:64]).hexdigest().encode()
 
 
-def stored_version(key: str) -> tuple[object, ...] | None:
-    """What identifies the file stored under `key` as it is now (path, device, inode, size,
-    mtime): a write replaces the file (a new inode), so a process that decoded the file it saw
-    with this version need not read it again; None when there is none."""
-    path = os.path.join(cache_dir(), _name(key))
+def stored_version(key: str, folder: str | None = None) -> tuple[object, ...] | None:
+    """What identifies the file stored under `key` (in `folder`, default `cache_dir()`) as it is
+    now (path, device, inode, size, mtime): a write replaces the file (a new inode), so a process
+    that decoded the file it saw with this version need not read it again; None when there is
+    none."""
+    path = os.path.join(folder or cache_dir(), _name(key))
     try:
         info = os.stat(path)
     except OSError:
@@ -91,11 +92,12 @@ def stored_version(key: str) -> tuple[object, ...] | None:
     return (path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-def read_cache(key: str) -> tuple[Any, list[bytes]] | None:
-    """(document, blobs) stored under `key`; None when missing, unreadable, damaged, forged or
-    written for another key. The document is plain JSON data: its shape is the caller's to check."""
+def read_cache(key: str, folder: str | None = None) -> tuple[Any, list[bytes]] | None:
+    """(document, blobs) stored under `key` (in `folder`, default `cache_dir()`); None when
+    missing, unreadable, damaged, forged or written for another key. The document is plain JSON
+    data: its shape is the caller's to check."""
     try:
-        with open(os.path.join(cache_dir(), _name(key)), "rb") as handle:
+        with open(os.path.join(folder or cache_dir(), _name(key)), "rb") as handle:
             data = handle.read()
     except OSError:
         return None
@@ -123,9 +125,10 @@ def read_cache(key: str) -> tuple[Any, list[bytes]] | None:
         return None
 
 
-def write_cache(key: str, document: Any, blobs: list[bytes]) -> bool:
-    """Store `document` (plain JSON data) and `blobs` under `key` atomically (temp file + rename);
-    False when the folder is unwritable or the document is not JSON data."""
+def write_cache(key: str, document: Any, blobs: list[bytes], folder: str | None = None) -> bool:
+    """Store `document` (plain JSON data) and `blobs` under `key` (in `folder`, default
+    `cache_dir()`) atomically (temp file + rename); False when the folder is unwritable or the
+    document is not JSON data."""
     import json
 
     try:
@@ -135,7 +138,7 @@ def write_cache(key: str, document: Any, blobs: list[bytes]) -> bool:
         return False
     body = text + b"".join(blobs)
     data = _MAGIC + _digest(key, body) + b" %d\n" % len(text) + body
-    folder = cache_dir()
+    folder = folder or cache_dir()
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         import tempfile  # only when writing: it pulls in shutil, bz2 and lzma
@@ -150,7 +153,7 @@ def write_cache(key: str, document: Any, blobs: list[bytes]) -> bool:
             raise
     except OSError:
         return False
-    prune(keep=_name(key))
+    prune(keep=_name(key), folder=folder)
     return True
 
 
@@ -160,14 +163,14 @@ KEEP = 32
 _STALE_TEMP_SECONDS = 3600
 
 
-def prune(keep: str = "", limit: int | None = None) -> int:
+def prune(keep: str = "", limit: int | None = None, folder: str | None = None) -> int:
     """Remove all but the `limit` (default `KEEP`) newest compiled sets (never `keep`), stale temp
     files, and stale lock files of sets not kept; returns how many were removed. Errors (a file
     removed meanwhile, a read-only folder) are ignored."""
     import time
 
     try:
-        entries = list(os.scandir(cache_dir()))
+        entries = list(os.scandir(folder or cache_dir()))
     except OSError:
         return 0
     sets, locks, removed, now = [], [], 0, time.time()
@@ -210,8 +213,9 @@ _POLL = 0.01
 
 
 class compile_lock:  # noqa: N801 - used as a function: `with compile_lock(key) as waited:`
-    """`with compile_lock(key) as waited:` holds the exclusive lock on compiling `key`'s set
-    (`waited`: True when another process held it first, so the set may be in the cache now).
+    """`with compile_lock(key, folder) as waited:` holds the exclusive lock on compiling `key`'s
+    set in the cache `folder` (default `cache_dir()`; `waited`: True when another process held it
+    first, so the set may be in the cache now).
 
     The lock is an `flock` on `.lock-KEY` in the cache folder, released when its holder exits or
     dies. A process waits at most `COMPILE_WAIT` seconds, then goes on without the lock (it
@@ -219,8 +223,9 @@ class compile_lock:  # noqa: N801 - used as a function: `with compile_lock(key) 
     unwritable.
     """
 
-    def __init__(self, key: str, wait: float | None = None) -> None:
+    def __init__(self, key: str, folder: str | None = None, wait: float | None = None) -> None:
         self.key = key
+        self.folder = folder
         self.wait = COMPILE_WAIT if wait is None else wait
         self._fd = -1
 
@@ -228,7 +233,7 @@ class compile_lock:  # noqa: N801 - used as a function: `with compile_lock(key) 
         import fcntl
         import time
 
-        folder = cache_dir()
+        folder = self.folder or cache_dir()
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)
             flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -43,6 +43,12 @@ def _packs_dir() -> str | None:
         return checkout if os.path.isdir(checkout) else None
 
 
+def shipped_packs() -> list[str]:
+    """The folder of the shipped packs, as a search path ([] when it cannot be found)."""
+    packs = _packs_dir()
+    return [packs] if packs is not None else []
+
+
 def policy_search_path(cwd: str | None = None) -> list[str]:
     """The shipped packs, then the user's and the project's policy folders, each only if it exists.
 
@@ -98,14 +104,18 @@ def _read_sources(files: list[str]) -> list[tuple[str, bytes]]:
 
 
 def load_policy_set(
-    paths: list[str], backend: str | None = None, use_cache: bool = True, store: bool | None = None
+    paths: list[str],
+    backend: str | None = None,
+    use_cache: bool = True,
+    store: bool | None = None,
+    cache_folder: str | None = None,
 ) -> PolicySet:
     """Load, validate and compile the policy files (folders expanded); raise `PolicyLoadError`.
 
-    With `use_cache`, a set found in the compiled cache (`cache.py`) is restored instead; a set
-    compiled is stored there when `store` (default: `use_cache`). A process that finds its set
-    missing compiles it under `cache.compile_lock`: one that waited for another reads the set that
-    one stored."""
+    With `use_cache`, a set found in the compiled cache (`cache.py`; `cache_folder`, default the
+    user's `cache.cache_dir()`) is restored instead; a set compiled is stored there when `store`
+    (default: `use_cache`). A process that finds its set missing compiles it under
+    `cache.compile_lock`: one that waited for another reads the set that one stored."""
     chosen = get_backend(backend or os.environ.get("RTK_POLICY_BACKEND") or None)
     sources = _read_sources(expand_paths(paths))
     digest = policy_digest(sources)
@@ -113,17 +123,17 @@ def load_policy_set(
     key = cache_key(digest, chosen.name, chosen.version, extra)
     store = use_cache if store is None else store
     if use_cache:
-        cached = _cached(key, chosen, digest)
+        cached = _cached(key, chosen, digest, cache_folder)
         if cached is not None:
             return cached
     if not store:
         return _compile(sources, chosen, digest)[0]
-    with compile_lock(key) as waited:
-        cached = _cached(key, chosen, digest) if waited and use_cache else None
+    with compile_lock(key, cache_folder) as waited:
+        cached = _cached(key, chosen, digest, cache_folder) if waited and use_cache else None
         if cached is not None:  # another process compiled it meanwhile
             return cached
         policies, patterns = _compile(sources, chosen, digest)
-        _store(key, policies, patterns)
+        _store(key, policies, patterns, cache_folder)
     return policies
 
 
@@ -134,16 +144,17 @@ _DECODED: dict[str, tuple[Any, dict[str, Any], list[bytes]]] = {}
 KEEP_DECODED = 4
 
 
-def _cached(key: str, chosen: Any, digest: str) -> PolicySet | None:
-    """The policy set stored under `key`, or None (missing, or not what `stored.py` writes)."""
-    version = stored_version(key)
+def _cached(key: str, chosen: Any, digest: str, folder: str | None) -> PolicySet | None:
+    """The policy set stored under `key` in the cache `folder`, or None (missing, or not what
+    `stored.py` writes)."""
+    version = stored_version(key, folder)
     if version is None:
         return None
     known = _DECODED.get(key)
     if known is not None and known[0] == version:
         parts, programs = known[1], known[2]
     else:
-        decoded = _decode(key)
+        decoded = _decode(key, folder)
         if decoded is None:
             return None
         parts, programs = decoded
@@ -155,15 +166,16 @@ def _cached(key: str, chosen: Any, digest: str) -> PolicySet | None:
                      digest, parts["uses"], parts["plans"])  # fmt: skip
 
 
-def _decode(key: str) -> tuple[dict[str, Any], list[bytes]] | None:
-    """The checked parts (`stored.policy_from_data`) and program bytes of the file under `key`.
+def _decode(key: str, folder: str | None) -> tuple[dict[str, Any], list[bytes]] | None:
+    """The checked parts (`stored.policy_from_data`) and program bytes of the file under `key`
+    in the cache `folder`.
 
     The cyclic collector is paused meanwhile: decoding makes ~100,000 objects and no cycle, and
     its passes over them would double the time (the hook runs without it anyway)."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        found = read_cache(key)
+        found = read_cache(key, folder)
         if found is None:
             return None
         from rtk_policy.policy.stored import policy_from_data
@@ -204,8 +216,11 @@ def _compile(
     return policies, patterns
 
 
-def _store(key: str, policies: PolicySet, patterns: dict[str, tuple[str, ...]]) -> bool:
-    """Write the compiled set to the cache under `key`; False when it could not be stored."""
+def _store(
+    key: str, policies: PolicySet, patterns: dict[str, tuple[str, ...]], folder: str | None
+) -> bool:
+    """Write the compiled set to the cache `folder` under `key`; False when it could not be
+    stored."""
     from rtk_policy.policy.stored import policy_data
 
     try:
@@ -214,7 +229,7 @@ def _store(key: str, policies: PolicySet, patterns: dict[str, tuple[str, ...]]) 
                                patterns)  # fmt: skip
     except ValueError:  # an example holding a value JSON would change: not cached
         return False
-    return write_cache(key, document, policies.program_blobs())
+    return write_cache(key, document, policies.program_blobs(), folder)
 
 
 def _literal_patterns(files: tuple[Any, ...], rules: tuple[Any, ...]) -> set[str]:
