@@ -1,12 +1,14 @@
 """A compiled policy set as plain data for the compiled-policy cache (`cache.py`), and back.
 
-The cache holds JSON and program bytes only: nothing whose loading runs code. Records are kept as
-arrays of their fields in order; every guard form (of files, rules and the plans' residuals) goes
-into one table of nodes (`guards/ir.FormTable`) and is kept as its reference there; the indexed
-programs' plans are flat int arrays (`guards/plan_store.tables_from_data`). Reading it back
-checks every value's type and range, so that what a damaged or forged file holds either makes the
-records the compiler made or raises `ValueError` (the caller then compiles again): a rule index
-out of range, a verdict that is not one, a string where a form belongs never reach the evaluator.
+The cache holds JSON and program bytes only: nothing whose loading runs code. A record is kept as
+the array of its fields in order, each field stored as its `LAYOUTS` entry says; every guard form
+(of files, rules and the plans' residuals) goes into one table of nodes (`guards/ir.FormTable`)
+and is kept as its reference there; the indexed programs' plans are flat int arrays
+(`guards/plan_store.tables_from_data`). Reading it back checks every value's type and range, so
+that what a damaged or forged file holds either makes the records the compiler made or raises
+`ValueError` (the caller then compiles again): a rule index out of range, a verdict that is not
+one, a string where a form belongs never reach the evaluator. A record class whose fields differ
+from its layout fails at import: the format cannot silently miss a field.
 """
 
 from __future__ import annotations
@@ -14,17 +16,46 @@ from __future__ import annotations
 from rtk_policy.policy.compiled import NO_PROGRAM, CompiledFile, CompiledRule
 from rtk_policy.policy.guards.ir import FormTable, form_at, forms_from_data
 from rtk_policy.policy.guards.plan_store import PlanTables, tables_data, tables_from_data
-from rtk_policy.policy.model import MODES, PIPELINE_ROLES, VERDICTS, Example, Rule
+from rtk_policy.policy.model import MODES, PIPELINE_ROLES, TOOL_KINDS, VERDICTS, Example, Rule
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
     from typing import Any
 
-#: the field types of a stored `CompiledFile`, `CompiledRule`, `Rule` and `Example`
-_FILE_TYPES = (str, str, str, int, int, int, int)
-_COMPILED_TYPES = (list, int, int, int, int, list, int, int)
-_RULE_TYPES = (str, str, str, int, str, str, str, list, str, str, list)
-_EXAMPLE_TYPES = (str, str, str, int, list)
+#: per record class, how each field is stored: "str", "int", "strs" (a tuple of strings), "form"
+#: (a reference in the form table), "opt" (a string or None), "pairs" (an example's overrides),
+#: "examples", "rule"
+LAYOUTS: dict[type, tuple[tuple[str, str], ...]] = {
+    CompiledFile: (("path", "str"), ("name", "str"), ("kind", "str"), ("when", "int"),
+                   ("pipeline_consumer", "int"), ("when_guard", "form"),
+                   ("consumer_guard", "form")),
+    CompiledRule: (("rule", "rule"), ("file_index", "int"), ("match", "int"), ("message", "int"),
+                   ("rewrite", "int"), ("derived", "strs"), ("guard", "form"), ("output", "form")),
+    Rule: (("id", "str"), ("policy", "str"), ("file", "str"), ("line", "int"), ("kind", "str"),
+           ("decision", "str"), ("mode", "str"), ("programs", "strs"), ("pipeline", "str"),
+           ("description", "str"), ("examples", "examples"), ("tools", "strs")),
+    Example: (("command", "str"), ("expect", "opt"), ("file", "str"), ("line", "int"),
+              ("overrides", "pairs"), ("tool", "str"), ("path", "str")),
+}  # fmt: skip
+for _cls, _layout in LAYOUTS.items():
+    if tuple(name for name, _ in _layout) != _cls.__match_args__:
+        raise ImportError(f"stored.LAYOUTS does not match the fields of {_cls.__qualname__}")
+#: the JSON types each kind of field may be stored as
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "str": (str,), "int": (int,), "strs": (list,), "form": (int,), "pairs": (list,),
+    "examples": (list,), "rule": (list,), "opt": (str, type(None)),
+}  # fmt: skip
+
+
+def _type_rows(layout: tuple[tuple[str, str], ...]) -> frozenset[tuple[type, ...]]:
+    """Every tuple of JSON types a record of `layout` may be stored as (bool is not int)."""
+    rows: list[tuple[type, ...]] = [()]
+    for _, kind in layout:
+        rows = [row + (kind_type,) for row in rows for kind_type in _JSON_TYPES[kind]]
+    return frozenset(rows)
+
+
+_TYPES = {cls: _type_rows(layout) for cls, layout in LAYOUTS.items()}
 _KINDS = ("permission", "rewrite")
 _DECISIONS = (*VERDICTS, "")
 _EXPECTED = {"bool", "string"}
@@ -43,16 +74,9 @@ def policy_data(
     bytes); `policy_from_data` reads it back. Raise `ValueError` when an example holds a value
     JSON would change (the set is then not cached)."""
     forms = FormTable()
-    stored_files = [
-        [*_fields(f)[:5], forms.add(f.when_guard), forms.add(f.consumer_guard)] for f in files
-    ]
-    stored_rules = [
-        [_rule_fields(c.rule), *_fields(c)[1:6], forms.add(c.guard), forms.add(c.output)]
-        for c in rules
-    ]
     return {
-        "files": stored_files,
-        "rules": stored_rules,
+        "files": [_stored(item, forms) for item in files],
+        "rules": [_stored(item, forms) for item in rules],
         "expected": list(expected),
         "uses": sorted(uses),
         "plans": tables_data(plans, forms),
@@ -61,18 +85,23 @@ def policy_data(
     }
 
 
-def _fields(value: Any) -> list[Any]:
-    """A record's field values in order, tuples as lists (all the way down)."""
-    return [_plain(getattr(value, name)) for name in value.__match_args__]
-
-
-def _rule_fields(rule: Rule) -> list[Any]:
-    fields = _fields(rule)
-    fields[-1] = [_fields(example) for example in rule.examples]
-    for example in rule.examples:
-        if not all(_json_exact(value) for _, value in example.overrides):
-            raise ValueError(f"an example of {rule.id} holds values JSON does not keep as they are")
-    return fields
+def _stored(record: Any, forms: FormTable) -> list[Any]:
+    """A record as the array of its fields, each as its layout says."""
+    values = []
+    for name, kind in LAYOUTS[type(record)]:
+        value = getattr(record, name)
+        if kind == "form":
+            value = forms.add(value)
+        elif kind in ("rule", "examples"):
+            value = _stored(value, forms) if kind == "rule" else [_stored(e, forms) for e in value]
+        elif kind == "strs":
+            value = list(value)
+        elif kind == "pairs":
+            if not all(_json_exact(item) for _, item in value):
+                raise ValueError(f"an example at line {record.line} holds values JSON changes")
+            value = [[key, item] for key, item in value]
+        values.append(value)
+    return values
 
 
 def _json_exact(value: Any) -> bool:
@@ -83,12 +112,6 @@ def _json_exact(value: Any) -> bool:
     if type(value) is list:
         return all(_json_exact(item) for item in value)
     return value is None or type(value) in (str, int, float, bool)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_plain(item) for item in value]
-    return value
 
 
 def policy_from_data(data: Any, programs: int) -> dict[str, Any]:
@@ -120,69 +143,76 @@ def policy_from_data(data: Any, programs: int) -> dict[str, Any]:
     }
 
 
+def _fields(cls: type, data: Any, forms: list[tuple[Any, ...]]) -> list[Any]:
+    """The field values of a stored `cls` record, of the types its layout says (forms resolved,
+    string lists as tuples); raise `ValueError` for any other shape."""
+    if type(data) is not list or tuple(map(type, data)) not in _TYPES[cls]:
+        raise ValueError(f"a stored {cls.__qualname__} has the wrong fields")
+    values = []
+    for value, (_, kind) in zip(data, LAYOUTS[cls], strict=True):
+        if kind == "form":
+            value = form_at(forms, value)
+        elif kind == "strs":
+            if not _strings(value):
+                raise ValueError(f"a stored {cls.__qualname__} holds a list that is not strings")
+            value = tuple(value)
+        elif kind == "pairs":
+            value = _pairs(value)
+        values.append(value)
+    return values
+
+
 def _file(data: Any, programs: int, forms: list[tuple[Any, ...]]) -> CompiledFile:
-    _check_types(data, _FILE_TYPES, "policy file")
-    path, name, kind, when, consumer, when_guard, consumer_guard = data
+    path, name, kind, when, consumer, when_guard, consumer_guard = _fields(
+        CompiledFile, data, forms
+    )
     if kind not in _KINDS or not (_optional(when, programs) and _optional(consumer, programs)):
         raise ValueError(f"stored policy file {path[:80]!r} is not one the compiler makes")
-    return CompiledFile(path, name, kind, when, consumer, form_at(forms, when_guard),
-                        form_at(forms, consumer_guard))  # fmt: skip
+    return CompiledFile(path, name, kind, when, consumer, when_guard, consumer_guard)
 
 
 def _compiled_rule(
     data: Any, files: int, programs: int, forms: list[tuple[Any, ...]]
 ) -> CompiledRule:
-    _check_types(data, _COMPILED_TYPES, "compiled rule")
-    rule_data, file_index, match, message, rewrite, derived, guard, output = data
-    rule = _rule(rule_data)
+    values = _fields(CompiledRule, data, forms)
+    rule = _rule(values[0], forms)
+    _, file_index, match, message, rewrite, derived, guard, output = values
     valid = (
         0 <= file_index < files
         and 0 <= match < programs
         and _optional(message, programs)
         and _optional(rewrite, programs)
         and (rule.kind != "rewrite" or rewrite != NO_PROGRAM)
-        and _strings(derived)
     )
     if not valid:
         raise ValueError(f"stored rule {rule.id[:80]!r} names a file or program not kept")
-    return CompiledRule(rule, file_index, match, message, rewrite, tuple(derived),
-                        form_at(forms, guard), form_at(forms, output))  # fmt: skip
+    return CompiledRule(rule, file_index, match, message, rewrite, derived, guard, output)
 
 
-def _rule(data: Any) -> Rule:
-    _check_types(data, _RULE_TYPES, "rule")
-    id_, policy, file, line, kind, decision, mode, programs, pipeline, description, examples = data
+def _rule(data: Any, forms: list[tuple[Any, ...]]) -> Rule:
+    values = _fields(Rule, data, forms)
+    values[10] = tuple([Example(*_fields(Example, item, forms)) for item in values[10]])
+    rule = Rule(*values)
     valid = (
-        kind in _KINDS
-        and decision in _DECISIONS
-        and mode in MODES
-        and pipeline in PIPELINE_ROLES
-        and _strings(programs)
+        rule.kind in _KINDS
+        and rule.decision in _DECISIONS
+        and rule.mode in MODES
+        and rule.pipeline in PIPELINE_ROLES
+        and set(rule.tools) <= set(TOOL_KINDS)
     )
     if not valid:
-        raise ValueError(f"stored rule {id_[:80]!r} is not one the loader makes")
-    return Rule(id_, policy, file, line, kind, decision, mode, tuple(programs), pipeline,
-                description, tuple([_example(item) for item in examples]))  # fmt: skip
+        raise ValueError(f"stored rule {rule.id[:80]!r} is not one the loader makes")
+    return rule
 
 
-def _example(data: Any) -> Example:
-    if type(data) is list and len(data) == 5 and data[1] is None:  # a rewrite example: no rewrite
-        _check_types([*data[:1], "", *data[2:]], _EXAMPLE_TYPES, "example")
-    else:
-        _check_types(data, _EXAMPLE_TYPES, "example")
-    command, expect, file, line, overrides = data
+def _pairs(data: Any) -> tuple[tuple[str, Any], ...]:
+    """An example's overrides: (name, value) pairs."""
     pairs = []
-    for pair in overrides:
+    for pair in data:
         if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
             raise ValueError("an example's overrides are (name, value) pairs")
         pairs.append((pair[0], pair[1]))
-    return Example(command, expect, file, line, tuple(pairs))
-
-
-def _check_types(data: Any, types: tuple[type, ...], what: str) -> None:
-    """Raise `ValueError` unless `data` is a list of values of exactly `types` (bool is not int)."""
-    if type(data) is not list or tuple(map(type, data)) != types:
-        raise ValueError(f"a stored {what} has the wrong fields")
+    return tuple(pairs)
 
 
 def _optional(index: Any, programs: int) -> bool:
