@@ -187,8 +187,9 @@ def test_altered_rule_data_is_detected_by_the_digest(cache_file, edit):
         rule[6] = len(data["forms"]) - 1
     else:
         index = data["rules"].index(rule)
-        steps = data["plans"][0]["rm"]
-        data["plans"][0]["rm"] = [n for i, n in enumerate(steps) if steps[i - i % 2] != index]
+        steps = [int(n) for n in data["plans"][0]["rm"].split(",")]
+        kept = [n for i, n in enumerate(steps) if steps[i - i % 2] != index]
+        data["plans"][0]["rm"] = ",".join(map(str, kept))
     forged = _forge(cache_file, wrapper, blobs, keep_digest=True)
     assert cache.read_cache(_key(cache_file)) is None
     assert _verdicts(load_engine([PACKS])) == COMMANDS
@@ -214,10 +215,7 @@ _SHAPES = {
     ),
     "literal of another type": lambda d: _nodes(d, "lit")[0].__setitem__(1, [1, 2]),
     "relation not one": lambda d: _nodes(d, "rel")[0].__setitem__(1, "__import__"),
-    "plan step not an int": lambda d: d["plans"][0]["rm"].__setitem__(0, "0"),
-    "plan names no rule": lambda d: d["plans"][0]["rm"].__setitem__(0, 10**6),
-    "plan names no residual": lambda d: d["plans"][0]["rm"].__setitem__(1, 10**6),
-    "odd plan": lambda d: d["plans"][0]["rm"].append(0),
+    "plan not a text": lambda d: d["plans"][0].__setitem__("rm", [0, -1]),
     "result type not one": lambda d: d["expected"].__setitem__(0, "python"),
     "a list where the set is": lambda d: d.clear(),
 }
@@ -307,3 +305,21 @@ def test_programs_that_do_not_restore_fail_closed(pristine, tmp_path, monkeypatc
     forged = _verdicts(engine)
     assert all(_STRENGTH[forged[c]] >= _STRENGTH[fresh[c]] for c in COMMANDS), forged
     assert forged["rm -rf /"] == "deny"
+
+
+@pytest.mark.parametrize("text", ["x", "0,-1,", "1000000,-1", "0,1000000", "0,-2", "0", "0,-1,5"])
+def test_a_stored_plan_that_does_not_check_is_not_used(cache_file, text):
+    """A program's stored plan is text, checked when the program is first planned: one that does
+    not name (rule, residual) pairs kept is ignored and the plan worked out from the rules' guards,
+    so the decisions are a fresh compile's."""
+    wrapper, blobs = _split(cache_file)
+    data = wrapper["data"]
+    if text == "0,-1,5":
+        text = data["plans"][0]["rm"] + ",5"  # one more number than pairs
+    data["plans"][0]["rm"] = text
+    _forge(cache_file, wrapper, blobs)
+    engine = load_engine([PACKS])
+    planner = engine.policies._planner
+    assert planner._tables is not None  # the forgery was loaded
+    assert planner._tables.pairs("rm", len(engine.policies.rules)) is None
+    assert _verdicts(engine) == COMMANDS

@@ -33,7 +33,8 @@ def test_the_cache_holds_the_plans_of_every_indexed_program(engines) -> None:
     assert tables is not None and plain.policies._planner._tables is None
     indexed = {p for c in stored.policies.compiled_rules for p in c.index}
     assert set(tables.steps) == indexed
-    codes = [code for steps in tables.steps.values() for code in steps[1::2]]
+    rules = len(stored.policies.rules)
+    codes = [code for program in tables.steps for code in tables.pairs(program, rules)[1::2]]
     assert GENERIC in codes and max(codes) == len(tables.residuals) - 1
 
 

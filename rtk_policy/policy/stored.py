@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: per record class, how each field is stored: "str", "int", "strs" (a tuple of strings), "form"
-#: (a reference in the form table), "opt" (a string or None), "pairs" (an example's overrides),
+#: (a reference in the form table), "path" (a policy file's path: the index of a stored file whose
+#: path it is, else the string), "opt" (a string or None), "pairs" (an example's overrides),
 #: "examples", "rule"
 LAYOUTS: dict[type, tuple[tuple[str, str], ...]] = {
     CompiledFile: (("path", "str"), ("name", "str"), ("kind", "str"), ("when", "int"),
@@ -31,10 +32,10 @@ LAYOUTS: dict[type, tuple[tuple[str, str], ...]] = {
                    ("consumer_guard", "form")),
     CompiledRule: (("rule", "rule"), ("file_index", "int"), ("match", "int"), ("message", "int"),
                    ("rewrite", "int"), ("derived", "strs"), ("guard", "form"), ("output", "form")),
-    Rule: (("id", "str"), ("policy", "str"), ("file", "str"), ("line", "int"), ("kind", "str"),
+    Rule: (("id", "str"), ("policy", "str"), ("file", "path"), ("line", "int"), ("kind", "str"),
            ("decision", "str"), ("mode", "str"), ("programs", "strs"), ("pipeline", "str"),
            ("description", "str"), ("examples", "examples"), ("tools", "strs")),
-    Example: (("command", "str"), ("expect", "opt"), ("file", "str"), ("line", "int"),
+    Example: (("command", "str"), ("expect", "opt"), ("file", "path"), ("line", "int"),
               ("overrides", "pairs"), ("tool", "str"), ("path", "str")),
 }  # fmt: skip
 for _cls, _layout in LAYOUTS.items():
@@ -43,7 +44,7 @@ for _cls, _layout in LAYOUTS.items():
 #: the JSON types each kind of field may be stored as
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,), "int": (int,), "strs": (list,), "form": (int,), "pairs": (list,),
-    "examples": (list,), "rule": (list,), "opt": (str, type(None)),
+    "examples": (list,), "rule": (list,), "opt": (str, type(None)), "path": (int, str),
 }  # fmt: skip
 
 
@@ -56,6 +57,14 @@ def _type_rows(layout: tuple[tuple[str, str], ...]) -> frozenset[tuple[type, ...
 
 
 _TYPES = {cls: _type_rows(layout) for cls, layout in LAYOUTS.items()}
+#: per record class, the fields read back as something else than their JSON value
+_CONVERTED = {
+    cls: tuple((at, kind) for at, (_, kind) in enumerate(layout)
+               if kind in ("form", "strs", "pairs", "path"))
+    for cls, layout in LAYOUTS.items()
+}  # fmt: skip
+#: where a stored Rule keeps its examples
+_EXAMPLES_AT = Rule.__match_args__.index("examples")
 _KINDS = ("permission", "rewrite")
 _DECISIONS = (*VERDICTS, "")
 _EXPECTED = {"bool", "string"}
@@ -73,27 +82,45 @@ def policy_data(
     """The compiled parts of a policy set as JSON-ready data (the programs are kept apart, as
     bytes); `policy_from_data` reads it back. Raise `ValueError` when an example holds a value
     JSON would change (the set is then not cached)."""
-    forms = FormTable()
+    tables = _Tables(FormTable(), {item.path: at for at, item in enumerate(files)})
     return {
-        "files": [_stored(item, forms) for item in files],
-        "rules": [_stored(item, forms) for item in rules],
+        "files": [_stored(item, tables) for item in files],
+        "rules": [_stored(item, tables) for item in rules],
         "expected": list(expected),
         "uses": sorted(uses),
-        "plans": tables_data(plans, forms),
+        "plans": tables_data(plans, tables.forms),
         "patterns": {pattern: list(literals) for pattern, literals in patterns.items()},
-        "forms": forms.nodes,
+        "forms": tables.forms.nodes,
     }
 
 
-def _stored(record: Any, forms: FormTable) -> list[Any]:
+class _Tables:
+    """What the records of one stored set refer to: the guard forms (a `FormTable` when writing,
+    the forms read back when reading) and the policy files' paths (path → index when writing,
+    the paths when reading)."""
+
+    __slots__ = ("forms", "paths")
+
+    def __init__(self, forms: Any, paths: Any) -> None:
+        self.forms = forms
+        self.paths = paths
+
+
+def _stored(record: Any, tables: _Tables) -> list[Any]:
     """A record as the array of its fields, each as its layout says."""
     values = []
     for name, kind in LAYOUTS[type(record)]:
         value = getattr(record, name)
         if kind == "form":
-            value = forms.add(value)
+            value = tables.forms.add(value)
+        elif kind == "path":
+            value = tables.paths.get(value, value)
         elif kind in ("rule", "examples"):
-            value = _stored(value, forms) if kind == "rule" else [_stored(e, forms) for e in value]
+            value = (
+                _stored(value, tables)
+                if kind == "rule"
+                else [_stored(example, tables) for example in value]
+            )
         elif kind == "strs":
             value = list(value)
         elif kind == "pairs":
@@ -124,8 +151,9 @@ def policy_from_data(data: Any, programs: int) -> dict[str, Any]:
     if len(expected) != programs or not set(expected) <= _EXPECTED:
         raise ValueError("the programs' result types do not match the programs")
     forms = forms_from_data(data["forms"])
-    files = tuple([_file(item, programs, forms) for item in data["files"]])
-    rules = tuple([_compiled_rule(item, len(files), programs, forms) for item in data["rules"]])
+    files = tuple([_file(item, programs, _Tables(forms, ())) for item in data["files"]])
+    tables = _Tables(forms, tuple(item.path for item in files))
+    rules = tuple([_compiled_rule(item, len(files), programs, tables) for item in data["rules"]])
     uses = data["uses"]
     patterns = data["patterns"]
     if not _strings(uses) or type(patterns) is not dict:
@@ -138,44 +166,47 @@ def policy_from_data(data: Any, programs: int) -> dict[str, Any]:
         "rules": rules,
         "expected": expected,
         "uses": frozenset(uses),
-        "plans": tables_from_data(data["plans"], len(rules), forms),
+        "plans": tables_from_data(data["plans"], forms),
         "patterns": {pattern: tuple(literals) for pattern, literals in patterns.items()},
     }
 
 
-def _fields(cls: type, data: Any, forms: list[tuple[Any, ...]]) -> list[Any]:
-    """The field values of a stored `cls` record, of the types its layout says (forms resolved,
-    string lists as tuples); raise `ValueError` for any other shape."""
+def _fields(cls: type, data: Any, tables: _Tables) -> list[Any]:
+    """The field values of a stored `cls` record (the decoded list itself, converted in place),
+    of the types its layout says: forms and paths resolved, string lists as tuples; raise
+    `ValueError` for any other shape."""
     if type(data) is not list or tuple(map(type, data)) not in _TYPES[cls]:
         raise ValueError(f"a stored {cls.__qualname__} has the wrong fields")
-    values = []
-    for value, (_, kind) in zip(data, LAYOUTS[cls], strict=True):
+    for at, kind in _CONVERTED[cls]:
+        value = data[at]
         if kind == "form":
-            value = form_at(forms, value)
+            data[at] = form_at(tables.forms, value)
+        elif kind == "path":
+            if type(value) is int:
+                if not 0 <= value < len(tables.paths):
+                    raise ValueError(f"a stored {cls.__qualname__} names a file not kept")
+                data[at] = tables.paths[value]
         elif kind == "strs":
             if not _strings(value):
                 raise ValueError(f"a stored {cls.__qualname__} holds a list that is not strings")
-            value = tuple(value)
-        elif kind == "pairs":
-            value = _pairs(value)
-        values.append(value)
-    return values
+            data[at] = tuple(value)
+        else:
+            data[at] = _pairs(value)
+    return data
 
 
-def _file(data: Any, programs: int, forms: list[tuple[Any, ...]]) -> CompiledFile:
+def _file(data: Any, programs: int, tables: _Tables) -> CompiledFile:
     path, name, kind, when, consumer, when_guard, consumer_guard = _fields(
-        CompiledFile, data, forms
+        CompiledFile, data, tables
     )
     if kind not in _KINDS or not (_optional(when, programs) and _optional(consumer, programs)):
         raise ValueError(f"stored policy file {path[:80]!r} is not one the compiler makes")
     return CompiledFile(path, name, kind, when, consumer, when_guard, consumer_guard)
 
 
-def _compiled_rule(
-    data: Any, files: int, programs: int, forms: list[tuple[Any, ...]]
-) -> CompiledRule:
-    values = _fields(CompiledRule, data, forms)
-    rule = _rule(values[0], forms)
+def _compiled_rule(data: Any, files: int, programs: int, tables: _Tables) -> CompiledRule:
+    values = _fields(CompiledRule, data, tables)
+    rule = _rule(values[0], tables)
     _, file_index, match, message, rewrite, derived, guard, output = values
     valid = (
         0 <= file_index < files
@@ -189,9 +220,10 @@ def _compiled_rule(
     return CompiledRule(rule, file_index, match, message, rewrite, derived, guard, output)
 
 
-def _rule(data: Any, forms: list[tuple[Any, ...]]) -> Rule:
-    values = _fields(Rule, data, forms)
-    values[10] = tuple([Example(*_fields(Example, item, forms)) for item in values[10]])
+def _rule(data: Any, tables: _Tables) -> Rule:
+    values = _fields(Rule, data, tables)
+    examples = values[_EXAMPLES_AT]
+    values[_EXAMPLES_AT] = tuple([Example(*_fields(Example, item, tables)) for item in examples])
     rule = Rule(*values)
     valid = (
         rule.kind in _KINDS

@@ -31,18 +31,38 @@ if TYPE_CHECKING:
     from rtk_policy.policy.guards.specialize import Specializer
 
 #: version of the stored tables; part of the cache key (`load.py`)
-#: 2: steps are flat tuples of ints (kept as JSON arrays), no longer packed bytes
-PLANS_FORMAT = "2"
+#: 3: steps are flat tuples of ints, kept in the cache as their text, no longer packed bytes
+PLANS_FORMAT = "3"
 #: the code of a step whose guard is the rule's own guard form
 GENERIC = -1
-_INT = {int}
+_STR = {str}
 
 
 class PlanTables(namedtuple("PlanTables", "steps residuals")):
     """Plans of the indexed programs: `steps`, program → its (rule index, code) pairs flattened
-    (a tuple of ints), and `residuals`, the residual guard forms the codes point to."""
+    (a tuple of ints; read from the compiled cache, their text `"3,-1,7,0"` until `pairs`
+    decodes it), and `residuals`, the residual guard forms the codes point to."""
 
     __slots__ = ()
+
+    def pairs(self, program: str, rules: int) -> tuple[int, ...] | None:
+        """The steps of `program` for a policy set of `rules` rules; None when none is stored, or
+        the stored text is not pairs of a rule and a residual kept (a damaged or forged cache:
+        the planner then works the plan out, as for a program that is not indexed)."""
+        found = self.steps.get(program)
+        if type(found) is not str:
+            return found  # type: ignore[no-any-return]
+        try:
+            pairs = tuple(map(int, found.split(","))) if found else ()
+        except ValueError:
+            return None
+        indexes, codes = pairs[0::2], pairs[1::2]
+        if len(pairs) % 2 or (pairs and not (
+            0 <= min(indexes) and max(indexes) < rules
+            and GENERIC <= min(codes) and max(codes) < len(self.residuals)
+        )):  # fmt: skip
+            return None
+        return pairs
 
 
 def plan_tables(
@@ -94,27 +114,17 @@ def _code(
 def tables_data(tables: PlanTables, forms: FormTable) -> list[Any]:
     """`tables` as plain data for the compiled cache, the residuals as references in `forms`
     (`tables_from_data` reads it back)."""
-    steps = {program: list(pairs) for program, pairs in tables.steps.items()}
+    steps = {program: ",".join(map(str, pairs)) for program, pairs in tables.steps.items()}
     return [steps, [forms.add(residual) for residual in tables.residuals]]
 
 
-def tables_from_data(data: Any, rules: int, forms: list[tuple[Any, ...]]) -> PlanTables:
-    """The `PlanTables` of `tables_data` output, for a policy set of `rules` rules whose stored
-    forms are `forms` (`ir.forms_from_data`); raise `ValueError` when a step names a rule or
-    residual that does not exist."""
-    steps_data, references = data
-    if type(steps_data) is not dict or type(references) is not list:
+def tables_from_data(data: Any, forms: list[tuple[Any, ...]]) -> PlanTables:
+    """The `PlanTables` of `tables_data` output whose stored forms are `forms`
+    (`ir.forms_from_data`); raise `ValueError` when it is not a map of texts and a list of form
+    references. The texts are decoded and checked when a program is planned (`pairs`)."""
+    steps, references = data
+    if type(steps) is not dict or type(references) is not list:
         raise ValueError("plan tables are a map of steps and a list of residuals")
-    residuals = tuple([form_at(forms, reference) for reference in references])
-    steps = {}
-    for program, pairs in steps_data.items():
-        if type(pairs) is not list or len(pairs) % 2 or not set(map(type, pairs)) <= _INT:
-            raise ValueError(f"the plan of {program[:40]!r} is not (rule, code) pairs")
-        indexes, codes = pairs[0::2], pairs[1::2]
-        if pairs and not (
-            0 <= min(indexes) and max(indexes) < rules
-            and GENERIC <= min(codes) and max(codes) < len(residuals)
-        ):  # fmt: skip
-            raise ValueError(f"the plan of {program[:40]!r} names a rule or residual not kept")
-        steps[program] = tuple(pairs)
-    return PlanTables(steps, residuals)
+    if not set(map(type, steps.values())) <= _STR:
+        raise ValueError("stored plans are texts")
+    return PlanTables(steps, tuple([form_at(forms, reference) for reference in references]))

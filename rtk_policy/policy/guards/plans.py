@@ -150,7 +150,8 @@ class Planner:
         return found
 
     def _planned(self, program: str) -> Any:
-        stored = self._tables.steps.get(program) if self._tables is not None else None
+        tables = self._tables
+        stored = tables.pairs(program, len(self._compiled)) if tables is not None else None
         if stored is not None:
             return self._unpacked(stored)
         return self._specialized(program)
