@@ -28,7 +28,7 @@ def check_once(
     try:
         # compiled afresh (never read from the cache); the search path's set is stored there, so
         # the hook's first call after a check reads it instead of compiling (issue 17)
-        engine = load_engine(paths, backend, config, use_cache=False, store=not paths)
+        engine = load_engine(paths, backend, config, use_cache=False, store=not paths, strict=True)
     except PolicyLoadError as error:
         stderr.write(error.render() + "\n")
         stderr.write(f"{len(error.problems)} problem(s) found\n")

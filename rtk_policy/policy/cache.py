@@ -28,6 +28,7 @@ import os
 from json import loads
 
 import rtk_policy
+from rtk_policy.config.paths import cache_dir
 from rtk_policy.util.hashing import sha256
 
 try:  # CPython's builtin module: `hashlib` would load OpenSSL (~2 ms on a cold hook)
@@ -44,12 +45,6 @@ _PREFIX = "policies-"
 _SUFFIX = ".cache"
 #: the longest header line after the magic one: 64 hex digits, a blank and a length
 _HEADER = 64 + 1 + 20 + 1
-
-
-def cache_dir() -> str:
-    """`$XDG_CACHE_HOME/rtk-policy` (default `~/.cache/rtk-policy`)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "rtk-policy")
 
 
 def policy_digest(sources: list[tuple[str, bytes]]) -> str:

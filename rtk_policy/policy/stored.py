@@ -14,6 +14,7 @@ from its layout fails at import: the format cannot silently miss a field.
 from __future__ import annotations
 
 from rtk_policy.policy.compiled import NO_PROGRAM, CompiledFile, CompiledRule
+from rtk_policy.policy.errors import Problem
 from rtk_policy.policy.guards.ir import FormTable, form_at, forms_from_data
 from rtk_policy.policy.guards.plan_store import PlanTables, tables_data, tables_from_data
 from rtk_policy.policy.model import MODES, PIPELINE_ROLES, TOOL_KINDS, VERDICTS, Example, Rule
@@ -37,6 +38,8 @@ LAYOUTS: dict[type, tuple[tuple[str, str], ...]] = {
            ("description", "str"), ("examples", "examples"), ("tools", "strs")),
     Example: (("command", "str"), ("expect", "opt"), ("file", "path"), ("line", "int"),
               ("overrides", "pairs"), ("tool", "str"), ("path", "str")),
+    Problem: (("file", "path"), ("line", "int"), ("col", "int"), ("message", "str"),
+              ("source_line", "str")),
 }  # fmt: skip
 for _cls, _layout in LAYOUTS.items():
     if tuple(name for name, _ in _layout) != _cls.__match_args__:
@@ -78,10 +81,12 @@ def policy_data(
     uses: frozenset[str],
     plans: PlanTables,
     patterns: dict[str, tuple[str, ...]],
+    problems: tuple[Problem, ...] = (),
 ) -> dict[str, Any]:
     """The compiled parts of a policy set as JSON-ready data (the programs are kept apart, as
-    bytes); `policy_from_data` reads it back. Raise `ValueError` when an example holds a value
-    JSON would change (the set is then not cached)."""
+    bytes), with the `problems` of the files a partial load left out; `policy_from_data` reads
+    it back. Raise `ValueError` when an example holds a value JSON would change (the set is then
+    not cached)."""
     tables = _Tables(FormTable(), {item.path: at for at, item in enumerate(files)})
     return {
         "files": [_stored(item, tables) for item in files],
@@ -91,6 +96,7 @@ def policy_data(
         "plans": tables_data(plans, tables.forms),
         "patterns": {pattern: list(literals) for pattern, literals in patterns.items()},
         "forms": tables.forms.nodes,
+        "problems": [_stored(problem, tables) for problem in problems],
     }
 
 
@@ -143,7 +149,7 @@ def _json_exact(value: Any) -> bool:
 
 def policy_from_data(data: Any, programs: int) -> dict[str, Any]:
     """The parts `policy_data` stored, checked, for a policy set of `programs` compiled programs:
-    `files`, `rules`, `expected`, `uses`, `plans`, `patterns`. Raise `ValueError` (or `TypeError`,
+    `files`, `rules`, `expected`, `uses`, `plans`, `patterns`, `problems`. Raise `ValueError` (or `TypeError`,
     `KeyError`) for anything that is not what the compiler makes."""
     if type(data) is not dict:
         raise ValueError("the stored policy set is a map")
@@ -168,6 +174,7 @@ def policy_from_data(data: Any, programs: int) -> dict[str, Any]:
         "uses": frozenset(uses),
         "plans": tables_from_data(data["plans"], forms),
         "patterns": {pattern: tuple(literals) for pattern, literals in patterns.items()},
+        "problems": tuple([Problem(*_fields(Problem, item, tables)) for item in data["problems"]]),
     }
 
 
