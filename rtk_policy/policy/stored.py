@@ -23,10 +23,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on
 if TYPE_CHECKING:
     from typing import Any
 
-#: per record class, how each field is stored: "str", "int", "strs" (a tuple of strings), "form"
-#: (a reference in the form table), "path" (a policy file's path: the index of a stored file whose
-#: path it is, else the string), "opt" (a string or None), "pairs" (an example's overrides),
-#: "examples", "rule"
+#: per record class, how each field is stored: "str", "int", "bool", "strs" (a tuple of
+#: strings), "form" (a reference in the form table), "path" (a policy file's path: the index of a
+#: stored file whose path it is, else the string), "opt" (a string or None), "pairs" (an example's
+#: overrides), "examples", "rule"
 LAYOUTS: dict[type, tuple[tuple[str, str], ...]] = {
     CompiledFile: (("path", "str"), ("name", "str"), ("kind", "str"), ("when", "int"),
                    ("pipeline_consumer", "int"), ("when_guard", "form"),
@@ -35,7 +35,8 @@ LAYOUTS: dict[type, tuple[tuple[str, str], ...]] = {
                    ("rewrite", "int"), ("derived", "strs"), ("guard", "form"), ("output", "form")),
     Rule: (("id", "str"), ("policy", "str"), ("file", "path"), ("line", "int"), ("kind", "str"),
            ("decision", "str"), ("mode", "str"), ("programs", "strs"), ("pipeline", "str"),
-           ("description", "str"), ("examples", "examples"), ("tools", "strs")),
+           ("description", "str"), ("examples", "examples"), ("tools", "strs"),
+           ("locked", "bool")),
     Example: (("command", "str"), ("expect", "opt"), ("file", "path"), ("line", "int"),
               ("overrides", "pairs"), ("tool", "str"), ("path", "str")),
     Problem: (("file", "path"), ("line", "int"), ("col", "int"), ("message", "str"),
@@ -46,7 +47,8 @@ for _cls, _layout in LAYOUTS.items():
         raise ImportError(f"stored.LAYOUTS does not match the fields of {_cls.__qualname__}")
 #: the JSON types each kind of field may be stored as
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "str": (str,), "int": (int,), "strs": (list,), "form": (int,), "pairs": (list,),
+    "str": (str,), "int": (int,), "bool": (bool,), "strs": (list,), "form": (int,),
+    "pairs": (list,),
     "examples": (list,), "rule": (list,), "opt": (str, type(None)), "path": (int, str),
 }  # fmt: skip
 
