@@ -139,3 +139,21 @@ def test_a_process_decodes_an_unchanged_set_once(tmp_path, monkeypatch):
     cached.unlink()
     cached.write_bytes(data)  # the same bytes in a new file
     assert _denies(load_policy_set([path])) == ["rm-any"] and len(reads) == 1
+
+
+def test_a_partial_set_keeps_its_problems_through_the_cache(tmp_path, monkeypatch):
+    """A set loaded with a broken file left out is cached with that file's problems: the load
+    that reads it back says the same (and the engine still asks about every command)."""
+    good = write(tmp_path, "p.yaml", TEXT)
+    bad = write(tmp_path, "q.yaml", "name: q\nrules: [\n")
+    first = load_policy_set([good, bad], partial=True)
+    assert first.problems and all(problem.file == bad for problem in first.problems)
+    import rtk_policy.policy.compiler as compiler
+
+    monkeypatch.setattr(
+        compiler, "compile_files", lambda *a: pytest.fail("compiled on a cache hit")
+    )
+    second = load_policy_set([good, bad], partial=True)
+    assert second.problems == first.problems and _denies(second) == ["rm-any"]
+    with pytest.raises(load_module.PolicyLoadError):
+        load_policy_set([good, bad])  # a whole load still refuses it
