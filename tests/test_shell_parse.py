@@ -91,8 +91,8 @@ def progs(text: str, **kw: object) -> list[tuple[str, int, str]]:
         ),
         ("ls | xargs rm -rf", [("ls", 0, "top"), ("xargs", 0, "top"), ("rm", 1, "top")]),
         (
-            "ls | xargs -0 -n 1 -I{} sudo rm {}",
-            [("ls", 0, "top"), ("xargs", 0, "top"), ("rm", 1, "top")],
+            "ls | xargs -0 -n 1 -I{} sudo rm {}",  # and its copy with {} guessed as "/"
+            [("ls", 0, "top"), ("xargs", 0, "top"), ("rm", 1, "top"), ("rm", 1, "top")],
         ),
         ("ls # ; rm -rf /", [("ls", 0, "top")]),
         ("# only a comment", []),

@@ -112,6 +112,22 @@ def unevaluable(rule: Rule, error: str) -> RuleResult:
     return RuleResult(rule, False, error=error)
 
 
+def guessed(result: SegmentResult) -> SegmentResult:
+    """The result of a guessed copy of a command (`Segment.guessed`: an unknown value taken as "/"):
+    its enforced denies become asks that say so, and nothing else it matched counts."""
+    hits = tuple(
+        RuleResult(
+            record.evolve(hit.rule, decision="ask"),
+            True,
+            message=f"A value this command leaves unknown may be '/', and then: {hit.message}"
+            " The user must confirm it, or spell the value out.",
+        )
+        for hit in result.permission_hits
+        if hit.rule.decision == "deny" and hit.rule.mode == "enforce"
+    )
+    return record.evolve(result, permission_hits=hits, rewrite=None)
+
+
 def default_message(rule: Rule) -> str:
     """The message of a rule without `message:`: its description or its decision, naming the rule."""
     if rule.description:

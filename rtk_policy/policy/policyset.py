@@ -15,6 +15,7 @@ from rtk_policy.policy.model import (
     RuleResult,
     SegmentResult,
     default_message,
+    guessed,
     unevaluable,
 )
 from rtk_policy.policy.plan_store import PlanTables
@@ -148,7 +149,8 @@ class PolicySet:
                 values["segment"] = segment_map
             rewritable = segment.rewritable and not command_line.rewrite_refused
             run = _Run(self._backend, values, disabled, errors, trace, deny_only)
-            results.append(self._segment(segment.index, segment.program, run, rewritable))
+            result = self._segment(segment.index, segment.program, run, rewritable)
+            results.append(guessed(result) if segment.guessed else result)
         elapsed = (time.perf_counter_ns() - started) // 1000
         return Evaluation(tuple(results), self.digest, self.backend, int(elapsed), tuple(errors))
 

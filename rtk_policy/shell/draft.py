@@ -33,6 +33,7 @@ _CTX_DEFAULTS = {
     "pipe_size": 1,
     "pipe_stderr": False,
     "no_rewrite": "",  # why RTK's walker never hands commands here to the rewrite ("" if it does)
+    "guess": False,  # an unknown value was taken as "/" in these commands (`Segment.guessed`)
 }
 
 
@@ -92,7 +93,7 @@ _SEGMENT_FIELDS = (
     "subcommand", "flags", "env", "wrappers", "prefix", "command", "suffix", "redirects",
     "match_text", "pipeline_index", "pipeline_size", "pipeline_before", "pipeline_after",
     "pipe_stderr", "operator_before", "operator_after", "background", "negated", "depth", "origin",
-    "parent", "dynamic_program", "rewritable", "rewrite_refusal",
+    "parent", "dynamic_program", "rewritable", "rewrite_refusal", "guessed",
 )  # fmt: skip
 _POSITIONAL = tuple(f.name for f in record.fields(Segment)) == _SEGMENT_FIELDS
 
@@ -127,7 +128,7 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
         program_path = program = command = sub = ""
         cut = last_end
     (depth, origin, parent, negated, background, op_before, op_after, pipe_id, pipe_index,
-     pipe_size, pipe_stderr, _) = d.ctx  # fmt: skip
+     pipe_size, pipe_stderr, _, guess) = d.ctx  # fmt: skip
     before, after = _pipe_neighbours(pipes, pipe_id, pipe_index) if pipe_id >= 0 else ((), ())
     return _new_segment(
         d.index,
@@ -163,6 +164,7 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
         d.dynamic,
         not refusal or refusal == "assignment after uv run",
         refusal,
+        guess,
     )
 
 

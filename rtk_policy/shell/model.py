@@ -77,6 +77,9 @@ class Segment:
     rewrite_refusal: str = ""  #: why RTK would not rewrite it ("" when it would). Also set while
     #: rewritable stays True for "assignment after uv run": RTK then routes the whole command to
     #: `rtk uv run …` instead of rewriting the inner command
+    guessed: bool = False  #: a value the command leaves unknown (what a runner reads from a pipe or
+    #: a file, a variable set elsewhere) was taken as "/" in this copy of a command, to see what a
+    #: deny rule would say of its worst case: a deny here is an ask, and nothing else counts
 
 
 @record.frozen

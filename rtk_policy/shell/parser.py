@@ -15,6 +15,7 @@ from rtk_policy.shell.assemble import assemble
 from rtk_policy.shell.benign import only_benign_errors
 from rtk_policy.shell.compound import RedirectedMixin
 from rtk_policy.shell.draft import MAX_SEGMENTS, Ctx, Draft, with_ops, with_pipe
+from rtk_policy.shell.launch_walk import LaunchMixin
 from rtk_policy.shell.model import CommandLine
 from rtk_policy.shell.pipes import PipelineMixin
 from rtk_policy.shell.plainpath import PlainCommand
@@ -56,7 +57,7 @@ def _fallback() -> Any:
     return fallback
 
 
-class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
+class Walker(CommandsMixin, LaunchMixin, RedirectedMixin, PipelineMixin):
     """Collects `Draft`s and whole-input facts while walking one input and its nested code."""
 
     def __init__(self, transparent: Sequence[str]) -> None:

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from itertools import accumulate
 
 from rtk_policy.lazy_re import lazy
-from rtk_policy.shell import nested
+from rtk_policy.shell import launchers, nested
 from rtk_policy.shell.draft import GRAMMAR_WORDS, Ctx, Draft
+from rtk_policy.shell.launch_walk import LAUNCHERS
 from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode, read_redirects
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.words import Word, basename, make_word
@@ -209,7 +210,9 @@ class CommandsMixin:
             if self.flat_only:  # the caller wants no nested walk: it takes the full walk instead
                 self.runs_code = True
                 return d.index
-            inner = Ctx(depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code")
+            inner = Ctx(
+                depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code", guess=ctx.guess
+            )
             if p.split_string is not None:
                 self._script(p.split_string, inner, "shell_c", d)
             if nested_code:
@@ -234,8 +237,7 @@ class CommandsMixin:
             if script is not None:
                 self._script(script, inner, "shell_c", d)
         elif name == "watch":
-            text = nested.watch_command(cmd)
-            if text is not None:
+            for text in nested.watch_command(cmd):
                 self._walk_text(text, inner._replace(origin="shell_c"))
         elif name == "eval":
             text, dynamic = nested.eval_script(cmd[1:])
@@ -256,6 +258,8 @@ class CommandsMixin:
             sub = list(nested.xargs_command(cmd))
             if sub:
                 self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
+                options = [w.value for w in cmd[1 : len(cmd) - len(sub)]]
+                self.xargs_replaced(d, sub, options, redirs, _exec_ctx(ctx, d))
         elif name == "find":
             for sub in nested.find_exec_commands(cmd):
                 sub = list(sub)
@@ -264,6 +268,8 @@ class CommandsMixin:
             text = nested.ssh_command(cmd)
             if text is not None:  # run by the remote host's shell
                 self._walk_text(text, inner._replace(origin="shell_c"))
+        elif name in LAUNCHERS and self.launched(d, name, cmd, redirs, inner, _exec_ctx(ctx, d)):
+            return
         elif name in nested.RUNNERS:
             script = nested.runner_script(cmd)
             if script is not None:
@@ -309,6 +315,7 @@ RUNS_CODE = (
     | nested.DASH_C_RUNNERS
     | {"watch", "eval", "trap", "source", ".", "xargs", "find", "ssh"}
     | frozenset(nested.RUNNERS)
+    | LAUNCHERS
 )
 
 
@@ -319,6 +326,8 @@ def runs_code(name: str, command: Sequence[Word]) -> bool:
         return False
     if name == "ssh":
         return nested.ssh_command(command) is not None
+    if name in launchers.CONTAINER_CLIS and launchers.container_run_command(command):
+        return True
     if name not in nested.RUNNERS:
         return True
     return bool(nested.runner_command(command)) or nested.runner_script(command) is not None
@@ -336,6 +345,7 @@ def nest(ctx: Ctx, origin: str, no_rewrite: str = "") -> Ctx:
         pipe_size=ctx.pipe_size,
         pipe_stderr=ctx.pipe_stderr,
         no_rewrite=ctx.no_rewrite or no_rewrite,
+        guess=ctx.guess,
     )
 
 
@@ -346,7 +356,13 @@ RUN_BY_EXEC = "run by xargs/find"  # also a tool runner's command (nested.RUNNER
 def _exec_ctx(ctx: Ctx, d: Draft) -> Ctx:
     """Context of the command run by xargs / find -exec / a tool runner: the runner's origin, one
     level deeper."""
-    return Ctx(depth=ctx.depth + 1, origin=ctx.origin, parent=d.index, no_rewrite=RUN_BY_EXEC)
+    return Ctx(
+        depth=ctx.depth + 1,
+        origin=ctx.origin,
+        parent=d.index,
+        no_rewrite=RUN_BY_EXEC,
+        guess=ctx.guess,
+    )
 
 
 def plain_words(text: str, base: int) -> list[Word]:
