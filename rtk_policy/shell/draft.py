@@ -9,6 +9,7 @@ from operator import attrgetter
 from rtk_policy import record
 from rtk_policy.shell.argv import flags, subcommand
 from rtk_policy.shell.model import Redirect, Segment
+from rtk_policy.shell.paths import operand_paths
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.words import Word, basename
 from rtk_policy.shell.wrappers import Peel
@@ -72,6 +73,7 @@ class Draft:
     dynamic: bool = False
     no_rewrite: str = ""
     index: int = 0
+    cwd: str = ""  #: `Segment.cwd`
 
     @property
     def program_word(self) -> Word | None:
@@ -93,7 +95,7 @@ _SEGMENT_FIELDS = (
     "subcommand", "flags", "env", "wrappers", "prefix", "command", "suffix", "redirects",
     "match_text", "pipeline_index", "pipeline_size", "pipeline_before", "pipeline_after",
     "pipe_stderr", "operator_before", "operator_after", "background", "negated", "depth", "origin",
-    "parent", "dynamic_program", "rewritable", "rewrite_refusal", "guessed",
+    "parent", "dynamic_program", "rewritable", "rewrite_refusal", "guessed", "cwd", "paths",
 )  # fmt: skip
 _POSITIONAL = tuple(f.name for f in record.fields(Segment)) == _SEGMENT_FIELDS
 
@@ -165,6 +167,8 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
         not refusal or refusal == "assignment after uv run",
         refusal,
         guess,
+        d.cwd,
+        operand_paths(args, d.cwd) if args else (),
     )
 
 

@@ -80,6 +80,11 @@ class Segment:
     guessed: bool = False  #: a value the command leaves unknown (what a runner reads from a pipe or
     #: a file, a variable set elsewhere) was taken as "/" in this copy of a command, to see what a
     #: deny rule would say of its worst case: a deny here is an ask, and nothing else counts
+    cwd: str = ""  #: the folder the command runs in after the `cd`s before it in this input, from
+    #: where the input started ("" unchanged, "..", "build", "/etc", "~"; "?" after a `cd` whose
+    #: target is not known)
+    paths: tuple[str, ...] = ()  #: where its operands (arguments that are not options) land from
+    #: where the input started: `cwd` joined, `..` resolved, `$TMPDIR` as /tmp, `$HOME` as ~
 
 
 @record.frozen

@@ -59,6 +59,9 @@ class CommandsMixin:
     transparent: tuple[tuple[str, ...], ...]
     coproc_at: list[int]
     _group_first: bool
+    positional: list[tuple[str, ...] | None]
+    cwd: str  #: `Segment.cwd` of the next command (`values_walk`)
+    after_emit: Any  #: `values_walk.ValuesMixin.after_emit`
     flat_only: bool  #: `emit` only marks a command that runs code (`runs_code`), walks no code
     runs_code: bool
 
@@ -203,6 +206,7 @@ class CommandsMixin:
             len(self.drafts),
         )
         self.drafts.append(d)
+        d.cwd = self.cwd
         if words and words[0].value == "coproc" and src.base >= 0:
             self.coproc_at.append(src.absolute(start))
         nested_code = prog is not None and runs_code(basename(prog.value), words[i:])
@@ -217,6 +221,7 @@ class CommandsMixin:
                 self._script(p.split_string, inner, "shell_c", d)
             if nested_code:
                 self._nested(d, words[i:], redirs, inner, ctx)
+        self.after_emit(d, redirs, ctx)
         return d.index
 
     def _nested(
@@ -229,7 +234,12 @@ class CommandsMixin:
         if name in nested.SHELLS:
             script, has_operand = nested.shell_script(cmd)
             if script is not None:
-                self._script(script, inner, "shell_c", d)
+                at = next((k for k, w in enumerate(cmd) if w.end >= script.end), len(cmd))
+                self.positional.append(tuple(w.value for w in cmd[at + 1 :]) or (name,))
+                try:  # `bash -c 'rm -rf "$0"' /`: $0 is "/"
+                    self._script(script, inner, "shell_c", d)
+                finally:
+                    self.positional.pop()
             elif not has_operand:
                 self._walk_stdin(redirs, inner)
         elif name in nested.DASH_C_RUNNERS:
@@ -291,8 +301,12 @@ class CommandsMixin:
         self._walk_text(word.value, inner._replace(origin=origin))
 
     def _walk_text(self, text: str, ctx: Ctx) -> None:
-        """Walk nested code that does not lie verbatim in the input."""
+        """Walk nested code that does not lie verbatim in the input (a `cd` in a script that
+        another shell runs does not move this one)."""
+        cwd = self.cwd
         self.walk_source(Source(text, -1), ctx)
+        if ctx.origin == "shell_c":
+            self.cwd = cwd
 
     def substitutions(self, src: Source, node: Any, ctx: Ctx) -> None:
         """Walk every $( ), backtick and <( ) >( ) below `node`, in source order."""
@@ -304,8 +318,10 @@ class CommandsMixin:
                 found.append(n)
                 continue
             stack.extend(reversed(n.children))
+        cwd = self.cwd  # a substitution runs in a subshell: its `cd` stays there
         for n in found:
             self.sequence(src, n.children, nest(ctx, SUBST[n.type], "substitution"))
+            self.cwd = cwd
 
 
 #: The programs `_nested` looks into (their scripts, eval text, xargs / find -exec commands, the
