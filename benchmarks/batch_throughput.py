@@ -94,7 +94,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--copies", type=int, default=5, help="corpus copies for the process runs")
     args = parser.parse_args()
-    from rtk_policy.engine import load_engine
+    from rtk_policy.engine.pipeline import load_engine
 
     engine = load_engine(backend=args.backend)
     context = engine.context(agent="claude")

@@ -7,7 +7,7 @@
 # Writes benchmarks/results-<backend>.json (hyperfine) and benchmarks/results-extra.jsonl.
 # The "floor" rows time imports alone: `import json` (the hook protocol needs it, and with it re and
 # enum) and `import json, attrs` (what every decision paid while the stage models were attrs classes;
-# they are `rtk_policy.record` classes now and a cold hook imports no attrs).
+# they are `rtk_policy.util.record` classes now and a cold hook imports no attrs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=benchmarks/common.sh
@@ -17,7 +17,7 @@ BACKENDS=${BACKENDS:-cel-expr cel-python}
 want() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 command -v hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install hyperfine)" >&2; exit 1; }
 
-CLIENT=$("$PY" -c 'import rtk_policy.client as c, os; print(os.path.realpath(c.__file__))')
+CLIENT=$("$PY" -c 'import rtk_policy.serve.client as c, os; print(os.path.realpath(c.__file__))')
 # the in-process hook as `init --in-process` installs it: the console script beside the interpreter
 HOOK="$(dirname "$PY")/rtk-policy"
 [ -x "$HOOK" ] || HOOK="$PY -m rtk_policy"

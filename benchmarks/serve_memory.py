@@ -15,7 +15,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from rtk_policy.client import ask_server  # noqa: E402
+from rtk_policy.serve.client import ask_server  # noqa: E402
 
 COMMANDS = [
     "git status",

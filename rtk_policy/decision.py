@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rtk_policy import record
+from rtk_policy.util import record
 
 #: Verdicts of a whole command. "none" means no opinion: the host's own rules decide.
 VERDICT_ALLOW, VERDICT_ASK, VERDICT_DENY, VERDICT_NONE = "allow", "ask", "deny", "none"

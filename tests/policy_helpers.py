@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rtk_policy import record
+from rtk_policy.util import record
 
 from rtk_policy.shell.model import CommandLine, Redirect, Segment
 

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 from test_audit_support import make_config, make_decision, make_outcome
 
-from rtk_policy import audit, audit_store
-from rtk_policy.audit_verify import verify
+from rtk_policy.audit import log as audit
+
+from rtk_policy.audit import store as audit_store
+from rtk_policy.audit.verify import verify
 
 FIELDS = [
     "time",

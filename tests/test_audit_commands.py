@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from test_audit_support import make_config, make_decision
 
-from rtk_policy import audit
-from rtk_policy.audit_stats import compute, estimated_tokens_saved, percentile, rewritten_tools
+from rtk_policy.audit import log as audit
+from rtk_policy.audit.stats import compute, estimated_tokens_saved, percentile, rewritten_tools
 from rtk_policy.commands import audit as audit_command
 from rtk_policy.main import main
 

@@ -10,7 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_audit_support import make_config, make_decision, make_outcome
 
-from rtk_policy import audit, audit_encode, audit_store
+from rtk_policy.audit import log as audit
+
+from rtk_policy.audit import encode as audit_encode
+
+from rtk_policy.audit import store as audit_store
 
 TEXT = st.text(
     alphabet=st.characters(blacklist_categories=("Cs",)) | st.sampled_from('"\\\n\t\x00é€😀\u2028'),

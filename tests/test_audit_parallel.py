@@ -8,15 +8,15 @@ import sys
 import textwrap
 from pathlib import Path
 
-from rtk_policy.audit_verify import verify
+from rtk_policy.audit.verify import verify
 
 PROCESSES, CALLS = 16, 200
 
 WRITER = textwrap.dedent(
     """
     import sys
-    from rtk_policy import audit
-    from rtk_policy.config import Config
+    from rtk_policy.audit import log as audit
+    from rtk_policy.config.load import Config
     from rtk_policy.decision import Decision
 
     path, worker, calls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from test_audit_support import make_config, make_decision, make_outcome
 
-from rtk_policy import audit
-from rtk_policy.audit_redact import compile_extra, redact
+from rtk_policy.audit import log as audit
+from rtk_policy.audit.redact import compile_extra, redact
 
 # (command, the secret that must vanish, text that must stay)
 SECRETS = [

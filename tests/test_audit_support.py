@@ -8,9 +8,9 @@ from pathlib import Path
 from fakes import make_rule as fake_rule
 from policy_helpers import line, seg
 
-from rtk_policy.config import Config
+from rtk_policy.config.load import Config
 from rtk_policy.decision import Decision
-from rtk_policy.engine import Outcome
+from rtk_policy.engine.pipeline import Outcome
 from rtk_policy.policy.model import Evaluation, Rule, RuleResult, SegmentResult
 from rtk_policy.shell.model import Segment
 

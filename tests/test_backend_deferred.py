@@ -7,12 +7,14 @@ import sys
 
 import pytest
 
-from rtk_policy.policy import backend, cel_python
+from rtk_policy.policy.backends import select as backend
+
+from rtk_policy.policy.backends import cel_python
 
 
 def test_module_file_finds_modules_without_importing_them() -> None:
     code = (
-        "import sys\nfrom rtk_policy.policy.backend import module_file\n"
+        "import sys\nfrom rtk_policy.policy.backends.select import module_file\n"
         "print(module_file('celpy.evaluation'))\nprint('celpy' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -31,7 +33,7 @@ def test_module_file_refuses_what_is_not_installed(name: str) -> None:
 
 def test_the_cel_python_backend_imports_celpy_on_first_use() -> None:
     code = (
-        "import sys\nfrom rtk_policy.policy.backend import get_backend\n"
+        "import sys\nfrom rtk_policy.policy.backends.select import get_backend\n"
         "b = get_backend('cel-python')\nprint(b.name, 'celpy' in sys.modules)\n"
         "program, uses = b.compile('1 + 1 == 2', 'bool')\n"
         "print(b.run_bool(program, b.activation({})), 'celpy' in sys.modules)\n"

@@ -18,8 +18,8 @@ from types import SimpleNamespace
 import pytest
 
 from rtk_policy.commands import hook
-from rtk_policy.config import Config
-from rtk_policy.engine import Engine
+from rtk_policy.config.load import Config
+from rtk_policy.engine.pipeline import Engine
 from rtk_policy.policy import load_policy_set
 
 ROOT = Path(__file__).resolve().parents[1]

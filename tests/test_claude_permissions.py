@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rtk_policy.engine import load_engine
+from rtk_policy.engine.pipeline import load_engine
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "rtk_cases_public.json"
 PACK = Path(__file__).resolve().parents[1] / "policies" / "claude-permissions.yaml"

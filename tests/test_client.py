@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import private_folders
 
-from rtk_policy import client
+from rtk_policy.serve import client
 
 CLIENT = str(Path(client.__file__).resolve())
 PAYLOAD = json.dumps(
@@ -251,7 +251,7 @@ def test_init_serve_installs_the_thin_client_and_uninstall_removes_it(env, tmp_p
 )  # fmt: skip
 def test_a_broken_install_answers_like_the_delegate_script(monkeypatch, agent, mode, expected):
     """RTK_POLICY_FAIL as `hooks/rtk-policy-hook.sh` reads it: open (no opinion), closed, deny."""
-    from rtk_policy import client
+    from rtk_policy.serve import client
 
     if mode is None:
         monkeypatch.delenv("RTK_POLICY_FAIL", raising=False)

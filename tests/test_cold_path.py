@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from rtk_policy.engine import load_engine
+from rtk_policy.engine.pipeline import load_engine
 from rtk_policy.policy import cache
 
 #: run `hook claude` in-process, then list the loaded modules on stderr after a marker
@@ -36,14 +36,14 @@ _NOT_NEEDED = (
     "tempfile",  # only a cache write needs it
     "shlex",
     "rtk_policy.shell.fallback",  # the recovery lexer: only for inputs with a syntax error
-    "rtk_policy.policy.specialize",  # the plan of `git` is stored in the compiled cache
-    "rtk_policy.policy.guard_code",  # plans are fused only for programs met many times
-    "rtk_policy.policy.regex_literal",  # the pre-test literals come from the compiled cache
+    "rtk_policy.policy.guards.specialize",  # the plan of `git` is stored in the compiled cache
+    "rtk_policy.policy.guards.code",  # plans are fused only for programs met many times
+    "rtk_policy.policy.guards.regex_literal",  # the pre-test literals come from the compiled cache
 )
 #: standard modules a cold decision must not load (each costs a cold hook milliseconds), unless the
 #: interpreter loads them before any of our code (an editable install's finder loads pathlib)
 _STDLIB_NOT_NEEDED = (
-    "attr",  # the decision path's values are `rtk_policy.record` classes
+    "attr",  # the decision path's values are `rtk_policy.util.record` classes
     "attrs",
     "typing",  # TYPE_CHECKING = False, collections.namedtuple
     "threading",  # stdin is waited on with select

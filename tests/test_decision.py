@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fakes import FakeLine, FakeSegment, make_rule
 
-from rtk_policy.commands.rewrite import exit_code
+from rtk_policy.engine.answers import exit_code
 from rtk_policy.decision import decide
 from rtk_policy.policy.model import Evaluation, Rule, RuleResult, SegmentResult
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rtk_policy import record
+from rtk_policy.util import record
 from rtk_policy.policy.facts import VARIABLES, segment_value
 from rtk_policy.shell import parse
 from rtk_policy.shell.model import Segment

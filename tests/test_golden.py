@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 from syrupy.extensions.json import JSONSnapshotExtension
 
-from rtk_policy.pytest_plugin import read_corpus
+from rtk_policy.policytest.plugin import read_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
@@ -131,7 +131,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Any:
         for name in _FOREIGN_VARS:
             monkeypatch.delenv(name, raising=False)
         box = Sandbox(root, monkeypatch)
-        from rtk_policy import engine as engine_module
+        from rtk_policy.engine import pipeline as engine_module
 
         box.engine = engine_module.load_engine(cwd=str(box.projects["no_rules"]))
         monkeypatch.setattr(engine_module, "load_engine", lambda *a, **k: box.engine)

@@ -14,12 +14,14 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rtk_policy.policy import guard_code, load_policy_set
-from rtk_policy.policy import plans as plans_module
+from rtk_policy.policy import load_policy_set
+
+from rtk_policy.policy.guards import code as guard_code
+from rtk_policy.policy.guards import plans as plans_module
 from rtk_policy.policy import policyset as policyset_module
 from rtk_policy.policy.facts import command_value, segment_value
-from rtk_policy.policy.guard import UNKNOWN, build_guard, guard_functions
-from rtk_policy.policy.guard_code import CompiledGuards, _Writer, form_function
+from rtk_policy.policy.guards.guard import UNKNOWN, build_guard, guard_functions
+from rtk_policy.policy.guards.code import CompiledGuards, _Writer, form_function
 from rtk_policy.policy.model import Context
 from rtk_policy.shell import parse
 
@@ -362,7 +364,7 @@ def test_the_shipped_forms_and_residuals_compiled_give_the_closure_values():
     forms.update((rule.output, None) for rule in policies.compiled_rules if rule.output)
     forms.update((f.when_guard, None) for f in policies.compiled_files)
     forms.update((f.consumer_guard, None) for f in policies.compiled_files)
-    specialize = __import__("rtk_policy.policy.specialize", fromlist=["Specializer"])
+    specialize = __import__("rtk_policy.policy.guards.specialize", fromlist=["Specializer"])
     specializer = specialize.Specializer(functions)
     for program in programs:
         forms.update(

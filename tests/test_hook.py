@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from rtk_policy.commands import hook
-from rtk_policy.config import Config
+from rtk_policy.config.load import Config
 from rtk_policy.decision import Decision
 
 PAYLOAD = {
@@ -162,7 +162,7 @@ def test_engine_errors_apply_the_fail_mode(mode, expected):
 
 
 def test_policy_load_error_applies_the_fail_mode(monkeypatch, tmp_path):
-    import rtk_policy.engine as engine_module
+    import rtk_policy.engine.pipeline as engine_module
 
     def broken(**kwargs):
         raise ValueError("policies/x.yaml:3:1: bad CEL")
@@ -234,7 +234,7 @@ def test_stray_prints_from_the_engine_do_not_reach_stdout():
 
 
 def test_audit_record_is_called(monkeypatch):
-    import rtk_policy.audit as audit
+    import rtk_policy.audit.log as audit
 
     seen = []
     monkeypatch.setattr(audit, "record", lambda config, **kw: seen.append(kw))
@@ -246,7 +246,7 @@ def test_audit_record_is_called(monkeypatch):
 
 
 def test_a_failing_audit_never_breaks_the_answer(monkeypatch):
-    import rtk_policy.audit as audit
+    import rtk_policy.audit.log as audit
 
     def explode(*args, **kwargs):
         raise OSError("disk full")

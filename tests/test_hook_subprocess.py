@@ -61,7 +61,7 @@ def run_hook(data: bytes, env, *extra: str):
 
 def engine_available() -> bool:
     try:
-        from rtk_policy.engine import load_engine
+        from rtk_policy.engine.pipeline import load_engine
 
         load_engine()
         return True

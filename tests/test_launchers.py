@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rtk_policy.config import Config
-from rtk_policy.engine import Engine
+from rtk_policy.config.load import Config
+from rtk_policy.engine.pipeline import Engine
 from rtk_policy.policy import load_policy_set
 from rtk_policy.shell import parse
 from rtk_policy.shell.launchers import crontab_commands, fill, parallel_job

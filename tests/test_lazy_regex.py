@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from rtk_policy.lazy_re import LazyPattern, lazy
+from rtk_policy.util.lazy_re import LazyPattern, lazy
 from rtk_policy.shell import plainpath
 
 #: characters the generator draws from: the single-command alphabet and what leaves it

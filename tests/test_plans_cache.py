@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from rtk_policy.engine import Engine, load_engine
+from rtk_policy.engine.pipeline import Engine, load_engine
 from rtk_policy.policy import load_policy_set, policy_search_path
 from rtk_policy.policy.facts import command_value, context_values, segment_value
-from rtk_policy.policy.guard import UNKNOWN
-from rtk_policy.policy.plan_store import GENERIC, unpack
-from rtk_policy.pytest_plugin import read_corpus
+from rtk_policy.policy.guards.guard import UNKNOWN
+from rtk_policy.policy.guards.plan_store import GENERIC, unpack
+from rtk_policy.policytest.plugin import read_corpus
 from rtk_policy.shell import parse
 
 CORPUS = Path(__file__).parent / "corpus" / "commands.txt"

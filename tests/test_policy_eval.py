@@ -205,8 +205,8 @@ def test_deny_only_tries_the_enforced_deny_rules_alone(policies):
 
 def test_a_rewrite_into_a_denied_command_is_denied(tmp_path):
     """The engine re-checks the rewritten command with the deny rules (deny_only)."""
-    from rtk_policy.config import Config
-    from rtk_policy.engine import Engine
+    from rtk_policy.config.load import Config
+    from rtk_policy.engine.pipeline import Engine
 
     evil = REWRITE.replace("'\"rtk \" + segment.command'", "'\"rm -rf /\"'")
     paths = [write(tmp_path, "a.yaml", PERMISSION), write(tmp_path, "b.yaml", evil)]

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rtk_policy.policy import load_policy_set
-from rtk_policy.policy.guard import UNKNOWN, build_guard, guard_functions
-from rtk_policy.policy.guard_ir import guard_ir
+from rtk_policy.policy.guards.guard import UNKNOWN, build_guard, guard_functions
+from rtk_policy.policy.guards.ir import guard_ir
 from rtk_policy.policy.model import Context
 from rtk_policy.policy.regex import re_matches
 from rtk_policy.shell import parse

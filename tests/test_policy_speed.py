@@ -6,9 +6,9 @@ import pytest
 from policy_helpers import line, redirect, seg, write
 
 from rtk_policy.policy import available_backends, load_policy_set
-from rtk_policy.policy.fast_source import fast_source
+from rtk_policy.policy.guards.fast_source import fast_source
 from rtk_policy.policy.model import Context
-from rtk_policy.policy.program_index import derived_programs
+from rtk_policy.policy.guards.program_index import derived_programs
 from rtk_policy.policy.regex import re_matches
 
 BACKENDS = available_backends()

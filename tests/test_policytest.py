@@ -13,11 +13,11 @@ from fakes import FakeLine, FakeSegment
 from fakes import make_rule as fake_rule
 
 from rtk_policy.decision import decide
-from rtk_policy.engine import Outcome
+from rtk_policy.engine.pipeline import Outcome
 from rtk_policy.policy.model import Context, Evaluation, Example, Rule, RuleResult, SegmentResult
-from rtk_policy.policytest import UNSET, TestFileError, is_test_file, load_test_file
-from rtk_policy.policytest_report import coverage_lines, render_json, render_junit, render_text
-from rtk_policy.policytest_run import (
+from rtk_policy.policytest.files import UNSET, TestFileError, is_test_file, load_test_file
+from rtk_policy.policytest.report import coverage_lines, render_json, render_junit, render_text
+from rtk_policy.policytest.run import (
     coverage,
     example_results,
     run_case,

@@ -1,4 +1,4 @@
-"""rtk_policy.record: the attrs-free value classes of the decision path."""
+"""rtk_policy.util.record: the attrs-free value classes of the decision path."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from rtk_policy import record
+from rtk_policy.util import record
 from rtk_policy.shell.model import Redirect
 
 
@@ -134,7 +134,7 @@ def test_the_decision_path_imports_no_attrs() -> None:
     """The point of the module: a cold decision never imports attrs (~30 ms)."""
     code = (
         "import sys\n"
-        "from rtk_policy.engine import Engine, Outcome\n"
+        "from rtk_policy.engine.pipeline import Engine, Outcome\n"
         "from rtk_policy.commands import hook\n"
         "from rtk_policy.agents import claude\n"
         "from rtk_policy.shell import parse\n"

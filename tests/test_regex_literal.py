@@ -14,10 +14,10 @@ import re2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rtk_policy.engine import load_engine
+from rtk_policy.engine.pipeline import load_engine
 from rtk_policy.policy import regex
-from rtk_policy.policy.guard import guard_patterns
-from rtk_policy.policy.regex_literal import required_literal, required_literals
+from rtk_policy.policy.guards.guard import guard_patterns
+from rtk_policy.policy.guards.regex_literal import required_literal, required_literals
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "commands.txt")
 
@@ -191,7 +191,7 @@ def test_only_patterns_known_to_compile_are_pre_tested() -> None:
 def test_the_guard_pre_tests_only_valid_patterns() -> None:
     """An invalid pattern stays unknown (CEL's error) even when its literal is missing; a valid one
     without its literal in the text is false without being compiled."""
-    from rtk_policy.policy.guard_values import UNKNOWN, literal_search
+    from rtk_policy.policy.guards.values import UNKNOWN, literal_search
 
     text = lambda env: env["text"]  # noqa: E731
     assert required_literal("needle[z-a]") == "needle"  # RE2 refuses the range z-a

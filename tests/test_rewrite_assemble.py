@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rtk_policy.policy.model import Evaluation, Rule, RuleResult, SegmentResult
-from rtk_policy.rewrite import assemble_rewrite
+from rtk_policy.engine.rewrite import assemble_rewrite
 from rtk_policy.shell.model import CommandLine, Segment
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from rtk_policy import record
-from rtk_policy.commands.rewrite import exit_code
-from rtk_policy.engine import load_engine
+from rtk_policy.util import record
+from rtk_policy.engine.answers import exit_code
+from rtk_policy.engine.pipeline import load_engine
 
 CASES: list[tuple[str, int, str]] = [
     # §3.3 separators and the whitespace around them are kept byte for byte (RTK 1.1.0 respaces

@@ -8,10 +8,10 @@ from pathlib import Path
 import attrs
 import pytest
 
-from rtk_policy.config import Config, load_config
-from rtk_policy.engine import Engine
+from rtk_policy.config.load import Config, load_config
+from rtk_policy.engine.pipeline import Engine
 from rtk_policy.policy import load_policy_set, policy_search_path
-from rtk_policy.testing import run_examples
+from rtk_policy.policytest.examples import run_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 PACK = ROOT / "policies" / "security-baseline.yaml"

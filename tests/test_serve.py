@@ -14,9 +14,17 @@ import time
 import pytest
 from conftest import private_folders
 
-from rtk_policy import client, record, serve, serve_http, serve_memo
-from rtk_policy.audit_verify import verify
-from rtk_policy.commands.hook import answer_payload
+from rtk_policy.serve import client
+
+from rtk_policy.util import record
+
+from rtk_policy.serve import server as serve
+
+from rtk_policy.serve import http_hook as serve_http
+
+from rtk_policy.serve import memo as serve_memo
+from rtk_policy.audit.verify import verify
+from rtk_policy.hook.service import answer_payload
 
 
 def payload(command: str, tool: str = "Bash", cwd: str = "/tmp") -> bytes:
@@ -279,14 +287,14 @@ def test_remembered_outcomes_are_the_same_and_audited_each_time(server, env):
 
 
 def test_memo_engine_skips_unhashable_contexts_and_stays_bounded():
-    from rtk_policy.serve_memo import MemoEngine
+    from rtk_policy.serve.memo import MemoEngine
 
     class Counting:
         config = None
         calls = 0
 
         def evaluate(self, text, context):
-            from rtk_policy import record
+            from rtk_policy.util import record
             from rtk_policy.policy.model import Evaluation
 
             Counting.calls += 1
@@ -370,7 +378,7 @@ def test_a_replay_needs_the_same_payload_engine_and_folder_facts(env, monkeypatc
 
 
 def test_frozen_payloads_tell_json_types_apart():
-    from rtk_policy.serve_answers import _frozen
+    from rtk_policy.serve.answers import _frozen
 
     values = [1, 1.0, True, "1", [1], {"a": 1}, None, 0, False]
     assert len({_frozen(value) for value in values}) == len(values)
@@ -409,7 +417,7 @@ def test_agents_render_without_the_ids_transcript_or_raw_payload():
 
 
 def test_long_payloads_are_not_remembered(env):
-    from rtk_policy.serve_answers import LONGEST_PAYLOAD
+    from rtk_policy.serve.answers import LONGEST_PAYLOAD
 
     resident = serve.Resident()
     body = payload("echo " + "x" * LONGEST_PAYLOAD)

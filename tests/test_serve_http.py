@@ -13,9 +13,13 @@ import time
 import pytest
 from conftest import private_folders
 
-from rtk_policy import serve, serve_http, serve_http_wire
-from rtk_policy.audit_verify import verify
-from rtk_policy.serve_memo import FolderFacts
+from rtk_policy.serve import server as serve
+
+from rtk_policy.serve import http_hook as serve_http
+
+from rtk_policy.serve import http_wire as serve_http_wire
+from rtk_policy.audit.verify import verify
+from rtk_policy.serve.memo import FolderFacts
 
 
 def payload(command: str, tool_use_id: str = "t1") -> bytes:
@@ -314,7 +318,7 @@ def test_next_request_takes_whole_requests_and_keeps_the_rest():
 
 
 def test_folder_facts_follow_changes_of_the_claude_settings(env, monkeypatch):
-    monkeypatch.setattr("rtk_policy.serve_memo.RACY_NS", 0)
+    monkeypatch.setattr("rtk_policy.serve.memo.RACY_NS", 0)
     project = env / "home" / "project"
     (project / ".claude").mkdir(parents=True)
     sub = project / "src"
@@ -404,7 +408,7 @@ def test_serve_with_http_answers_and_leaves_every_record_on_sigterm(env):
 
 COLD_HOOKS = """
 import io, json, sys
-from rtk_policy.commands.hook import answer_payload
+from rtk_policy.hook.service import answer_payload
 for n in range(int(sys.argv[1])):
     body = {"session_id": "cold", "tool_use_id": f"c{n}", "cwd": "/tmp", "tool_name": "Bash",
             "tool_input": {"command": "git status" if n % 2 else "rm -rf /"}}
@@ -445,7 +449,7 @@ def test_a_mixed_run_of_the_server_and_cold_hooks_keeps_one_valid_chain(httpd, e
 def test_folder_facts_ignore_new_files_in_the_cwd_but_not_new_markers(env, monkeypatch):
     """A folder counts by its identity (a build writing files in the cwd does not re-read the
     facts); a marker or settings file appearing does."""
-    import rtk_policy.serve_memo as memo
+    import rtk_policy.serve.memo as memo
 
     monkeypatch.setattr(memo, "RACY_NS", 0)
     reads = []

@@ -12,7 +12,7 @@ import pytest
 
 from rtk_policy.policy import load_policy_set
 from rtk_policy.policy.model import Context
-from rtk_policy.rewrite import assemble_rewrite
+from rtk_policy.engine.rewrite import assemble_rewrite
 from rtk_policy.shell import parse
 
 POLICIES = Path(__file__).resolve().parent.parent / "policies"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from rtk_policy.engine import load_engine
+from rtk_policy.engine.pipeline import load_engine
 from rtk_policy.shell import parse
 from rtk_policy.shell.nested import RUNNERS
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from rtk_policy.engine import load_engine
+from rtk_policy.engine.pipeline import load_engine
 from rtk_policy.policy.facts import command_value, context_values, segment_value
-from rtk_policy.policy.guard import UNKNOWN, build_guard, guard_functions
-from rtk_policy.policy.guard_ir import guard_ir
-from rtk_policy.policy.specialize import specialize
-from rtk_policy.pytest_plugin import read_corpus
+from rtk_policy.policy.guards.guard import UNKNOWN, build_guard, guard_functions
+from rtk_policy.policy.guards.ir import guard_ir
+from rtk_policy.policy.guards.specialize import specialize
+from rtk_policy.policytest.plugin import read_corpus
 from rtk_policy.shell import parse
 
 FUNCTIONS = guard_functions()
@@ -90,14 +90,14 @@ def test_shipped_rules_specialised_agree_with_the_generic_guard() -> None:
 
 
 def test_subtrees_reading_other_variables_are_not_folded_as_program_tests() -> None:
-    residual = _residual('re_find(segment.command, segment.program) == "x"', "git")
+    residual = _residual('re_find(segment.program, segment.command) == "x"', "git")
     assert residual[0] == "rel"  # segment.command is unknown until run time
     residual = _residual('segment.program in [segment.subcommand, "git"] && false || true', "ls")
     assert residual == ("lit", True)
 
 
 def test_programs_with_the_same_test_values_share_a_signature() -> None:
-    from rtk_policy.policy.specialize import Specializer
+    from rtk_policy.policy.guards.specialize import Specializer
 
     specializer = Specializer(FUNCTIONS)
     ir = guard_ir('segment.program in ["rm", "mv"] && segment.args.exists(a, a == "/")')

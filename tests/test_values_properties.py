@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rtk_policy.config import Config
-from rtk_policy.engine import Engine
+from rtk_policy.config.load import Config
+from rtk_policy.engine.pipeline import Engine
 from rtk_policy.policy import load_policy_set
 from rtk_policy.shell import parse
 from rtk_policy.shell.values import expand_word

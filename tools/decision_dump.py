@@ -93,7 +93,7 @@ def variants(text: str) -> Iterator[str]:
 
 def decision_records(inputs: list[str]) -> Iterator[str]:
     """The three lines of each input's decision, with the shipped policies of this checkout."""
-    from rtk_policy.engine import load_engine
+    from rtk_policy.engine.pipeline import load_engine
 
     engine = load_engine(policy_paths=[os.path.join(HERE, "..", "policies")])
     context = engine.context(agent="claude", **CLAUDE_RULES)

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from rtk_policy import record
+from rtk_policy.util import record
 from rtk_policy.agents import common
 from rtk_policy.agents.common import HookRequest
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from rtk_policy import record
+from rtk_policy.util import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:

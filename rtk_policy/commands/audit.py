@@ -10,9 +10,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import IO, Any
 
-from rtk_policy import audit
-from rtk_policy.audit_stats import compute
-from rtk_policy.audit_verify import verify
+from rtk_policy.audit import log as audit
+from rtk_policy.audit.stats import compute
+from rtk_policy.audit.verify import verify
 
 
 def run(args: argparse.Namespace, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
@@ -31,7 +31,7 @@ def _log_path(args: argparse.Namespace, stderr: IO[str]) -> str | None:
     """`--file`, else the path the config selects; None (after a message) when the config is bad."""
     if getattr(args, "file", None):
         return str(args.file)
-    from rtk_policy.config import ConfigError, load_config
+    from rtk_policy.config.load import ConfigError, load_config
 
     try:
         return audit.audit_path(load_config())

@@ -19,8 +19,8 @@ from typing import IO
 
 import attrs
 
-from rtk_policy import record
-from rtk_policy.commands.rewrite import batch_answer, dumps, request_context
+from rtk_policy.util import record
+from rtk_policy.engine.answers import batch_answer, dumps, request_context
 
 _CONFIG_KEYS = {"exclude_commands", "transparent_prefixes", "disabled_rules"}
 
@@ -83,7 +83,7 @@ def _parallel(spec: LoadSpec, jobs: int, lines: Iterable[str]) -> Iterator[str]:
     import multiprocessing
     from collections import deque
 
-    from rtk_policy.replay_run import chunks
+    from rtk_policy.replay.run import chunks
 
     with multiprocessing.get_context("spawn").Pool(jobs, _init_worker, (spec,)) as pool:
         waiting: deque = deque()
@@ -109,7 +109,7 @@ _WORKER: tuple[object, object] | None = None
 def _init_worker(spec: LoadSpec) -> None:
     """Load the engine and the base context once per worker process."""
     global _WORKER
-    from rtk_policy.engine import load_engine
+    from rtk_policy.engine.pipeline import load_engine
 
     policies = list(spec.policies) if spec.policies else None
     engine = load_engine(policies, spec.backend, spec.config, cwd=spec.cwd)

@@ -21,9 +21,9 @@ def check_once(
     paths: list[str] | None, backend: str | None, config: str | None, stdout: IO[str], stderr: IO[str]
 ) -> bool:
     """Check the policies on one backend; print problems and failed examples; True when all is well."""
-    from rtk_policy.engine import load_engine
+    from rtk_policy.engine.pipeline import load_engine
     from rtk_policy.policy import PolicyLoadError
-    from rtk_policy.testing import run_examples, summarize
+    from rtk_policy.policytest.examples import run_examples, summarize
 
     try:
         engine = load_engine(paths, backend, config, use_cache=False)

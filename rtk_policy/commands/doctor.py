@@ -7,7 +7,6 @@ import io
 import json
 import os
 import subprocess
-from types import SimpleNamespace
 from typing import IO, Any
 
 from rtk_policy.agents import AGENTS
@@ -98,11 +97,11 @@ def run_command(command: str, agent: str, cwd: str) -> str:
 
 def round_trip(cwd: str) -> str:
     """Answer a sample Claude payload in-process; "" when the answer is valid and no error occurred."""
-    from rtk_policy.commands import hook
+    from rtk_policy.hook.service import HookOptions, answer_stream
 
     out, err = io.StringIO(), io.StringIO()
-    args = SimpleNamespace(agent="claude", policies=None, backend=None, config=None)
-    hook.run(args, io.StringIO(json.dumps(sample_payload("claude", cwd))), out, err)
+    payload = io.StringIO(json.dumps(sample_payload("claude", cwd)))
+    answer_stream(HookOptions(agent="claude"), payload, out, err)
     problem = check_output(out.getvalue())
     if not problem and "error" in err.getvalue():
         problem = err.getvalue().strip().splitlines()[0]
@@ -146,7 +145,7 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
         found_any, "an rtk-policy hook is installed", "run `rtk-policy init --global` (Claude Code)"
     )
     try:
-        from rtk_policy.engine import load_engine
+        from rtk_policy.engine.pipeline import load_engine
 
         load_engine(cwd=cwd)
         report(True, "policies load and compile")

@@ -7,7 +7,7 @@ from typing import IO
 
 def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     """Entry point of `rtk-policy serve`; returns when the server has been idle long enough."""
-    from rtk_policy.serve import serve
+    from rtk_policy.serve.server import serve
 
     try:
         code = serve(idle=args.idle, http_port=args.http)  # type: ignore[attr-defined]

@@ -16,9 +16,9 @@ _SUFFIXES = (".yaml", ".yml")
 
 def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     """Entry point of `rtk-policy test`."""
-    from rtk_policy import policytest_report as report
-    from rtk_policy.policytest import TestFileError, load_test_file
-    from rtk_policy.policytest_run import coverage, error_result, example_results, run_test_files
+    from rtk_policy.policytest import report
+    from rtk_policy.policytest.files import TestFileError, load_test_file
+    from rtk_policy.policytest.run import coverage, error_result, example_results, run_test_files
 
     try:
         policy_files, test_paths = collect(args.paths)  # type: ignore[attr-defined]
@@ -68,7 +68,7 @@ def _search_path(cwd: str | None) -> list[str]:
 
 
 def _classify(path: Path, policy_files: list[str], test_files: list[str], explicit: bool) -> None:
-    from rtk_policy.policytest import is_test_file
+    from rtk_policy.policytest.files import is_test_file
 
     if path.is_dir():
         members = sorted(p for p in path.iterdir() if p.suffix in _SUFFIXES and p.is_file())
@@ -84,8 +84,8 @@ def _classify(path: Path, policy_files: list[str], test_files: list[str], explic
 
 def _load(policy_files: list[str], backend: str | None, stderr: IO[str]) -> object | None:
     """The engine for `policy_files` with the default config, or None after reporting the error."""
-    from rtk_policy.config import Config
-    from rtk_policy.engine import Engine, load_engine
+    from rtk_policy.config.load import Config
+    from rtk_policy.engine.pipeline import Engine, load_engine
 
     try:
         from rtk_policy.policy import PolicyLoadError

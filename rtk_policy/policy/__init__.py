@@ -26,9 +26,9 @@ _LAZY = {
     "PolicySet": "rtk_policy.policy.policyset",
     "load_policy_set": "rtk_policy.policy.load",
     "policy_search_path": "rtk_policy.policy.load",
-    "available_backends": "rtk_policy.policy.backend",
-    "all_backends": "rtk_policy.policy.backend",
-    "get_backend": "rtk_policy.policy.backend",
+    "available_backends": "rtk_policy.policy.backends.select",
+    "all_backends": "rtk_policy.policy.backends.select",
+    "get_backend": "rtk_policy.policy.backends.select",
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rtk_policy.lazy_re import lazy
+from rtk_policy.util.lazy_re import lazy
 
 _IFS_RUN = lazy(globals(), "_IFS_RUN", r"[ \t\n]+")
 

@@ -16,7 +16,7 @@ import os
 from binascii import crc32
 
 import rtk_policy
-from rtk_policy.hashing import sha256
+from rtk_policy.util.hashing import sha256
 
 try:  # the C unpickler alone: `import pickle` (its Python half) costs the hook ~1.5 ms
     from _pickle import loads as _loads
@@ -105,7 +105,7 @@ def write_cache(key: str, payload: dict[str, Any]) -> bool:
 
 
 def _dumps(payload: dict[str, Any]) -> bytes:
-    """`payload` pickled. Its values are records (`rtk_policy.record`), which pickle as a call of
+    """`payload` pickled. Its values are records (`rtk_policy.util.record`), which pickle as a call of
     their class with the field values: unpickling them is one constructor call each."""
     import pickle
 

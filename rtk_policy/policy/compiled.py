@@ -1,10 +1,10 @@
 """What the compiler (`compiler.py`) makes of a policy set and the cache keeps: per file its metadata
 and file-level expressions, per rule its expressions as indexes into the list of compiled CEL
-programs, with their guard forms (`guard_ir.py`)."""
+programs, with their guard forms (`guards/ir.py`)."""
 
 from __future__ import annotations
 
-from rtk_policy import record
+from rtk_policy.util import record
 from rtk_policy.policy.model import Rule
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)

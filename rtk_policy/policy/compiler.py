@@ -6,14 +6,14 @@ from typing import Any
 
 import attrs
 
-from rtk_policy.policy.backend import Backend, CompileError
+from rtk_policy.policy.backends.select import Backend, CompileError
 from rtk_policy.policy.compiled import NO_PROGRAM, CompiledFile, CompiledRule
 from rtk_policy.policy.errors import Problem
-from rtk_policy.policy.fast_source import fast_source
-from rtk_policy.policy.guard_ir import guard_ir
+from rtk_policy.policy.guards.fast_source import fast_source
+from rtk_policy.policy.guards.ir import guard_ir
 from rtk_policy.policy.loader import ExprSpec, FileSpec, read_policy_file
 from rtk_policy.policy.positions import locate, offset_in_value
-from rtk_policy.policy.program_index import derived_programs
+from rtk_policy.policy.guards.program_index import derived_programs
 
 
 @attrs.define

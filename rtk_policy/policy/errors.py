@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rtk_policy import record
+from rtk_policy.util import record
 
 
 @record.frozen

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 
-from rtk_policy import record
+from rtk_policy.util import record
 from rtk_policy.policy.model import Context
 from rtk_policy.shell.model import CommandLine, Redirect, Segment
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rtk_policy.lazy_re import lazy
+from rtk_policy.util.lazy_re import lazy
 from rtk_policy.policy.functions import Function
 from rtk_policy.shell.words import assignment_name, dequote
 

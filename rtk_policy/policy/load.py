@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 
-from rtk_policy.policy.backend import get_backend
+from rtk_policy.policy.backends.select import get_backend
 from rtk_policy.policy.cache import cache_key, policy_digest, read_cache, write_cache
 from rtk_policy.policy.compiled import COMPILED_FORMAT
 from rtk_policy.policy.errors import PolicyLoadError, Problem
 from rtk_policy.policy.facts import schema_signature
 from rtk_policy.policy.functions import functions_signature
-from rtk_policy.policy.guard import guard_patterns
-from rtk_policy.policy.plan_store import PLANS_FORMAT, PlanTables
+from rtk_policy.policy.guards.guard import guard_patterns
+from rtk_policy.policy.guards.plan_store import PLANS_FORMAT, PlanTables
 from rtk_policy.policy.policyset import PolicySet
 from rtk_policy.policy.regex import pattern_literals, remember_valid, valid_patterns
 
@@ -39,13 +39,23 @@ def policy_search_path(cwd: str | None = None) -> list[str]:
     """The shipped packs, then the user's and the project's policy folders, each only if it exists.
 
     Paths are joined as strings (`os.path`): `pathlib` costs a cold hook ~3.5 ms of imports."""
-    from rtk_policy.config import project_dir, user_config_dir
+    from rtk_policy.config.load import project_dir, user_config_dir
 
     candidates = [_packs_dir(), os.path.join(user_config_dir(), "policies")]
     project = project_dir(cwd)
     if project is not None:
         candidates.append(os.path.join(project, ".rtk-policy", "policies"))
     return [path for path in candidates if path is not None and os.path.isdir(path)]
+
+
+def with_shipped(paths: list[str], shipped: bool = True) -> list[str]:
+    """`paths` after the shipped packs (unless `shipped` is False): what a team's CI pins is "the
+    shipped packs plus ours", so a snapshot never pins `rm -rf /` as no opinion by leaving them out."""
+    packs = _packs_dir() if shipped else None
+    if packs is None:
+        return list(paths)
+    real = os.path.realpath(packs)
+    return [packs] + [path for path in paths if os.path.realpath(path) != real]
 
 
 def expand_paths(paths: list[str]) -> list[str]:

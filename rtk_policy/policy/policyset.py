@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
-from rtk_policy.policy.backend import Backend, EngineError, EvalError
+from rtk_policy.policy.backends.select import Backend, EngineError, EvalError
 from rtk_policy.policy.compiled import NO_PROGRAM, CompiledFile, CompiledRule
 from rtk_policy.policy.facts import VARIABLES, command_value, context_values, segment_value
-from rtk_policy.policy.guard import Guard, build_guard, guard_functions
+from rtk_policy.policy.guards.guard import Guard, build_guard, guard_functions
 from rtk_policy.policy.model import (
     Context,
     Evaluation,
@@ -18,8 +18,8 @@ from rtk_policy.policy.model import (
     guessed,
     unevaluable,
 )
-from rtk_policy.policy.plan_store import PlanTables
-from rtk_policy.policy.plans import Planner
+from rtk_policy.policy.guards.plan_store import PlanTables
+from rtk_policy.policy.guards.plans import Planner
 from rtk_policy.shell.model import CommandLine
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: segments evaluated before the files' `when` and pipeline-consumer guards (run on every segment)
-#: are compiled (`guard_code.py`); the rules' guards are compiled per program by the planner
+#: are compiled (`guards/code.py`); the rules' guards are compiled per program by the planner
 WARM_AFTER = 256
 
 

@@ -18,7 +18,7 @@ from rtk_policy.settings.targets import Target
 #: A command line that runs our hook: `…/rtk-policy hook X`, `python -m rtk_policy hook X`, or a delegate.
 _OURS = re.compile(
     r"(?:rtk-policy|rtk_policy)(?:\.exe)?['\"]?\s+hook\b|rtk_policy[/\\]hookfiles[/\\]"
-    r"|rtk_policy[/\\]client\.py\b"  # the resident engine's thin client (init's default)
+    r"|rtk_policy[/\\](?:serve[/\\])?client\.py\b"  # the resident engine's thin client (init's default)
 )
 THIN_CLIENT = "thin client"
 IN_PROCESS = "in-process"
@@ -57,7 +57,7 @@ def command_form(command: str) -> str | None:
     if (
         len(head) == 4
         and head[1:3] == ["-S", "-I"]
-        and re.search(r"rtk_policy[/\\]client\.py$", head[3])
+        and re.search(r"rtk_policy[/\\](?:serve[/\\])?client\.py$", head[3])
     ):
         return THIN_CLIENT
     if len(head) == 2 and head[1] == "hook" and re.search(r"rtk-policy(\.exe)?$", head[0]):

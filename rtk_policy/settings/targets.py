@@ -36,13 +36,13 @@ def hook_command(agent: str) -> str:
 
 
 def thin_client_command(agent: str) -> str:
-    """`<python> -S -I <abs path of rtk_policy/client.py> AGENT`: the resident engine's thin client."""
+    """`<python> -S -I <abs path of rtk_policy/serve/client.py> AGENT`: the resident engine's thin client."""
     return f"{_quote(sys.executable)} -S -I {_quote(str(client_path()))} {agent}"
 
 
 def client_path() -> Path:
-    """The absolute path of the thin client, `rtk_policy/client.py` of this install."""
-    return Path(__file__).resolve().parent.parent / "client.py"
+    """The absolute path of the thin client, `rtk_policy/serve/client.py` of this install."""
+    return Path(__file__).resolve().parent.parent / "serve" / "client.py"
 
 
 def thin_client_unavailable() -> str:

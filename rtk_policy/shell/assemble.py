@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Sequence
 
-from rtk_policy import record
+from rtk_policy.util import record
 from rtk_policy.shell.draft import Ctx, Draft, stage_programs, to_segment
 from rtk_policy.shell.model import CommandLine, Redirect
 from rtk_policy.shell.plainpath import PlainCommand, commands, single_words

@@ -6,7 +6,7 @@ from collections import namedtuple
 from collections.abc import Sequence
 from operator import attrgetter
 
-from rtk_policy import record
+from rtk_policy.util import record
 from rtk_policy.shell.argv import flags, subcommand
 from rtk_policy.shell.model import Redirect, Segment
 from rtk_policy.shell.paths import operand_paths

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rtk_policy.lazy_re import lazy
+from rtk_policy.util.lazy_re import lazy
 from rtk_policy.shell.words import Word, make_word
 from rtk_policy.shell.wrapper_options import skip_options
 

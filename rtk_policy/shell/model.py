@@ -6,7 +6,7 @@ stage can turn a segment into CEL values without knowing anything about bash.
 
 from __future__ import annotations
 
-from rtk_policy import record
+from rtk_policy.util import record
 
 #: Where a segment's code came from.
 ORIGINS = (

@@ -12,7 +12,7 @@ a blanked `!` are remembered in `Source.negated_at` so that their segments stay 
 
 from __future__ import annotations
 
-from rtk_policy.lazy_re import lazy
+from rtk_policy.util.lazy_re import lazy
 from rtk_policy.shell.simple import RUN_BY_EXEC
 from rtk_policy.shell.source import Source
 

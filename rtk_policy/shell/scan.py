@@ -10,8 +10,8 @@ comment opens a quote.
 
 from __future__ import annotations
 
-from rtk_policy import record
-from rtk_policy.lazy_re import lazy
+from rtk_policy.util import record
+from rtk_policy.util.lazy_re import lazy
 
 _SPECIAL = lazy(globals(), "_SPECIAL", r"[\\`$\"'\n<>]")
 _DQ_SPECIAL = lazy(globals(), "_DQ_SPECIAL", r"[\\`$\"]")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import accumulate
 
-from rtk_policy.lazy_re import lazy
+from rtk_policy.util.lazy_re import lazy
 from rtk_policy.shell import launchers, nested
 from rtk_policy.shell.draft import GRAMMAR_WORDS, Ctx, Draft
 from rtk_policy.shell.launch_walk import LAUNCHERS

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 
-from rtk_policy.lazy_re import lazy
+from rtk_policy.util.lazy_re import lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from rtk_policy.lazy_re import lazy
+from rtk_policy.util.lazy_re import lazy
 from rtk_policy.shell.draft import Draft
 from rtk_policy.shell.scan import Scan
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import namedtuple
 
-from rtk_policy.lazy_re import lazy
+from rtk_policy.util.lazy_re import lazy
 
 _NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _SPECIAL_PARAMS = frozenset("0123456789@*#?$!-")

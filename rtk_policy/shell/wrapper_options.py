@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rtk_policy import record
+from rtk_policy.util import record
 
 from rtk_policy.shell.words import Word, assignment_name, make_word, split_assignment
 

@@ -1,0 +1,1 @@
+"""`config.toml`: the settings layers and their values."""

@@ -1,0 +1,68 @@
+"""The rewrite contract (DESIGN §2): a decision as `rewrite`'s exit code and stdout, and as one
+`--batch` answer line; the engine context of a request made from the command line."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from rtk_policy.decision import VERDICT_ALLOW, VERDICT_ASK, VERDICT_DENY, VERDICT_NONE, Decision
+
+EXIT_ALLOW, EXIT_DEFER, EXIT_DENY, EXIT_ASK = 0, 1, 2, 3
+FAIL_EXIT = {"open": EXIT_DEFER, "closed": EXIT_ASK, "deny": EXIT_DENY}
+
+
+def exit_code(decision: Decision, openclaw: bool = False) -> tuple[int, str]:
+    """The exit code and stdout text of `rewrite` for a decision.
+
+    `openclaw` is RTK's `RTK_REWRITE_HOST=openclaw` delegate mode: a rewrite that no rule asked for
+    exits 0, because that host gates the rewritten command itself (reference §2.3).
+    """
+    if decision.verdict == VERDICT_DENY:
+        return EXIT_DENY, ""
+    if decision.gate == "unattestable":
+        return EXIT_DEFER, ""
+    shown = decision.rewritten
+    if shown is None and decision.gate == "identity":
+        shown = decision.rewrite
+    if shown is not None:
+        if decision.verdict == VERDICT_ALLOW or (openclaw and decision.verdict == VERDICT_NONE):
+            return EXIT_ALLOW, shown
+        return EXIT_ASK, shown
+    if decision.verdict == VERDICT_ASK:
+        return EXIT_ASK, decision.command
+    return EXIT_DEFER, ""
+
+
+def join_words(words: list[str]) -> str:
+    """One command from the CLI words: a single word as typed, several joined with shell quoting."""
+    if len(words) == 1:
+        return words[0]
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def request_context(engine: object, cwd: str, agent: str = "", **fields: object) -> object:
+    """The engine context for a request made from `cwd`, with the user's Claude Code rules."""
+    from rtk_policy.settings.claude_rules import load_claude_rules
+
+    deny, ask, allow = load_claude_rules(cwd)
+    return engine.context(  # type: ignore[attr-defined]
+        agent=agent, cwd=cwd, claude_deny=deny, claude_ask=ask, claude_allow=allow, **fields
+    )
+
+
+def batch_answer(decision: Decision) -> dict[str, object]:
+    """The JSON object `--batch` prints for one decided line."""
+    code, text = exit_code(decision)
+    return {
+        "exit": code,
+        "stdout": text,
+        "verdict": decision.verdict,
+        "rewrite": decision.rewrite,
+        "rules": list(decision.rule_ids),
+    }
+
+
+def dumps(obj: object) -> str:
+    """Compact JSON for one output line."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,1 @@
+"""The CEL backends (cel-expr-python, cel-python) behind one interface, and choosing one."""

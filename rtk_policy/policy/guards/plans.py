@@ -1,0 +1,198 @@
+"""Which rules a segment tries, by program: the rule index and the guards specialised to the program.
+
+A rule is tried on a program when it lists it (`programs:` or a `segment.program` conjunct of its match,
+`program_index.py`) or lists none. Its guard (`guard.py`) is then specialised to the program
+(`specialize.py`): a rule whose guard becomes `false` is left out, the others keep the residual guard.
+Programs whose tests in a rule give the same values share that rule's residual; plans are kept for
+`MAX_PLANS` programs (a bound for a long-running server fed arbitrary text). The plans of the
+indexed programs come worked out from the compiled cache when it has them (`plan_store.py`): then
+only the guards of the program's steps are built. Guards are closures (`guard.py`) until a program
+has been planned `COMPILE_AFTER` times (a batch, a server): its plan's guards are then compiled
+(`guards/code.py`, each distinct form once), so a cold hook compiles nothing. A program planned later
+takes at once the forms other plans compiled (most guards are shared by every program).
+"""
+
+from __future__ import annotations
+
+from rtk_policy.policy.guards.guard import FALSE_FORM, Guard, build_guard
+from rtk_policy.policy.guards.plan_store import GENERIC, PlanTables, plan_tables, unpack
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
+
+#: programs whose plans are kept
+MAX_PLANS = 4096
+#: segments of a program planned with closure guards before its plan's guards are compiled
+COMPILE_AFTER = 64
+#: the rules tried on one program: (index of the rule, its specialised guard or None)
+Plan: TypeAlias = "tuple[tuple[int, Guard | None], ...]"
+
+
+class Planner:
+    """The plans of one policy set's compiled rules (anything with `.index`, `.guard`, `.rule`)."""
+
+    def __init__(
+        self,
+        compiled: tuple[Any, ...],
+        functions: dict[Any, Any],
+        tables: PlanTables | None = None,
+    ) -> None:
+        self._compiled = compiled
+        self._tables = tables
+        #: guards of the stored residuals, by code
+        self._stored: dict[int, Guard | None] = {}
+        self._functions = functions
+        self._compiler: Any = None  #: a `guard_code.CompiledGuards`, made on first need
+        self._unindexed = tuple(i for i, c in enumerate(compiled) if not c.index)
+        self._by_program: dict[str, list[int]] = {}
+        for index, item in enumerate(compiled):
+            for program in item.index:
+                self._by_program.setdefault(program, []).append(index)
+        self._denying = frozenset(
+            i
+            for i, c in enumerate(compiled)
+            if (c.rule.kind, c.rule.decision, c.rule.mode) == ("permission", "deny", "enforce")
+        )
+        self._specializer: Any = None  #: a `Specializer`, made when a plan is not stored
+        self._candidates: dict[str, tuple[int, ...]] = {}
+        self._plans: dict[str, Plan] = {}
+        self._deny_plans: dict[str, Plan] = {}
+        #: per program planned with closures: its steps' guard forms and how often it was planned
+        self._forms: dict[str, tuple[tuple[int, Any], ...]] = {}
+        self._uses: dict[str, int] = {}
+        #: id of a form compiled for a plan → (the form, its compiled guard): a program planned
+        #: later takes these at once (most forms are shared by every program's plan)
+        self._made: dict[int, tuple[Any, Guard | None]] = {}
+        self._generic: dict[int, Guard | None] = {}
+        #: (rule index, signature of its program tests) → (its residual form, its guard)
+        self._residuals: dict[tuple[Any, ...], tuple[Any, Guard | None]] = {}
+
+    def tables(self) -> PlanTables:
+        """The plans of every indexed program, worked out now (what the compiled cache keeps)."""
+        return plan_tables(self._compiled, self._functions, self._by_program, self.candidates)
+
+    def candidates(self, program: str) -> tuple[int, ...]:
+        """Indexes of the rules tried on a segment running `program`, in load order."""
+        found = self._candidates.get(program)
+        if found is None:
+            found = tuple(sorted({*self._unindexed, *self._by_program.get(program, ())}))
+            self._candidates[program] = found
+        return found
+
+    def traced(self, program: str, deny_only: bool) -> Plan:
+        """Every candidate rule without guards (explain), only the enforce-mode deny rules when
+        `deny_only`."""
+        return tuple(
+            (i, None) for i in self.candidates(program) if not deny_only or i in self._denying
+        )
+
+    def compiler(self) -> Any:
+        """The `guard_code.CompiledGuards` of this policy set (imported on first need)."""
+        if self._compiler is None:
+            from rtk_policy.policy.guards.code import CompiledGuards  # never on a cold hook
+
+            self._compiler = CompiledGuards(self._functions)
+        return self._compiler
+
+    def plan(self, program: str) -> Plan:
+        """`candidates` without the rules false for `program`, each with its residual guard."""
+        found = self._plans.get(program)
+        if found is None:
+            if len(self._plans) >= MAX_PLANS:
+                for kept in (self._plans, self._deny_plans, self._residuals, self._forms):
+                    kept.clear()
+                self._uses.clear()
+                self._made.clear()
+            steps = tuple(self._planned(program))
+            found = self._plans[program] = tuple(
+                (index, self._compiled_form(form, guard)) for index, form, guard in steps
+            )
+            self._forms[program] = tuple((index, form) for index, form, _ in steps)
+            self._uses[program] = 1
+        elif program in self._uses:
+            uses = self._uses[program] = self._uses[program] + 1
+            if uses >= COMPILE_AFTER:
+                found = self._compile_plan(program)
+        return found
+
+    def _compile_plan(self, program: str) -> Plan:
+        """The program's plan with its guards compiled (its deny plan is derived again)."""
+        compiler = self.compiler()
+        forms = self._forms.pop(program, None)
+        self._uses.pop(program, None)
+        if forms is None:  # compiled meanwhile (engines are used under a lock; be safe anyway)
+            return self._plans[program]
+        found = tuple((index, self._compile_form(compiler, form)) for index, form in forms)
+        self._deny_plans.pop(program, None)
+        self._plans[program] = found
+        return found
+
+    def _compile_form(self, compiler: Any, form: Any) -> Guard | None:
+        """The compiled guard of `form`, remembered by the form object for `_compiled_form`."""
+        guard = compiler(form)
+        self._made[id(form)] = (form, guard)
+        return guard
+
+    def _compiled_form(self, form: Any, guard: Guard | None) -> Guard | None:
+        """The guard another plan compiled for this very form object, else `guard`."""
+        made = self._made.get(id(form))
+        return made[1] if made is not None and made[0] is form else guard
+
+    def deny_plan(self, program: str) -> Plan:
+        """`plan` limited to the enforce-mode deny rules (the re-check of a rewrite)."""
+        found = self._deny_plans.get(program)
+        if found is None:
+            found = tuple(step for step in self.plan(program) if step[0] in self._denying)
+            self._deny_plans[program] = found
+        return found
+
+    def _planned(self, program: str) -> Any:
+        stored = self._tables.steps.get(program) if self._tables is not None else None
+        if stored is not None:
+            return self._unpacked(stored)
+        return self._specialized(program)
+
+    def _unpacked(self, stored: bytes) -> Any:
+        """The steps of a plan stored in `PlanTables`: (rule index, guard form, guard)."""
+        pairs = unpack(stored)
+        residuals = self._tables.residuals  # type: ignore[union-attr]
+        for at in range(0, len(pairs), 2):
+            index, code = pairs[at], pairs[at + 1]
+            if code == GENERIC:
+                yield index, self._compiled[index].guard, self._generic_guard(index)
+                continue
+            if code not in self._stored:
+                self._stored[code] = build_guard(residuals[code], self._functions)
+            yield index, residuals[code], self._stored[code]
+
+    def _generic_guard(self, index: int) -> Guard | None:
+        """The guard of the rule's own guard form (built once)."""
+        if index not in self._generic:
+            self._generic[index] = build_guard(self._compiled[index].guard, self._functions)
+        return self._generic[index]
+
+    def _specialized(self, program: str) -> Any:
+        specializer = self._specializer
+        if specializer is None:  # not imported by a cold process whose plan is stored
+            from rtk_policy.policy.guards.specialize import Specializer
+
+            specializer = self._specializer = Specializer(self._functions)
+        for index in self.candidates(program):
+            ir = self._compiled[index].guard
+            if not specializer.mentions(ir):  # the same guard for every program: built once
+                yield index, ir, self._generic_guard(index)
+                continue
+            signature = specializer.signature(ir, program)
+            step = self._residuals.get((index, signature))
+            if step is None:
+                residual = specializer.specialize(ir, program)
+                if residual == FALSE_FORM:
+                    step = (residual, None)
+                elif signature == (program,):  # the program's own residual: as stored plans do,
+                    step = (ir, self._generic_guard(index))  # the rule's own guard (built once)
+                else:
+                    step = (residual, build_guard(residual, self._functions))
+                self._residuals[(index, signature)] = step
+            if step[0] != FALSE_FORM:
+                yield index, step[0], step[1]

@@ -1,0 +1,117 @@
+"""Running the inline `examples` of policy rules (used by `check` and `test`).
+
+A permission example states the verdict that the example's own policy file gives the command (its rules
+combined as in DESIGN §6), so packs are tested independently of each other. A rewrite example states the
+rewrite that the whole loaded set selects (rewrite packs are ordered, so priority across files counts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from rtk_policy.util import record
+from rtk_policy.decision import decide
+from rtk_policy.policy.model import Context, Evaluation, Example, Rule
+
+
+@attrs.frozen
+class ExampleResult:
+    """The outcome of one example."""
+
+    rule: Rule
+    example: Example
+    status: str  #: "pass" | "fail" | "error"
+    actual: str | None  #: the verdict or rewrite observed
+    detail: str = ""
+    matched_rules: tuple[str, ...] = ()  #: ids of every rule that matched a segment (for `test --coverage`)
+
+    @property
+    def location(self) -> str:
+        """`file:line` of the example."""
+        return f"{self.example.file}:{self.example.line}"
+
+
+def example_context(engine: object, example: Example) -> Context:
+    """The context an example runs in: the engine's config, overridden by the example's own."""
+    overrides = dict(example.overrides)
+    return build_context(engine, overrides.get("claude") or {}, overrides.get("config") or {})
+
+
+def build_context(
+    engine: object, claude: dict, config: dict, fields: dict | None = None  # type: ignore[type-arg]
+) -> Context:
+    """The engine's context with `claude` rules ({deny, ask, allow}), `config` overrides
+    (exclude_commands, transparent_prefixes, disabled_rules) and request `fields` (agent, cwd, …)."""
+    base = engine.context(**(fields or {}))  # type: ignore[attr-defined]
+    return record.evolve(
+        base,
+        claude_deny=tuple(claude.get("deny", ())),
+        claude_ask=tuple(claude.get("ask", ())),
+        claude_allow=tuple(claude.get("allow", ())),
+        exclude_commands=tuple(config.get("exclude_commands", base.exclude_commands)),
+        transparent_prefixes=tuple(config.get("transparent_prefixes", base.transparent_prefixes)),
+        disabled_rules=tuple(config.get("disabled_rules", base.disabled_rules)),
+    )
+
+
+def run_examples(engine: object) -> list[ExampleResult]:
+    """Run every example of every rule of the engine's policy set."""
+    results = []
+    for rule in engine.policies.rules:  # type: ignore[attr-defined]
+        for example in rule.examples:
+            results.append(run_example(engine, rule, example))
+    return results
+
+
+def run_example(engine: object, rule: Rule, example: Example) -> ExampleResult:
+    """Run one example and compare it with its expectation."""
+    try:
+        outcome = engine.evaluate(example.command, example_context(engine, example))  # type: ignore[attr-defined]
+    except Exception as error:  # noqa: BLE001 - an example must never stop the run
+        return ExampleResult(rule, example, "error", None, f"{type(error).__name__}: {error}")
+    if rule.kind == "rewrite":
+        actual = outcome.decision.rewrite
+    else:
+        own = _only_file(outcome.evaluation, rule.file)
+        actual = decide(outcome.command_line, own, None).verdict
+    status = "pass" if actual == example.expect else "fail"
+    detail = "" if status == "pass" else f"expected {example.expect!r}, got {actual!r}"
+    return ExampleResult(rule, example, status, actual, detail, matched_rule_ids(outcome.evaluation))
+
+
+def matched_rule_ids(evaluation: Evaluation) -> tuple[str, ...]:
+    """Ids of every rule (any kind or mode) that matched a segment of `evaluation`, first hit first."""
+    ids: dict[str, None] = {}
+    for result in evaluation.results:
+        for hit in result.permission_hits:
+            ids[hit.rule.id] = None
+        if result.rewrite is not None:
+            ids[result.rewrite.rule.id] = None
+    return tuple(ids)
+
+
+def only_rules(evaluation: Evaluation, keep: Callable[[Rule], bool]) -> Evaluation:
+    """The evaluation restricted to the permission hits of the rules `keep` accepts."""
+    results = tuple(
+        record.evolve(
+            result,
+            permission_hits=tuple(h for h in result.permission_hits if keep(h.rule)),
+        )
+        for result in evaluation.results
+    )
+    return record.evolve(evaluation, results=results)
+
+
+def _only_file(evaluation: Evaluation, file: str) -> Evaluation:
+    """The evaluation restricted to the permission hits of rules from `file`."""
+    return only_rules(evaluation, lambda rule: rule.file == file)
+
+
+def summarize(results: list[ExampleResult]) -> tuple[int, int, int]:
+    """Counts of (passed, failed, errored) examples."""
+    passed = sum(r.status == "pass" for r in results)
+    errored = sum(r.status == "error" for r in results)
+    return passed, len(results) - passed - errored, errored
+

@@ -1,0 +1,1 @@
+"""Shadow evaluation (`rtk-policy replay`): past commands re-decided under candidate policies."""

@@ -1,0 +1,288 @@
+"""What the resident server remembers between hook calls, each thing checked so that what it
+remembers is always what a fresh process would find.
+
+`MemoEngine`: `evaluate(text, context)` is a pure function of its arguments (and of the loaded
+policies and config, fixed for one engine), so a repeated command with the same context gets the
+same `Outcome` without evaluating the policies again; an agent's rendering of a remembered decision
+is remembered too (`rendered`). A remembered outcome is returned with
+`eval_us = 0`, so the audit log says no evaluation time was spent. Contexts that cannot be hashed (a
+`tool_input` holding lists or objects) are never remembered. Every hook call is still read, rendered
+and audited on its own.
+
+`FolderFacts`: the project folders and Claude permission rules of a cwd, which the hook would
+otherwise find by walking the folders with pathlib and reading the settings files on every call;
+remembered until a stat of one of the paths they depend on differs (checked at most once per
+`RECHECK_SECONDS`, see there).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+from collections import OrderedDict
+from typing import Any
+
+from rtk_policy.util import record
+
+#: Outcomes kept per engine; the least recently used one is dropped first.
+MEMO_SIZE = 2048
+
+
+class MemoEngine:
+    """Wraps an `Engine`, with the interface the hook uses: config, context, evaluate, decide."""
+
+    def __init__(self, engine: Any, size: int = MEMO_SIZE, facts: Any = None) -> None:
+        self.engine = engine
+        self.folder_facts = facts  #: a `FolderFacts` the hook asks instead of the file system
+        self.config = engine.config
+        self.size = size
+        self.hits = 0
+        self._memo: OrderedDict[tuple[str, Any], list[Any]] = OrderedDict()
+        self._rendered: OrderedDict[tuple, tuple[Any, str | None]] = OrderedDict()
+
+    def context(self, **fields: Any) -> Any:
+        """The wrapped engine's `Context`."""
+        return self.engine.context(**fields)
+
+    def evaluate(self, text: str, context: Any) -> Any:
+        """The wrapped engine's `Outcome`, remembered by (text, context)."""
+        key = (text, context)
+        try:
+            found = self._memo.get(key)
+        except TypeError:  # unhashable context
+            return self.engine.evaluate(text, context)
+        if found is not None:
+            self._memo.move_to_end(key)
+            self.hits += 1
+            if found[1] is None:  # made on the first repeat: most commands are never repeated
+                found[1] = unevaluated(found[0])
+            return found[1]
+        outcome = self.engine.evaluate(text, context)
+        self._memo[key] = [outcome, None]
+        if len(self._memo) > self.size:
+            self._memo.popitem(last=False)
+        return outcome
+
+    def decide(self, text: str, context: Any) -> Any:
+        """The `Decision` for `text`."""
+        return self.evaluate(text, context).decision
+
+    def rendered(self, module: Any, decision: Any, request: Any) -> str | None:
+        """`module.render(decision, request)`, remembered for a remembered `decision`.
+
+        An agent's `render` reads the decision and these request fields only: agent, command,
+        tool_name, tool_input, cwd, permission_mode and variant (never the ids, the transcript path
+        or the raw payload; a test holds every agent to it). A request whose tool_input holds
+        lists or objects is rendered every time.
+        """
+        try:
+            key = (
+                module.__name__,
+                id(decision),
+                request.agent,
+                request.command,
+                request.tool_name,
+                request.cwd,
+                request.permission_mode,
+                request.variant,
+                tuple(request.tool_input.items()),
+            )
+            found = self._rendered.get(key)
+        except (TypeError, AttributeError):  # unhashable tool_input
+            return module.render(decision, request)
+        if found is not None and found[0] is decision:
+            return found[1]
+        line = module.render(decision, request)
+        self._rendered[key] = (decision, line)  # holding the decision keeps its id unique
+        if len(self._rendered) > self.size:
+            self._rendered.popitem(last=False)
+        return line
+
+
+def unevaluated(outcome: Any) -> Any:
+    """`outcome` as a remembered one is given again: the same decision, `eval_us` 0 (the audit log
+    then says that no evaluation time was spent)."""
+    if outcome is None or getattr(outcome.evaluation, "eval_us", 0) == 0:
+        return outcome
+    return record.evolve(outcome, evaluation=record.evolve(outcome.evaluation, eval_us=0))
+
+
+#: Seconds during which a stat check that found nothing changed stands: a change to a watched file
+#: (a policy, a config, a Claude settings file, a project marker) is seen by every request that
+#: starts more than this long after the change was written; a request within that window may still
+#: get the answer of the files as they were. Under load this turns ~30 stats per request into one
+#: round of stats per interval.
+RECHECK_SECONDS = 0.01
+
+#: Probed paths whose mtime is this close to the moment they were read are not trusted yet: a change
+#: within the same timestamp tick, keeping size and inode, would otherwise go unseen.
+RACY_NS = 50_000_000
+
+
+def stat_stamp(paths: tuple[str, ...], folders_by_identity: bool = False) -> tuple:
+    """(mode, inode, mtime, size) of each path (following symlinks), None for a missing one;
+    with `folders_by_identity`, a folder's entry is its (mode, inode) only."""
+    stamp = []
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            stamp.append(None)
+            continue
+        if folders_by_identity and stat.S_ISDIR(info.st_mode):
+            stamp.append((info.st_mode, info.st_ino))
+        else:
+            stamp.append((info.st_mode, info.st_ino, info.st_mtime_ns, info.st_size))
+    return tuple(stamp)
+
+
+_ENVIRON_DATA = getattr(os.environ, "_data", None)  #: CPython's bytes dict behind `os.environ`
+
+
+def env_values(names: tuple[str, ...]) -> tuple[str, ...]:
+    """`os.environ.get(name, "")` for each of `names` ("" for unset ones), read in one go.
+
+    Reads CPython's encoded mapping behind `os.environ` directly when it is there (a tenth of the
+    cost of `os.environ.get`, which encodes the name and decodes the value on every call).
+    """
+    data = _ENVIRON_DATA
+    if type(data) is not dict or os.name != "posix":
+        return tuple(os.environ.get(name, "") for name in names)
+    encoded = _ENCODED.get(names)
+    if encoded is None:
+        encoded = _ENCODED[names] = tuple(os.fsencode(name) for name in names)
+    return tuple(
+        "" if value is None else value.decode(_FS_ENCODING, "surrogateescape")
+        for value in map(data.get, encoded)
+    )
+
+
+_ENCODED: dict[tuple[str, ...], tuple[bytes, ...]] = {}
+_FS_ENCODING = sys.getfilesystemencoding()
+
+
+def folder_stamp(paths: tuple[str, ...]) -> tuple:
+    """`stat_stamp` for the `FolderFacts`: a folder counts by its (mode, inode) only.
+
+    What the facts read from a folder is whether it exists (or which entries exist, each probed as
+    a path of its own), never its listing: so a file created in the cwd (a build, an editor's
+    backup) does not make the facts be read again.
+    """
+    return stat_stamp(paths, folders_by_identity=True)
+
+
+def newest_mtime(stamp: tuple) -> int:
+    """The latest mtime in a `stat_stamp` or `folder_stamp` (0 when it holds none)."""
+    return max((entry[2] for entry in stamp if entry is not None and len(entry) > 2), default=0)
+
+
+class FolderFacts:
+    """What a hook call learns from the file system about its cwd, remembered per (cwd, HOME,
+    CLAUDE_CONFIG_DIR) until one of the paths it depends on changes (one stat per path, at most once
+    per `recheck` seconds, see `folder_stamp`; within one request the facts of a cwd never change).
+
+    The facts: the rtk-policy project folder (`config.project_dir`), the Claude project folder
+    (`claude_project_dir`) and the merged Claude `Bash(...)` rules (`load_claude_rules`, whose
+    stderr warnings are repeated on every call, as the hook would print them). The paths probed are
+    the cwd as given and resolved (a moved folder, a re-pointed symlink), the `.claude`, `.git` and
+    `.rtk-policy` entries of it and of each parent (which decide both project folders), and the four
+    Claude settings files of that project and of the user.
+    """
+
+    def __init__(self, size: int = 256, recheck: float | None = None) -> None:
+        self.size = size
+        self.recheck = RECHECK_SECONDS if recheck is None else recheck
+        #: key -> [paths, stamp, trusted_after (ns), facts, monotonic time of the last stat check]
+        self._known: OrderedDict[tuple[str, ...], list] = OrderedDict()
+        self._checked: set[tuple[str, ...]] = set()  #: keys already checked for this request
+        self._last: tuple[str | None, tuple] | None = None  #: (cwd, facts) of this request
+
+    def new_request(self) -> None:
+        """Start of a hook call: the facts are checked again (once) before they are used."""
+        self._checked.clear()
+        self._last = None
+
+    def project_dir(self, cwd: str | None) -> Any:
+        """`rtk_policy.config.load.project_dir(cwd)`."""
+        return self._facts(cwd)[0]
+
+    def claude_project_dir(self, cwd: str | None) -> Any:
+        """`rtk_policy.settings.claude_rules.claude_project_dir(cwd)`."""
+        return self._facts(cwd)[1]
+
+    def claude_rules(self, cwd: str | None, stderr: Any = None) -> tuple:
+        """`load_claude_rules(cwd, stderr)`: (deny, ask, allow); its warnings go to `stderr`."""
+        _, _, rules, warnings = self._facts(cwd)
+        if warnings and stderr is not None:
+            stderr.write(warnings)
+        return rules
+
+    def facts_of(self, cwd: str | None) -> tuple:
+        """The facts of `cwd` as one object, a new one whenever they are read again (compare it
+        by identity to know that nothing they depend on changed)."""
+        return self._facts(cwd)
+
+    def _facts(self, cwd: str | None) -> tuple:
+        last = self._last
+        if last is not None and last[0] == cwd:
+            return last[1]
+        facts = self._check(cwd)
+        self._last = (cwd, facts)
+        return facts
+
+    def _check(self, cwd: str | None) -> tuple:
+        where = cwd or os.getcwd()
+        key = (where, *env_values(("HOME", "CLAUDE_CONFIG_DIR")))
+        known = self._known.get(key)
+        now = time.monotonic()
+        if known is not None:
+            if key in self._checked:
+                return known[3]
+            paths, stamp, trusted_after, facts, checked = known
+            if time.time_ns() > trusted_after and (
+                now - checked < self.recheck or folder_stamp(paths) == stamp
+            ):
+                if now - checked >= self.recheck:
+                    known[4] = now
+                self._known.move_to_end(key)
+                self._checked.add(key)
+                return facts
+        paths = probed_paths(where)
+        stamp = folder_stamp(paths)  # before reading: a change while reading shows next time
+        facts = _read_facts(where)
+        self._known[key] = [paths, stamp, newest_mtime(stamp) + RACY_NS, facts, now]
+        self._known.move_to_end(key)
+        self._checked.add(key)
+        while len(self._known) > self.size:
+            self._known.popitem(last=False)
+        return facts
+
+
+def probed_paths(cwd: str) -> tuple[str, ...]:
+    """The paths whose state decides the `FolderFacts` of `cwd` (see there)."""
+    from pathlib import Path
+
+    from rtk_policy.settings.claude_rules import settings_files
+
+    try:
+        here = Path(cwd).resolve()
+    except (OSError, RuntimeError):
+        here = Path(cwd)
+    paths = [cwd, str(here)]  # a moved folder or a re-pointed symlink changes one of these
+    for folder in (here, *here.parents):
+        paths += [os.path.join(folder, name) for name in (".claude", ".git", ".rtk-policy")]
+    paths += [str(path) for path in settings_files(cwd)]
+    return tuple(dict.fromkeys(paths))
+
+
+def _read_facts(cwd: str) -> tuple:
+    import io
+
+    from rtk_policy.config.load import project_dir
+    from rtk_policy.settings.claude_rules import claude_project_dir, load_claude_rules
+
+    warnings = io.StringIO()
+    rules = load_claude_rules(cwd, warnings)
+    return project_dir(cwd), claude_project_dir(cwd), rules, warnings.getvalue()

@@ -1,0 +1,165 @@
+"""The resident engine: policies loaded and compiled once, answering hooks over a Unix socket (and,
+optionally, Claude Code `type: "http"` hooks on loopback, see `rtk_policy.serve.http_hook`).
+
+Wire protocol on the socket: the client sends a header line `AGENT NUL NAME=VALUE NUL ... \\n` (the
+environment variables of `client.FORWARDED_ENV` it has), then the payload bytes, and shuts down its
+write side; the server answers `stdout NUL stderr NUL \\n`. An answer without that trailer means
+the server died: the client decides in-process. The answers come from a `resident.Resident`: engines
+kept per (environment, project folder) and reloaded when a policy or config file changes (one stat
+per watched file, at most once per `serve_memo.RECHECK_SECONDS`, 10 ms, per engine, so a change is
+seen by every request that starts more than 10 ms after it was written). The server exits after
+`idle` seconds without a request, removing its socket.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import socket
+import threading
+import time
+
+from rtk_policy.audit import log as audit
+from rtk_policy.serve.client import FORWARDED_ENV, socket_path
+from rtk_policy.serve.resident import Resident, rss_kib, watched_paths
+
+__all__ = ["Resident", "rss_kib", "serve", "serve_socket", "watched_paths"]
+
+MAX_REQUEST = 1024 * 1024 + 4096  #: bytes read from one connection at most
+
+
+def parse_header(line: bytes) -> tuple[str, dict[str, str]]:
+    """(agent, forwarded environment) of a request's header line."""
+    fields = line.decode("utf-8", "replace").split("\0")
+    env = {}
+    for field in fields[1:]:
+        name, sep, value = field.partition("=")
+        if sep and name in FORWARDED_ENV:
+            env[name] = value
+    return fields[0].strip(), env
+
+
+def private_folder(path: str) -> str:
+    """Create the socket's folder owner-only (0700) and check it is ours; return it."""
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    info = os.lstat(folder)
+    if info.st_uid != os.getuid() or not os.path.isdir(folder) or os.path.islink(folder):
+        raise PermissionError(f"{folder} is not a folder owned by this user")
+    os.chmod(folder, 0o700)
+    return folder
+
+
+def serve_socket(resident: Resident, path: str, idle: float) -> int:
+    """Accept connections on `path` until idle for `idle` seconds; 0, or 1 when another server runs."""
+    folder = private_folder(path)
+    lock = open(os.path.join(folder, "engine.lock"), "a")  # noqa: SIM115 - held for the process's life
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return 1  # another server owns the socket
+    lock.truncate(0)
+    lock.write(f"{os.getpid()}\n")  # who owns the socket, for `kill` and the tests
+    lock.flush()
+    warm_up(resident)  # load before listening: clients decide in-process meanwhile
+    if os.path.lexists(path):
+        os.unlink(path)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)
+    try:
+        server.bind(path)
+    finally:
+        os.umask(old_umask)
+    os.chmod(path, 0o600)
+    server.listen(128)
+    server.settimeout(min(1.0, max(idle / 4, 0.05)))
+    resident.last_request = time.monotonic()
+    try:
+        handlers: list[threading.Thread] = []
+        while time.monotonic() - resident.last_request < idle and not resident.worn_out():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            handler = threading.Thread(target=_handle, args=(resident, conn), daemon=True)
+            handler.start()
+            handlers = [h for h in handlers if h.is_alive()] + [handler]
+    finally:
+        server.close()
+        if os.path.lexists(path):
+            os.unlink(path)
+        lock.close()
+    for handler in handlers:  # let the calls in flight finish (new ones decide in-process)
+        handler.join(15)
+    return 0
+
+
+def warm_up(resident: Resident) -> None:
+    """Load the default engine and the modules a hook call uses, and run one evaluation (no audit)."""
+    import importlib
+
+    for name in ("rtk_policy.hook.service", "rtk_policy.agents.claude", "rtk_policy.audit.log"):
+        importlib.import_module(name)
+    engine = resident.engine_for(None)
+    try:
+        if engine is not None:
+            engine.evaluate("git status && ls -la | head", engine.context(agent="claude"))
+    except Exception:  # noqa: BLE001 - a broken policy shows on the first real request instead
+        pass
+
+
+def _handle(resident: Resident, conn: socket.socket) -> None:
+    with conn:
+        try:
+            conn.settimeout(10.0)
+            data = _receive(conn)
+            header, newline, payload = data.partition(b"\n")
+            if not newline:
+                return  # not a client (a probe, or a client killed before it sent anything)
+            agent, env = parse_header(header)
+            out, err = resident.answer(agent, payload, env)
+            conn.sendall(out.encode() + b"\0" + err.encode() + b"\0\n")
+        except Exception:  # noqa: BLE001 - no trailer: the client decides in-process
+            return
+
+
+def _receive(conn: socket.socket) -> bytes:
+    chunks, size = [], 0
+    while size < MAX_REQUEST:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+def serve(idle: float = 900.0, http_port: int | None = None, path: str | None = None) -> int:
+    """Run the resident engine until it has been idle for `idle` seconds (or SIGTERM/SIGINT)."""
+    signal.signal(signal.SIGTERM, _stop)
+    audit.use_structlog() if _has_structlog() else None
+    resident = Resident()
+    httpd = None
+    if http_port is not None:
+        from rtk_policy.serve.http_hook import start_http
+
+        httpd = start_http(resident, http_port)
+    try:
+        return serve_socket(resident, path or socket_path(), idle)
+    finally:
+        if httpd is not None:  # the answers in progress finish, with their audit records
+            httpd.shutdown()
+            httpd.server_close()
+
+
+def _has_structlog() -> bool:
+    try:
+        import structlog  # noqa: F401
+    except ImportError:
+        return False
+    return True
