@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from operator import attrgetter
 
 from rtk_policy.util import record
-from rtk_policy.shell.argv import flags, subcommand
+from rtk_policy.shell.argv import flags, operands, subcommand
 from rtk_policy.shell.model import Redirect, Segment
 from rtk_policy.shell.paths import operand_paths
 from rtk_policy.shell.source import Source
@@ -95,7 +95,7 @@ _SEGMENT_FIELDS = (
     "subcommand", "flags", "env", "wrappers", "prefix", "command", "suffix", "redirects",
     "match_text", "pipeline_index", "pipeline_size", "pipeline_before", "pipeline_after",
     "pipe_stderr", "operator_before", "operator_after", "background", "negated", "depth", "origin",
-    "parent", "dynamic_program", "rewritable", "rewrite_refusal", "guessed", "cwd", "paths",
+    "parent", "dynamic_program", "rewritable", "rewrite_refusal", "guessed", "cwd", "operands", "paths",
 )  # fmt: skip
 _POSITIONAL = tuple(f.name for f in record.fields(Segment)) == _SEGMENT_FIELDS
 
@@ -168,6 +168,7 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
         refusal,
         guess,
         d.cwd,
+        operands(program, args) if len(args) > 1 else (),
         operand_paths(args, d.cwd) if args else (),
     )
 

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rtk_policy.shell import launchers, nested
+from rtk_policy.shell import git_code, launchers, nested
 from rtk_policy.shell.draft import Ctx, Draft
 from rtk_policy.shell.redirects import RedirectNode
 from rtk_policy.shell.words import Word
 
 #: the programs `launched` looks into
-LAUNCHERS = frozenset({"parallel", "tmux", "at", "batch", "crontab"}) | launchers.CONTAINER_CLIS
+LAUNCHERS = (
+    frozenset({"parallel", "tmux", "at", "batch", "crontab", "git"}) | launchers.CONTAINER_CLIS
+)
 #: the value an unknown argument is guessed to be: the worst case of the path rules
 GUESS = "/"
 
@@ -66,6 +68,12 @@ class LaunchMixin:
             text = self._stdin_text(d, redirs)
             for line in launchers.crontab_commands(text or ""):
                 self._walk_text(line, inner._replace(origin="shell_c"))
+        elif name == "git":
+            for script in git_code.scripts(cmd, d.peel.env):
+                self._walk_text(script, inner._replace(origin="shell_c"))
+            sub = git_code.alias_command(cmd)
+            if sub:
+                self.emit(d.src, sub, [], sub[0].start, sub[-1].end, run_ctx)
         elif name in launchers.CONTAINER_CLIS:
             sub = launchers.container_run_command(cmd)
             if not sub:

@@ -49,7 +49,9 @@ class Segment:
     argv: tuple[str, ...]  #: dequoted words from the program on (after wrappers)
     args: tuple[str, ...]  #: argv[1:]
     raw_words: tuple[str, ...]  #: the same words as typed (quotes kept)
-    subcommand: str  #: first argument that is not an option ("" when none)
+    subcommand: str  #: first argument that is neither an option nor the value of one of the
+    #: program's global options (`argv.GLOBAL_OPTIONS`: `kubectl -n prod delete` → "delete",
+    #: `git -C repo push` → "push"); "" when none
     flags: tuple[str, ...]  #: arguments that start with "-" (up to a "--"), as typed after dequoting
     env: tuple[tuple[str, str], ...]  #: prefix assignments NAME=value (also `env NAME=value`), in order
     wrappers: tuple[str, ...]  #: wrapper programs peeled, outermost first ("sudo", "timeout", ...)
@@ -83,6 +85,8 @@ class Segment:
     cwd: str = ""  #: the folder the command runs in after the `cd`s before it in this input, from
     #: where the input started ("" unchanged, "..", "build", "/etc", "~"; "?" after a `cd` whose
     #: target is not known)
+    operands: tuple[str, ...] = ()  #: the arguments after the subcommand that are not options
+    #: (every one after `--`): ("HEAD", "file.txt") for `git checkout HEAD file.txt`
     paths: tuple[str, ...] = ()  #: where its operands (arguments that are not options) land from
     #: where the input started: `cwd` joined, `..` resolved, `$TMPDIR` as /tmp, `$HOME` as ~
 

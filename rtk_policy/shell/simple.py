@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from itertools import accumulate
 
 from rtk_policy.util.lazy_re import lazy
-from rtk_policy.shell import launchers, nested
+from rtk_policy.shell import git_code, launchers, nested
 from rtk_policy.shell.draft import GRAMMAR_WORDS, Ctx, Draft
 from rtk_policy.shell.launch_walk import LAUNCHERS
 from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode, read_redirects
@@ -209,7 +209,7 @@ class CommandsMixin:
         d.cwd = self.cwd
         if words and words[0].value == "coproc" and src.base >= 0:
             self.coproc_at.append(src.absolute(start))
-        nested_code = prog is not None and runs_code(basename(prog.value), words[i:])
+        nested_code = prog is not None and runs_code(basename(prog.value), words[i:], p.env)
         if p.split_string is not None or nested_code:
             if self.flat_only:  # the caller wants no nested walk: it takes the full walk instead
                 self.runs_code = True
@@ -335,11 +335,14 @@ RUNS_CODE = (
 )
 
 
-def runs_code(name: str, command: Sequence[Word]) -> bool:
+def runs_code(name: str, command: Sequence[Word], env: Sequence[tuple[str, str]] = ()) -> bool:
     """Whether `_nested` has code to walk in `command` (a tool runner only in a form that runs
-    something: `npm test` stays a plain command)."""
+    something: `npm test` stays a plain command; git only with settings or an environment that
+    run code); `env` holds the command's prefix assignments."""
     if name not in RUNS_CODE:
         return False
+    if name == "git":
+        return git_code.runs_code(command) or any(k in git_code.CODE_ENV for k, _ in env)
     if name == "ssh":
         return nested.ssh_command(command) is not None
     if name in launchers.CONTAINER_CLIS and launchers.container_run_command(command):
