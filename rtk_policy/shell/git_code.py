@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rtk_policy.util.lazy_re import lazy
 from rtk_policy.shell.words import Word
+from rtk_policy.util.lazy_re import lazy
 
 #: configuration keys whose value git runs as a command (lower case; `*` is any subsection)
 _CODE_KEY = lazy(
@@ -36,9 +36,11 @@ CODE_ENV = frozenset(
 )  # fmt: skip
 _GLOBAL_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
                                 "--config-env", "--exec-path", "--super-prefix"})  # fmt: skip
-_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--unset",
-                           "--unset-all", "--list", "-l", "--remove-section", "--rename-section",
-                           "get", "list", "unset", "--show-origin", "-e", "--edit", "edit"})  # fmt: skip
+_CONFIG_READS = frozenset(
+    {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--unset", "--unset-all", "--list",
+     "-l", "--remove-section", "--rename-section", "get", "list", "unset", "--show-origin", "-e",
+     "--edit", "edit"}
+)  # fmt: skip
 
 
 def runs_code(words: Sequence[Word]) -> bool:
@@ -113,6 +115,6 @@ def alias_command(words: Sequence[Word]) -> list[Word]:
     for key, value in found:
         if key.lower() == f"alias.{sub}".lower() and value and not value.startswith("!"):
             w = words[at]
-            expanded = [Word(part, part, w.start, w.end, False, False, True) for part in value.split()]
+            expanded = [Word(p, p, w.start, w.end, False, False, True) for p in value.split()]
             return [words[0], *expanded, *words[at + 1 :]]
     return []
