@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rtk_policy.util.lazy_re import lazy
 from rtk_policy.shell.words import Word, make_word
 from rtk_policy.shell.wrapper_options import skip_options
+from rtk_policy.util.lazy_re import lazy
 
 #: the most values of an argument list (or lines of a pipe) a runner's command is tried with
 MAX_VALUES = 32
