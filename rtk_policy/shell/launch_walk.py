@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rtk_policy.shell import git_code, launchers, nested
+from rtk_policy.shell import git_code, launchers, nested, scripts
 from rtk_policy.shell.draft import Ctx, Draft
 from rtk_policy.shell.redirects import RedirectNode
 from rtk_policy.shell.words import Word
@@ -22,6 +22,8 @@ LAUNCHERS = (
 )
 #: the value an unknown argument is guessed to be: the worst case of the path rules
 GUESS = "/"
+#: where a script's upload of a file it reads is taken to go (any host but this machine)
+_SCRIPT_HOST = "https://remote.invalid/"
 
 
 class LaunchMixin:
@@ -82,6 +84,31 @@ class LaunchMixin:
         else:
             return False
         return True
+
+    def interpreted(
+        self, d: Draft, lang: str, cmd: list[Word], redirs: Sequence[RedirectNode], inner: Ctx
+    ) -> None:
+        """What a script handed to an interpreter does (`scripts.py`): the shell commands and
+        argument lists it runs, and its deletions and uploads as the commands that do them (a
+        deletion of a path the script computes as `rm -rf /`, guessed); a command it computes
+        makes the interpreter's own command dynamic, as `eval "$X"` is."""
+        stdin = nested.here_input([r.redirect for r in redirs], [r.body for r in redirs if r.body])
+        code = scripts.script_of(lang, cmd, stdin)
+        if not code:
+            return
+        from shlex import quote  # imported on first use: a cold hook seldom reads a script
+
+        found = scripts.actions(lang, code)
+        run = inner._replace(origin="interpreter")
+        texts = found.shell + [" ".join(map(quote, argv)) for argv in found.argv]
+        texts += [f"rm {'-rf' if deep else '-f'} -- {quote(p)}" for p, deep in found.deletes]
+        texts += [f"curl --data-binary @{quote(p)} {_SCRIPT_HOST}" for p in found.uploads]
+        for text in texts[: launchers.MAX_VALUES]:
+            self._walk_text(text, run)
+        if found.unknown_delete:
+            self._walk_text("rm -rf /", run._replace(guess=True))
+        if found.unknown_spawn:
+            d.dynamic = True
 
     def _parallel(
         self,

@@ -18,6 +18,7 @@ ORIGINS = (
     "shell_c",  # bash -c '...', sh -c, zsh -c, and a script fed by a here-string to a shell
     "eval",  # eval '...' of literal text
     "function",  # the body of a function definition
+    "interpreter",  # what a script handed to python/node/ruby/perl/php/awk runs or deletes
 )
 
 

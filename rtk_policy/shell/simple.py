@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from itertools import accumulate
 
 from rtk_policy.util.lazy_re import lazy
-from rtk_policy.shell import git_code, launchers, nested
+from rtk_policy.shell import git_code, launchers, nested, scripts
 from rtk_policy.shell.draft import GRAMMAR_WORDS, Ctx, Draft
 from rtk_policy.shell.launch_walk import LAUNCHERS
 from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode, read_redirects
@@ -209,7 +209,10 @@ class CommandsMixin:
         d.cwd = self.cwd
         if words and words[0].value == "coproc" and src.base >= 0:
             self.coproc_at.append(src.absolute(start))
-        nested_code = prog is not None and runs_code(basename(prog.value), words[i:], p.env)
+        nested_code = prog is not None and (
+            runs_code(basename(prog.value), words[i:], p.env)
+            or (bool(redirs) and bool(scripts.language(basename(prog.value))))  # a script on stdin
+        )
         if p.split_string is not None or nested_code:
             if self.flat_only:  # the caller wants no nested walk: it takes the full walk instead
                 self.runs_code = True
@@ -280,6 +283,8 @@ class CommandsMixin:
                 self._walk_text(text, inner._replace(origin="shell_c"))
         elif name in LAUNCHERS and self.launched(d, name, cmd, redirs, inner, _exec_ctx(ctx, d)):
             return
+        elif scripts.language(name):
+            self.interpreted(d, scripts.language(name), cmd, redirs, inner)
         elif name in nested.RUNNERS:
             script = nested.runner_script(cmd)
             if script is not None:
@@ -340,7 +345,7 @@ def runs_code(name: str, command: Sequence[Word], env: Sequence[tuple[str, str]]
     something: `npm test` stays a plain command; git only with settings or an environment that
     run code); `env` holds the command's prefix assignments."""
     if name not in RUNS_CODE:
-        return False
+        return scripts.runs_code(name, command)
     if name == "git":
         return git_code.runs_code(command) or any(k in git_code.CODE_ENV for k, _ in env)
     if name == "ssh":
