@@ -153,6 +153,7 @@ def test_copies_follow_their_command_and_are_never_rewritten():
     ]
     copy = line.segments[2]
     assert not copy.rewritable and copy.text == "rm -rf $x" and copy.depth == 1
+    assert copy.copy_of == 1 and line.segments[1].copy_of == -1
 
 
 def test_a_line_continuation_inside_a_word_is_one_word():

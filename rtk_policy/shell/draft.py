@@ -74,6 +74,7 @@ class Draft:
     no_rewrite: str = ""
     index: int = 0
     cwd: str = ""  #: `Segment.cwd`
+    copy_of: int = -1  #: `Segment.copy_of`
 
     @property
     def program_word(self) -> Word | None:
@@ -95,7 +96,8 @@ _SEGMENT_FIELDS = (
     "subcommand", "flags", "env", "wrappers", "prefix", "command", "suffix", "redirects",
     "match_text", "pipeline_index", "pipeline_size", "pipeline_before", "pipeline_after",
     "pipe_stderr", "operator_before", "operator_after", "background", "negated", "depth", "origin",
-    "parent", "dynamic_program", "rewritable", "rewrite_refusal", "guessed", "cwd", "operands", "paths",
+    "parent", "dynamic_program", "rewritable", "rewrite_refusal", "guessed", "cwd", "operands",
+    "copy_of", "paths",
 )  # fmt: skip
 _POSITIONAL = tuple(f.name for f in record.fields(Segment)) == _SEGMENT_FIELDS
 
@@ -169,6 +171,7 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
         guess,
         d.cwd,
         operands(program, args) if len(args) > 1 else (),
+        d.copy_of,
         operand_paths(args, d.cwd) if args else (),
     )
 

@@ -38,7 +38,9 @@ class LaunchMixin:
         """Emit one command (implemented by the walker)."""
         raise NotImplementedError
 
-    def _walk_text(self, text: str, ctx: Ctx) -> None:  # pragma: no cover - CommandsMixin
+    def _walk_text(  # pragma: no cover - CommandsMixin
+        self, text: str, ctx: Ctx, quiet: bool = False
+    ) -> None:
         """Walk nested code (implemented by the walker)."""
         raise NotImplementedError
 
@@ -129,17 +131,17 @@ class LaunchMixin:
                 self._walk_text(value, shell)
             return
         texts = nested.command_texts(job.command)
-        for text in texts:
-            self._walk_text(text, shell)  # the command as typed: rules read what feeds it
+        for k, text in enumerate(texts):
+            self._walk_text(text, shell, quiet=k > 0)  # as typed: rules read what feeds it
         fed: list[str] | None = []
         if job.unknown:
             fed = self._fed(d, redirs)
             if fed is None and not launchers.has_placeholder(job.command, job.replace):
                 fed = []  # arguments appended from an unknown stdin: as for xargs, rules judge
         for value, guess in _tagged(job.values, fed):
-            for text in texts:
+            for k, text in enumerate(texts):
                 filled = launchers.fill(text, value, job.replace)
-                self._walk_text(filled, shell._replace(guess=True) if guess else shell)
+                self._walk_text(filled, shell._replace(guess=shell.guess or guess), quiet=k > 0)
 
     def xargs_replaced(self, d: Draft, sub: list[Word], options: Sequence[str],
                        redirs: Sequence[RedirectNode], run_ctx: Ctx) -> None:  # fmt: skip

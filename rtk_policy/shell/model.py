@@ -88,6 +88,8 @@ class Segment:
     #: target is not known)
     operands: tuple[str, ...] = ()  #: the arguments after the subcommand that are not options
     #: (every one after `--`): ("HEAD", "file.txt") for `git checkout HEAD file.txt`
+    copy_of: int = -1  #: the index of the command this segment is a copy of, with the values bash
+    #: knows in its words (`x=/; rm -rf $x`, a function call's body), -1 for a command as typed
     paths: tuple[str, ...] = ()  #: where its operands (arguments that are not options) land from
     #: where the input started: `cwd` joined, `..` resolved, `$TMPDIR` as /tmp, `$HOME` as ~
 

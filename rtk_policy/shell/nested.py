@@ -176,10 +176,11 @@ def watch_command(words: Sequence[Word]) -> list[str]:
 
 
 def command_texts(words: Sequence[Word]) -> list[str]:
-    """The command line a program hands a shell when it joins its operands by spaces: the words'
-    values joined, and their text as typed joined when that differs (as with quoting kept), so
-    that neither reading of `sh -c 'rm -rf /'` is missed. Empty when there are no words."""
-    texts = [" ".join(w.value for w in words), " ".join(w.raw for w in words)]
+    """The command line a program hands a shell when it joins its operands by spaces: their text
+    as typed joined (quoting kept), then, when it differs, their values joined, so that neither
+    reading of `sh -c 'rm -rf /'` is missed (the walker reads the second quietly: it may not
+    parse). Empty when there are no words."""
+    texts = [" ".join(w.raw for w in words), " ".join(w.value for w in words)]
     return [t for k, t in enumerate(texts) if t.strip() and t not in texts[:k]]
 
 

@@ -241,9 +241,9 @@ class Walker(CommandsMixin, LaunchMixin, ValuesMixin, RedirectedMixin, PipelineM
             for c in kids:
                 self.statement(src, c, ctx._replace(negated=True))
         elif t == "subshell":
-            cwd = self.cwd  # `( cd x; … )`: the cd stays in the subshell
+            saved = self.state()  # `( cd x; x=/ )`: the cd and the variable stay in the subshell
             self.sequence(src, node.children, nest(ctx, "subshell"))
-            self.cwd = cwd
+            self.restore(saved)
         elif t == "compound_statement" and node.child_count and node.children[0].type == "((":
             # `(( x ))`: an arithmetic command is a segment too (§4.3), never rewritten (§3.3)
             self.test_command(src, node, ctx._replace(no_rewrite=ctx.no_rewrite or "arithmetic"))
@@ -273,13 +273,13 @@ class Walker(CommandsMixin, LaunchMixin, ValuesMixin, RedirectedMixin, PipelineM
         """A function definition: its body is nested code of origin "function" (remembered, so
         that a call is judged with its arguments)."""
         name = next((src.slice(c) for c in node.children if c.type == "word"), "")
-        first, cwd = len(self.drafts), self.cwd
+        first, saved = len(self.drafts), self.state()
         self.positional.append(None)  # the parameters of each call, not of the definition
         try:
             self._function_body(src, node, nest(ctx, "function", "function body"))
         finally:
             self.positional.pop()
-            self.cwd = cwd  # a definition runs nothing
+            self.restore(saved)  # a definition runs nothing
         if name:
             self.functions[name] = (first, len(self.drafts))
 

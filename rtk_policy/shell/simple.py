@@ -56,12 +56,15 @@ class CommandsMixin:
     """Simple-command handling for the walker (expects the attributes `parser.Walker` sets)."""
 
     drafts: list[Draft]
+    errors: list[str]
     transparent: tuple[tuple[str, ...], ...]
     coproc_at: list[int]
     _group_first: bool
     positional: list[tuple[str, ...] | None]
     cwd: str  #: `Segment.cwd` of the next command (`values_walk`)
     after_emit: Any  #: `values_walk.ValuesMixin.after_emit`
+    state: Any  #: `values_walk.ValuesMixin.state`
+    restore: Any  #: `values_walk.ValuesMixin.restore`
     flat_only: bool  #: `emit` only marks a command that runs code (`runs_code`), walks no code
     runs_code: bool
 
@@ -250,8 +253,8 @@ class CommandsMixin:
             if script is not None:
                 self._script(script, inner, "shell_c", d)
         elif name == "watch":
-            for text in nested.watch_command(cmd):
-                self._walk_text(text, inner._replace(origin="shell_c"))
+            for k, text in enumerate(nested.watch_command(cmd)):
+                self._walk_text(text, inner._replace(origin="shell_c"), quiet=k > 0)
         elif name == "eval":
             text, dynamic = nested.eval_script(cmd[1:])
             d.dynamic = d.dynamic or dynamic
@@ -305,13 +308,16 @@ class CommandsMixin:
             d.dynamic = True
         self._walk_text(word.value, inner._replace(origin=origin))
 
-    def _walk_text(self, text: str, ctx: Ctx) -> None:
-        """Walk nested code that does not lie verbatim in the input (a `cd` in a script that
-        another shell runs does not move this one)."""
-        cwd = self.cwd
+    def _walk_text(self, text: str, ctx: Ctx, quiet: bool = False) -> None:
+        """Walk nested code that does not lie verbatim in the input (a `cd` or an assignment in a
+        script that another shell or an interpreter runs does not change this one); `quiet`: a
+        syntax error in it is not the input's."""
+        saved, errors = self.state(), list(self.errors)
         self.walk_source(Source(text, -1), ctx)
-        if ctx.origin == "shell_c":
-            self.cwd = cwd
+        if ctx.origin in ("shell_c", "interpreter"):
+            self.restore(saved)
+        if quiet:  # a second reading of the same words: what it cannot parse is no error
+            self.errors[:] = errors
 
     def substitutions(self, src: Source, node: Any, ctx: Ctx) -> None:
         """Walk every $( ), backtick and <( ) >( ) below `node`, in source order."""
@@ -323,10 +329,10 @@ class CommandsMixin:
                 found.append(n)
                 continue
             stack.extend(reversed(n.children))
-        cwd = self.cwd  # a substitution runs in a subshell: its `cd` stays there
+        saved = self.state()  # a substitution runs in a subshell: its cd and variables stay there
         for n in found:
             self.sequence(src, n.children, nest(ctx, SUBST[n.type], "substitution"))
-            self.cwd = cwd
+            self.restore(saved)
 
 
 #: The programs `_nested` looks into (their scripts, eval text, xargs / find -exec commands, the

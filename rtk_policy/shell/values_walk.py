@@ -61,6 +61,15 @@ class ValuesMixin:
         self.copying = False
         self.cwd = ""
 
+    def state(self) -> tuple[str, values.Known]:
+        """What a subshell, a child shell or a function definition must not change here: the
+        folder and the variables (`restore` puts them back)."""
+        return self.cwd, dict(self.known)
+
+    def restore(self, saved: tuple[str, values.Known]) -> None:
+        """Put back what `state` saved."""
+        self.cwd, self.known = saved
+
     def after_emit(self, d: Draft, redirs: Sequence[RedirectNode], ctx: Ctx) -> None:
         """Copy the command `d` with the values bash knows, its calls of functions with their
         arguments, then learn what it sets."""
@@ -132,9 +141,11 @@ class ValuesMixin:
         )
         self.copying = True
         try:
-            self.emit(d.src, words, redirs, d.start, d.end, inner)
+            at = self.emit(d.src, words, redirs, d.start, d.end, inner)
         finally:
             self.copying = False
+        if at >= 0:
+            self.drafts[at].copy_of = d.index
 
     def _cd(self, d: Draft, found: list[tuple[list[Word], bool]]) -> None:
         """Follow `cd DIR` / `pushd DIR` (a value the command set counts; `popd`, `cd -` and an
