@@ -7,6 +7,7 @@ transparent_prefixes = ["direnv exec ."]
 fail_mode = "open"           # open | closed | deny
 backend = "cel-expr"         # cel-expr | cel-python
 disabled_rules = ["git-push-force"]
+enabled_packs = ["services"]  # opt-in shipped packs (policies/services.yaml)
 [audit]
 enabled = true
 path = "~/.local/state/rtk-policy/audit.jsonl"
@@ -22,7 +23,7 @@ from rtk_policy.util import record
 
 FAIL_MODES = ("open", "closed", "deny")
 BACKENDS = ("cel-expr", "cel-python")
-_LIST_KEYS = ("exclude_commands", "transparent_prefixes", "disabled_rules")
+_LIST_KEYS = ("exclude_commands", "transparent_prefixes", "disabled_rules", "enabled_packs")
 
 
 class ConfigError(Exception):
@@ -36,6 +37,7 @@ class Config:
     exclude_commands: tuple[str, ...] = ()
     transparent_prefixes: tuple[str, ...] = ()
     disabled_rules: tuple[str, ...] = ()
+    enabled_packs: tuple[str, ...] = ()  #: opt-in packs switched on (`config.enabled_packs`)
     fail_mode: str = "open"
     backend: str = ""  #: "" = primary backend, falling back to the second one
     audit_enabled: bool = True
@@ -152,6 +154,7 @@ def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
         exclude_commands=_string_list(data, "exclude_commands"),
         transparent_prefixes=_string_list(data, "transparent_prefixes"),
         disabled_rules=_string_list(data, "disabled_rules"),
+        enabled_packs=_string_list(data, "enabled_packs"),
         fail_mode=_choice(data, "fail_mode", FAIL_MODES, "open"),
         backend=_choice(data, "backend", BACKENDS, ""),
         audit_enabled=bool(audit.get("enabled", True)),

@@ -37,6 +37,7 @@ class Engine:
             exclude_commands=self.config.exclude_commands,
             transparent_prefixes=self.config.transparent_prefixes,
             disabled_rules=self.config.disabled_rules,
+            enabled_packs=self.config.enabled_packs,
             **fields,  # type: ignore[arg-type]
         )
 

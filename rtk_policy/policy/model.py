@@ -63,6 +63,7 @@ class Context:
     exclude_commands: tuple[str, ...] = ()
     transparent_prefixes: tuple[str, ...] = ()
     disabled_rules: tuple[str, ...] = ()  #: rule ids switched off in the config
+    enabled_packs: tuple[str, ...] = ()  #: opt-in packs switched on in the config
 
 
 @record.frozen
