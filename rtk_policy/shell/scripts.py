@@ -21,7 +21,7 @@ from rtk_policy.util.lazy_re import lazy
 _LANG = lazy(
     globals(),
     "_LANG",
-    r"(?:(?P<py>python[0-9.]*|pypy[0-9.]*)|(?P<js>node|nodejs|bun|deno)|(?P<rb>ruby[0-9.]*)"
+    r"(?:(?P<py>python[0-9.]*|pypy[0-9.]*)|(?P<js>node|nodejs)|(?P<rb>ruby[0-9.]*)"
     r"|(?P<pl>perl[0-9.]*)|(?P<php>php[0-9.]*)|(?P<awk>[gnm]?awk|busybox-awk))",
 )
 #: options that hold the code, per language (the next word, or glued for short ones)
