@@ -143,6 +143,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("doctor", help="check the installation and say what to fix")
 
+    p = sub.add_parser(
+        "trust",
+        help="let a project's .rtk-policy/ loosen (allow, rewrite, settings) while unchanged",
+        description="A project's .rtk-policy/ only tightens (deny and ask rules) until you trust it: "
+        "its files' digest is recorded, and any change to them makes it untrusted again.",
+    )
+    p.add_argument("dir", nargs="?", help="a folder of the project (default: the working folder)")
+    action = p.add_mutually_exclusive_group()
+    action.add_argument("--revoke", action="store_true", help="forget the trust in it")
+    action.add_argument("--list", action="store_true", help="list the trusted projects")
+
     p = sub.add_parser("audit", help="read the audit log")
     audit_sub = p.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
     a = audit_sub.add_parser("tail", help="print the last records")

@@ -155,8 +155,10 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     try:
         from rtk_policy.engine.pipeline import load_engine
 
-        load_engine(cwd=cwd)
+        engine = load_engine(cwd=cwd, strict=True)
         report(True, "policies load and compile")
+        for notice in engine.notices:  # told, not a failure: the layer only tightens meanwhile
+            stdout.write(f"note    {notice}\n")
     except Exception as error:  # noqa: BLE001 - any load failure is a finding
         report(False, f"policies do not load: {error}", "run `rtk-policy check` to see every error")
     problem = round_trip(cwd)

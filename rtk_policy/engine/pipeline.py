@@ -1,19 +1,18 @@
 """The pipeline of stages: text → shell.parse → policy evaluation → decision.
 
-`Engine` holds a loaded policy set and the config; `Engine.decide` is what `rewrite`, `hook`, `explain`
-and `serve` call.
+`Engine` holds a loaded policy set and the config; `Engine.decide` is what `rewrite`, `hook`,
+`explain` and `serve` call.
 """
 
 from __future__ import annotations
 
-from rtk_policy.util import record
-
 from rtk_policy.config.load import Config
 from rtk_policy.decision import Decision, decide
-from rtk_policy.policy.model import Context, Evaluation, ToolCall
 from rtk_policy.engine.rewrite import assemble_rewrite
+from rtk_policy.policy.model import Context, Evaluation, ToolCall
 from rtk_policy.shell import CommandLine, parse
 from rtk_policy.shell.model import Segment
+from rtk_policy.util import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -35,6 +34,12 @@ class Engine:
 
     policies: object  #: a rtk_policy.policy.PolicySet
     config: Config
+    #: files of any layer that did not load (left out): every answer is then at least ask
+    problems: tuple[str, ...] = ()
+    #: what the user is told with every answer: loosening of untrusted layers ignored, and why
+    notices: tuple[str, ...] = ()
+    #: ids of the untrusted layers' loosening rules, never evaluated (`engine/layered.py`)
+    suppressed: tuple[str, ...] = ()
 
     def context(self, **fields: object) -> Context:
         """A `Context` carrying this engine's config plus the given request fields."""
@@ -43,6 +48,7 @@ class Engine:
             transparent_prefixes=self.config.transparent_prefixes,
             disabled_rules=self.config.disabled_rules,
             enabled_packs=self.config.enabled_packs,
+            suppressed_rules=self.suppressed,
             **fields,  # type: ignore[arg-type]
         )
 
@@ -66,7 +72,7 @@ class Engine:
                 rewritten_line, context, trace, deny_only=True
             )
         decision = decide(command_line, evaluation, rewrite, recheck)
-        return Outcome(command_line, evaluation, decision)
+        return Outcome(command_line, evaluation, self._layer_state(decision))
 
     def evaluate_tool(self, call: ToolCall, context: Context, trace: bool = False) -> Outcome:
         """Evaluate the rules on a tool call that is not a shell command (`tools:` of its kind),
@@ -77,7 +83,16 @@ class Engine:
         tool = tool_call_value(call, context.cwd)
         policies: Any = self.policies
         evaluation = policies.evaluate_tool(command_line, tool, context, trace)
-        return Outcome(command_line, evaluation, decide(command_line, evaluation, None))
+        decision = decide(command_line, evaluation, None)
+        return Outcome(command_line, evaluation, self._layer_state(decision))
+
+    def _layer_state(self, decision: Decision) -> Decision:
+        """`decision` raised to at least ask when files did not load, with the layers' notices."""
+        if not (self.problems or self.notices):
+            return decision
+        from rtk_policy.engine.layered import with_layer_state
+
+        return with_layer_state(decision, self.problems, self.notices)
 
     def decide(self, text: str, context: Context) -> Decision:
         """The `Decision` for `text` under `context`; the rewritten command is re-checked for deny.
@@ -137,30 +152,22 @@ def load_engine(
     config_path: str | None = None,
     cwd: str | None = None,
     use_cache: bool = True,
+    strict: bool = False,
     system: bool = False,
     system_root: str = "/",
 ) -> Engine:
-    """Load config and policies (search path or `policy_paths`) into an `Engine`.
+    """Load the config and policies of the layers for `cwd` (`engine/layered.py`), or the
+    `policy_paths` and `config_path` given instead, into an `Engine`.
 
-    `system` (a machine-wide install, `hook --system`): only what the agent's user cannot write —
-    the shipped packs and the managed folder's policies and config (`config/managed.py`, under
-    `system_root`), compiled through the root-owned system cache; no user or project file."""
-    from rtk_policy.config.load import Config, load_config
-    from rtk_policy.policy import load_policy_set, policy_search_path
+    A file that does not load is left out and makes every answer at least ask; `strict` (check,
+    test, replay) raises `PolicyLoadError` or `ConfigError` for it instead. `system` (a
+    machine-wide install, `hook --system`): only what the agent's user cannot write — the shipped
+    packs and the managed folder's policies and config (`config/managed.py`, under `system_root`),
+    compiled through the root-owned system cache; no user or project file."""
+    from rtk_policy.engine.layered import load_layered
 
-    cache_folder = None
-    if system:
-        from rtk_policy.config.managed import system_layer
-        from rtk_policy.policy.load import shipped_packs
-
-        managed, config_path, cache_folder = system_layer(system_root)
-        config = load_config(config_path=config_path) if config_path else Config()
-        paths = policy_paths or [*shipped_packs(), *managed]
-        use_cache = use_cache and cache_folder is not None
-    else:
-        config = load_config(config_path=config_path, cwd=cwd)
-        paths = policy_paths or policy_search_path(cwd=cwd)
-    _guard_configured(config)
-    chosen = backend or config.backend or None
-    policies = load_policy_set(paths, chosen, use_cache=use_cache, cache_folder=cache_folder)
-    return Engine(policies=policies, config=config)
+    engine = load_layered(
+        policy_paths, backend, config_path, cwd, use_cache, strict, system, system_root
+    )
+    _guard_configured(engine.config)
+    return engine

@@ -16,6 +16,7 @@ import os
 from binascii import crc32
 
 import rtk_policy
+from rtk_policy.config.paths import cache_dir
 from rtk_policy.util.hashing import sha256
 
 try:  # the C unpickler alone: `import pickle` (its Python half) costs the hook ~1.5 ms
@@ -29,12 +30,6 @@ if TYPE_CHECKING:
 
 _MAGIC = b"rtk-policy-cache 2\n"
 _CHECK = 8  #: hex digits of the CRC-32 after the magic line
-
-
-def cache_dir() -> str:
-    """`$XDG_CACHE_HOME/rtk-policy` (default `~/.cache/rtk-policy`)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "rtk-policy")
 
 
 def policy_digest(sources: list[tuple[str, bytes]]) -> str:

@@ -48,6 +48,8 @@ class Rule:
     description: str = ""
     examples: tuple[Example, ...] = ()
     tools: tuple[str, ...] = SHELL_ONLY  #: the `TOOL_KINDS` the rule is tried on
+    #: `locked: true` (on the rule or its file): no config may disable it (honoured in managed files)
+    locked: bool = False
 
     @property
     def on_shell(self) -> bool:
@@ -86,6 +88,8 @@ class Context:
     transparent_prefixes: tuple[str, ...] = ()
     disabled_rules: tuple[str, ...] = ()  #: rule ids switched off in the config
     enabled_packs: tuple[str, ...] = ()  #: opt-in packs switched on in the config
+    #: rule ids left out whatever the config says: an untrusted layer's loosening (`engine/layered.py`)
+    suppressed_rules: tuple[str, ...] = ()
 
 
 @record.frozen

@@ -55,12 +55,15 @@ class PolicySet:
         digest: str,
         uses: frozenset[str] | None = None,
         plans: PlanTables | None = None,
+        problems: tuple[Any, ...] = (),
     ) -> None:
         self.compiled_files = files
         self.compiled_rules = compiled
         self.rules: tuple[Rule, ...] = tuple(c.rule for c in compiled)
         self.files: tuple[str, ...] = tuple(f.path for f in files)
         self.digest = digest
+        #: `errors.Problem`s of the files left out of a partial load (`load_policy_set(partial=True)`)
+        self.problems: tuple[Any, ...] = problems
         self.backend = backend.name
         self._backend = backend
         self._programs = programs
@@ -154,7 +157,7 @@ class PolicySet:
             )
         if variables & {"ctx", "claude", "config"}:
             values.update(self._context_values(context))
-        disabled = frozenset(context.disabled_rules)
+        disabled = _left_out(context)
         errors: list[str] = []
         results = []
         tools = self._shell_tools(command_line, context) if "tool" in variables else None
@@ -182,7 +185,7 @@ class PolicySet:
         values = {"segment": segment_map, "command": command_value(command_line, [segment_map])}
         values.update(self._context_values(context), tool=tool)
         errors: list[str] = []
-        run = _Run(self._backend, values, frozenset(context.disabled_rules), errors, trace)
+        run = _Run(self._backend, values, _left_out(context), errors, trace)
         steps = self._planner.generic(self._tool_rules.get(str(tool.get("kind")), ()))
         result = self._run_steps(segment.index, steps, run, False, consumer=False)
         elapsed = (time.perf_counter_ns() - started) // 1000
@@ -332,6 +335,12 @@ class PolicySet:
             except EvalError as error:
                 run.errors.append(f"pipeline_consumer: {error}")
         return False
+
+
+def _left_out(context: Context) -> frozenset[str]:
+    """The ids of the rules not tried: disabled by the config, or suppressed (an untrusted layer's
+    loosening)."""
+    return frozenset(context.disabled_rules + context.suppressed_rules)
 
 
 class _Run:

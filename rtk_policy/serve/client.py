@@ -39,9 +39,11 @@ def read_stdin(limit=_LIMIT, timeout=None):
 
     if timeout is None:
         try:
-            timeout = float(os.environ.get("RTK_POLICY_STDIN_TIMEOUT") or 5.0)
+            value = float(os.environ.get("RTK_POLICY_STDIN_TIMEOUT") or 5.0)
         except ValueError:
-            timeout = 5.0
+            value = 5.0
+        # at least 0.5 s, as `hook_input.stdin_timeout`: a shorter wait would cut the payload off
+        timeout = max(value, 0.5) if value > 0 else 5.0
     deadline = time.monotonic() + timeout
     chunks, size = [], 0
     while size < limit:

@@ -214,7 +214,7 @@ class FolderFacts:
         self._last = None
 
     def project_dir(self, cwd: str | None) -> Any:
-        """`rtk_policy.config.load.project_dir(cwd)`."""
+        """`rtk_policy.config.paths.project_dir(cwd)`."""
         return self._facts(cwd)[0]
 
     def claude_project_dir(self, cwd: str | None) -> Any:
@@ -289,7 +289,7 @@ def probed_paths(cwd: str) -> tuple[str, ...]:
 def _read_facts(cwd: str) -> tuple:
     import io
 
-    from rtk_policy.config.load import project_dir
+    from rtk_policy.config.paths import project_dir
     from rtk_policy.settings.claude_rules import claude_project_dir, load_claude_rules
 
     warnings = io.StringIO()

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 
-from rtk_policy.config.load import folders_up
+from rtk_policy.config.paths import folders_up
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
