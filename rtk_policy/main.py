@@ -92,7 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--all", action="store_true", help="list every rule tried, not only matches")
-    p.add_argument("--agent", default="", help="agent name visible to policies as ctx.agent")
+    p.add_argument(
+        "--agent",
+        default="",
+        help="agent name visible to policies as ctx.agent; for claude, copilot, gemini, cursor or"
+        " codex also that agent's hook answer and what its CLI does with it",
+    )
     _add_policy_options(p)
 
     p = sub.add_parser("check", help="load, type-check and compile policies; run their examples")
@@ -134,6 +139,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="the default, kept as an alias for older docs and scripts: install the thin client "
         "of the resident engine (never an http hook: Claude Code treats a down http server as "
         "no opinion)",
+    )
+
+    p.add_argument(
+        "--fail",
+        choices=("open", "closed", "deny"),
+        help="what the hook answers when this install is broken (package or interpreter gone):"
+        " open (no opinion), closed (ask; also the agent's own block-on-failure setting), deny;"
+        " default $RTK_POLICY_FAIL, else the config's fail_mode, else open",
     )
 
     p = sub.add_parser("uninstall", help="remove our hook entries from an agent's settings")

@@ -22,8 +22,6 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on
 if TYPE_CHECKING:
     from typing import IO, Any
 
-#: Agents whose host honours Claude Code's permission rules (reference rtk-behaviour §4.1).
-CLAUDE_RULE_AGENTS = ("claude", "copilot", "codex")
 
 
 @record.frozen
@@ -131,7 +129,7 @@ class _Hook:
         return self.engine
 
     def context(self, engine: Any, request: HookRequest) -> Any:
-        """The policy `Context` of the request: agent fields, Claude rules, config lists."""
+        """The policy `Context` of the request: agent fields, the agent's own rules (`claude`)."""
         facts = getattr(engine, "folder_facts", None)  # the resident server's stat-checked memo
         fields: dict[str, Any] = {
             "agent": request.agent,
@@ -142,12 +140,14 @@ class _Hook:
             "tool_name": request.tool_name,
             "tool_input": tuple(request.tool_input.items()),
         }
-        if request.agent in CLAUDE_RULE_AGENTS:
-            from rtk_policy.settings.claude_rules import load_claude_rules
+        from rtk_policy.settings.agent_rules import load_agent_rules
 
-            load = facts.claude_rules if facts is not None else load_claude_rules
-            deny, ask, allow = load(request.cwd or None, self.stderr)
-            fields.update(claude_deny=deny, claude_ask=ask, claude_allow=allow)
+        load = facts.agent_rules if facts is not None else load_agent_rules
+        deny, ask, allow, keep = load(request.agent, request.cwd or None, self.stderr)
+        fields.update(claude_deny=deny, claude_ask=ask, claude_allow=allow)
+        if keep:  # commands the host judges itself by rules we cannot read: never rewritten
+            configured = getattr(self.config, "exclude_commands", ())
+            fields["exclude_commands"] = (*configured, *keep)
         make = getattr(engine, "context", None)
         if callable(make):
             return make(**fields)
