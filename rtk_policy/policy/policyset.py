@@ -22,6 +22,7 @@ from rtk_policy.policy.model import (
     TOOL_KINDS,
     SegmentResult,
     default_message,
+    guessed,
     unevaluable,
 )
 from rtk_policy.policy.guards.plan_store import PlanTables
@@ -66,7 +67,8 @@ class PolicySet:
         self.backend = backend.name
         self._backend = backend
         self._programs = programs
-        self._expected = expected
+        #: per program, the type its result must have ("bool" or "string")
+        self.expected = expected
         self._restored = [not isinstance(p, (bytes, bytearray)) for p in programs]
         self._functions = functions = guard_functions()
         #: `plans`: the indexed programs' plans from the compiled cache (`plan_store.py`)
@@ -108,12 +110,24 @@ class PolicySet:
         )
 
     def _program(self, index: int) -> Any:
+        """The compiled program `index`, restored from its cache bytes on first use; raise
+        `EngineError` when they do not restore (a damaged or forged cache whose digest held: the
+        rule then fails closed, as when the engine gives up)."""
         if not self._restored[index]:
-            self._programs[index] = self._backend.restore(
-                self._programs[index], self._expected[index]
-            )
+            try:
+                program = self._backend.restore(self._programs[index], self.expected[index])
+            except Exception as error:  # noqa: BLE001 - whatever the library raises
+                raise EngineError(f"cached program {index} does not restore: {error}") from None
+            self._programs[index] = program
             self._restored[index] = True
         return self._programs[index]
+
+    def program_blobs(self) -> list[bytes]:
+        """Every compiled program as the backend's bytes (what the compiled cache keeps)."""
+        return [
+            program if isinstance(program, bytes) else self._backend.dump(program)
+            for program in self._programs
+        ]
 
     def candidates(self, program: str) -> tuple[int, ...]:
         """Indexes of the rules tried on a segment running `program`, in load order."""
@@ -167,7 +181,8 @@ class PolicySet:
                 values["tool"] = tools[segment.index]
             rewritable = segment.rewritable and not command_line.rewrite_refused
             run = _Run(self._backend, values, disabled, errors, trace, deny_only)
-            results.append(self._segment(segment.index, segment.program, run, rewritable))
+            result = self._segment(segment.index, segment.program, run, rewritable)
+            results.append(guessed(result) if segment.guessed else result)
         elapsed = (time.perf_counter_ns() - started) // 1000
         return Evaluation(tuple(results), self.digest, self.backend, int(elapsed), tuple(errors))
 
