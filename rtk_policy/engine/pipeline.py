@@ -1,18 +1,18 @@
 """The pipeline of stages: text → shell.parse → policy evaluation → decision.
 
-`Engine` holds a loaded policy set and the config; `Engine.decide` is what `rewrite`, `hook`, `explain`
-and `serve` call.
+`Engine` holds a loaded policy set and the config; `Engine.decide` is what `rewrite`, `hook`,
+`explain` and `serve` call.
 """
 
 from __future__ import annotations
 
-from rtk_policy.util import record
-
 from rtk_policy.config.load import Config
 from rtk_policy.decision import Decision, decide
+from rtk_policy.engine.recheck import recheck_needed
+from rtk_policy.engine.rewrite import replacements, splice
 from rtk_policy.policy.model import Context, Evaluation
-from rtk_policy.engine.rewrite import assemble_rewrite
 from rtk_policy.shell import CommandLine, parse
+from rtk_policy.util import record
 
 
 @record.frozen
@@ -51,16 +51,23 @@ class Engine:
         clean = _valid_unicode(text)
         command_line = parse(clean, context.transparent_prefixes)
         evaluation = self.policies.evaluate(command_line, context, trace)  # type: ignore[attr-defined]
-        rewrite = assemble_rewrite(command_line, evaluation) if clean == text else None
+        changed = replacements(command_line, evaluation) if clean == text else None
+        rewrite = splice(command_line, changed) if changed is not None else None
         recheck = None
-        if rewrite is not None and rewrite != text:
-            # only an enforced deny of the rewritten command can change the decision (decision.py)
+        if rewrite is not None and rewrite != text and (trace or self._recheck_needed(
+            command_line, evaluation, changed, rewrite, context
+        )):  # fmt: skip
+            # only an enforced deny of the rewritten command can change the decision (decision.py);
+            # `recheck.py` says when none can be found
             rewritten_line = parse(rewrite, context.transparent_prefixes)
             recheck = self.policies.evaluate(  # type: ignore[attr-defined]
                 rewritten_line, context, trace, deny_only=True
             )
         decision = decide(command_line, evaluation, rewrite, recheck)
         return Outcome(command_line, evaluation, decision)
+
+    def _recheck_needed(self, *facts: object) -> bool:
+        return recheck_needed(*facts, self.policies)
 
     def decide(self, text: str, context: Context) -> Decision:
         """The `Decision` for `text` under `context`; the rewritten command is re-checked for deny.
@@ -94,5 +101,7 @@ def load_engine(
 
     config = load_config(config_path=config_path, cwd=cwd)
     paths = policy_paths or policy_search_path(cwd=cwd)
-    policies = load_policy_set(paths, backend=backend or config.backend or None, use_cache=use_cache)
+    policies = load_policy_set(
+        paths, backend=backend or config.backend or None, use_cache=use_cache
+    )
     return Engine(policies=policies, config=config)
