@@ -32,6 +32,14 @@ def _add_policy_options(
     )
 
 
+def _add_system_options(parser: argparse.ArgumentParser, what: str) -> None:
+    import argparse
+
+    parser.add_argument("--system", action="store_true", help=what)
+    # tests only: where / is taken to be for the machine-wide paths
+    parser.add_argument("--root", default="/", help=argparse.SUPPRESS)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the argparse parser for every subcommand."""
     import argparse
@@ -95,6 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("hook", help="answer an agent's PreToolUse hook (JSON on stdin)")
     p.add_argument("agent", nargs="?", choices=AGENTS, help="agent protocol (default: detect)")
     _add_policy_options(p)
+    p.add_argument(
+        "--system",
+        action="store_true",
+        help="a machine-wide install's hook: the shipped packs and the managed folder's policies "
+        "and config only, compiled through the root-owned system cache (what `init --system` "
+        "installs)",
+    )
 
     p = sub.add_parser(
         "init",
@@ -104,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
         "in-process when none answers.",
     )
     p.add_argument("--global", dest="global_", action="store_true", help="user-wide settings")
-    p.add_argument("--agent", default="claude", choices=AGENTS)
+    p.add_argument("--agent", choices=AGENTS, help="the agent (default: claude; all with --system)")
+    _add_system_options(p, "write every agent's machine-wide settings (as root)")
     form = p.add_mutually_exclusive_group()
     form.add_argument(
         "--in-process",
@@ -122,7 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("uninstall", help="remove our hook entries from an agent's settings")
     p.add_argument("--global", dest="global_", action="store_true", help="user-wide settings")
-    p.add_argument("--agent", default="claude", choices=AGENTS)
+    p.add_argument("--agent", choices=AGENTS, help="the agent (default: claude; all with --system)")
+    _add_system_options(p, "remove our entries from every agent's machine-wide settings")
 
     sub.add_parser("doctor", help="check the installation and say what to fix")
 
@@ -185,12 +202,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     words = list(sys.argv[1:] if argv is None else argv)
-    if words[:1] == ["hook"] and len(words) <= 2 and all(w in AGENTS for w in words[1:]):
-        # the hook's hot path: `hook [AGENT]` needs no argparse (nor its gettext and locale imports)
+    agent, system = words[1:2], words[2:] == ["--system"]
+    if words[:1] == ["hook"] and all(w in AGENTS for w in agent) and (system or not words[2:]):
+        # the hook's hot path: `hook [AGENT] [--system]` needs no argparse (nor its gettext and
+        # locale imports)
         from rtk_policy.commands import hook
         from rtk_policy.hook.service import HookOptions
 
-        options = HookOptions(agent=(words[1:] or [None])[0])
+        options = HookOptions(agent=(agent or [None])[0], system=system)
         return hook.run(options, sys.stdin, sys.stdout, sys.stderr)
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
@@ -207,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rtk_policy.commands import hook
         from rtk_policy.hook.service import HookOptions
 
-        options = HookOptions(args.agent, args.policies, args.backend, args.config)
+        options = HookOptions(args.agent, args.policies, args.backend, args.config, args.system)
         return hook.run(options, sys.stdin, sys.stdout, sys.stderr)
     module = importlib.import_module(f"rtk_policy.commands.{args.subcommand}")
     return int(module.run(args, sys.stdin, sys.stdout, sys.stderr))

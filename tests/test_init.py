@@ -16,7 +16,7 @@ from conftest import private_folders
 from test_client import server_pid, wait_for_server
 
 from rtk_policy.commands import doctor, init, uninstall
-from rtk_policy.settings.targets import client_path, thin_client_unavailable
+from rtk_policy.settings.targets import FILE_TOOL_MATCHERS, client_path, thin_client_unavailable
 
 CLIENT = str(client_path())
 needs_thin_client = pytest.mark.skipif(
@@ -53,11 +53,14 @@ def thin_client_words(agent="claude"):
     return [sys.executable, "-S", "-I", CLIENT, agent]
 
 
-def commands_of(settings, event="PreToolUse"):
-    """Every handler command of `event` in the settings file, in order."""
+def commands_of(settings, event="PreToolUse", file_tools=False):
+    """Every handler command of `event` in the settings file, in order: of the shell's groups, or
+    (`file_tools`) of the groups for the file-writing tools (`FILE_TOOL_MATCHERS`)."""
     data = json.loads(settings.read_text())
     found = []
     for group in data["hooks"][event]:
+        if (group.get("matcher") in FILE_TOOL_MATCHERS.values()) != file_tools:
+            continue
         for handler in group.get("hooks", [group]):
             found.append(handler.get("command") or handler.get("bash"))
     return found
@@ -106,7 +109,8 @@ def test_init_creates_and_uninstall_deletes_a_new_file(home):
     settings = home / ".claude" / "settings.json"
     assert cli(init)[0] == 0
     data = json.loads(settings.read_text())
-    assert len(our_groups(data)) == 1
+    assert [g["matcher"] for g in our_groups(data)] == ["Bash", "Write|Edit|MultiEdit|NotebookEdit"]
+    assert commands_of(settings) == commands_of(settings, file_tools=True)
     assert not (home / ".claude" / "settings.json.bak").exists()
     assert cli(uninstall)[0] == 0
     assert not settings.exists()
@@ -184,6 +188,8 @@ def test_other_agents_install_idempotently(home, agent, relative, event):
     cli(init, agent)
     assert path.read_bytes() == first
     assert [shlex.split(c) for c in commands_of(path, event)] == [thin_client_words(agent)]
+    files = [thin_client_words(agent)] if agent in FILE_TOOL_MATCHERS else []
+    assert [shlex.split(c) for c in commands_of(path, event, file_tools=True)] == files
     cli(uninstall, agent)
     assert not path.exists()
 
@@ -256,7 +262,8 @@ def test_init_upgrades_an_old_in_process_entry_in_place(home):
     assert code == 0 and "replaced `/old/venv/bin/rtk-policy hook claude`" in out
     data = json.loads(settings.read_text())
     groups = data["hooks"]["PreToolUse"]
-    assert len(groups) == 2 and groups[0]["hooks"][0]["command"] == "lint.sh"
+    assert len(groups) == 3 and groups[0]["hooks"][0]["command"] == "lint.sh"
+    assert groups[2]["matcher"] == FILE_TOOL_MATCHERS["claude"]  # the file tools' entry is added
     ours = groups[1]["hooks"]
     assert len(ours) == 1 and ours[0]["timeout"] == 30  # the user's other fields are kept
     assert shlex.split(ours[0]["command"]) == thin_client_words()
@@ -314,6 +321,7 @@ def test_a_customised_hook_command_is_kept(home):
     before = settings.read_bytes()
     code, out, _ = cli(init)
     assert code == 0 and "customised" in out and settings.read_bytes() == before
+    assert "no other entry was added" in out
 
 
 def test_uninstall_removes_both_forms(home):
@@ -357,14 +365,14 @@ def test_the_installed_command_decides_end_to_end(home, tmp_path, runtime):
         "RTK_POLICY_SERVE_IDLE": "20",
     }
 
-    def decide(shell_command):
+    def decide(shell_command, tool_name="Bash", tool_input=None):
         payload = {
             "session_id": "s1",
             "cwd": str(tmp_path),
             "hook_event_name": "PreToolUse",
-            "tool_name": "Bash",
+            "tool_name": tool_name,
             "tool_use_id": "t1",
-            "tool_input": {"command": shell_command, "description": "d"},
+            "tool_input": tool_input or {"command": shell_command, "description": "d"},
         }
         done = subprocess.run(
             command,
@@ -382,3 +390,18 @@ def test_the_installed_command_decides_end_to_end(home, tmp_path, runtime):
     wait_for_server(env)
     assert decide("git status")["updatedInput"] == {"command": "rtk git status", "description": "d"}
     assert decide("rm -rf /")["permissionDecision"] == "deny"
+    guarded_file = {"file_path": f"{env['HOME']}/.claude/settings.json", "content": "{}"}
+    assert decide("", "Write", guarded_file)["permissionDecision"] == "ask"  # via the engine too
+
+
+def test_doctor_reports_file_tools_that_an_older_init_left_unhooked(home):
+    """An entry from before the file tools were hooked: doctor says so, and `init` adds it."""
+    write_settings(home, old_settings("/old/venv/bin/rtk-policy hook claude"))
+    out = io.StringIO()
+    doctor.run(SimpleNamespace(), None, out, io.StringIO())
+    line = "file-writing tools (Write|Edit|MultiEdit|NotebookEdit) are hooked"
+    assert f"PROBLEM claude's {line}" in out.getvalue()
+    assert cli(init, in_process=True)[0] == 0
+    out = io.StringIO()
+    doctor.run(SimpleNamespace(), None, out, io.StringIO())
+    assert f"ok      claude's {line}" in out.getvalue()

@@ -138,6 +138,7 @@ def test_an_rtk_insertion_changes_only_the_varying_facts_and_a_skipped_recheck_f
         'command.segments.exists(s, s.prefix == "rtk ")',
         'command.segments[0].wrappers.exists(w, w == "rtk")',
         "segment.end > size(segment.command)",
+        'tool.kind == "shell" && segment.subcommand == "status"',
     ],
 )
 def test_a_deny_rule_that_can_see_the_rtk_still_denies_the_rewrite(tmp_path, match):
@@ -228,6 +229,7 @@ def test_a_rewrite_that_is_not_a_plain_insertion_is_rechecked(tmp_path, command,
         ('shell_join(segment.argv) == "x"', {"segment.argv"}),
         ('segment.args.exists(segment, segment == "x")', {"segment.args"}),
         ('rtk_norm(segment.command).matches("^git")', {"segment.command"}),
+        ("tool.paths_written.exists(p, p.startsWith(ctx.cwd))", {"tool", "ctx"}),
     ],
 )  # fmt: skip
 def test_form_reads_names_every_fact_read(source, reads):

@@ -2,7 +2,10 @@
 
 Claude-compatible JSON. Codex applies `updatedInput` only together with `permissionDecision: "allow"` and
 runs its own approval afterwards, so every rewrite that is not denied or asked is sent as an allow (as RTK
-does). Only `PreToolUse` on `Bash` is judged; with an unknown `permission_mode` only a deny is answered.
+does). `PreToolUse` on `Bash` is judged as a command; with an unknown `permission_mode` only a
+deny is answered. Any other tool (`apply_patch`, whose patch names the files it changes, `mcp__…`)
+is judged as a tool call: Codex enforces only a deny from a hook (an `ask` or a bare `allow` marks
+the hook failed and the call runs), so an ask on a tool call is answered as a deny that says so.
 """
 
 from __future__ import annotations
@@ -20,13 +23,19 @@ PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissi
 def parse_request(payload: dict[str, Any]) -> HookRequest | None:
     """The request of a Codex PreToolUse payload on Bash, or None otherwise."""
     event = payload.get("hook_event_name", "PreToolUse")
-    if event != "PreToolUse" or common.text_field(payload, "tool_name") not in SHELL_TOOLS:
+    if event != "PreToolUse":
         return None
+    tool_name = common.text_field(payload, "tool_name")
+    if tool_name not in SHELL_TOOLS:
+        fields = common.text_fields(payload, "session_id", "tool_use_id", "permission_mode")
+        return common.tool_request(NAME, payload, tool_name, payload.get("tool_input"), **fields)
     return claude.parse_compatible(payload, NAME)
 
 
 def render(decision: Any, request: HookRequest) -> str | None:
     """The Codex answer for `decision`."""
+    if request.tool is not None:
+        return render_tool(decision, request)
     verdict, warning = common.verdict_and_warning(decision)
     if verdict == "deny":
         return claude.output("deny", common.deny_reason(decision), None, warning)
@@ -39,6 +48,16 @@ def render(decision: Any, request: HookRequest) -> str | None:
     if verdict == "allow" or updated is not None:
         return claude.output("allow", common.allow_reason(decision, rewritten), updated, warning)
     return claude.output(None, None, None, warning)
+
+
+def render_tool(decision: Any, request: HookRequest) -> str | None:
+    """A deny (an ask too, said to be one); nothing otherwise (Codex takes no other answer)."""
+    verdict, reason = common.tool_verdict(decision)
+    if verdict == "deny":
+        return claude.output("deny", reason, None)
+    if verdict == "ask":
+        return claude.output("deny", common.unaskable_reason(reason), None)
+    return None
 
 
 def pass_through(payload: dict[str, Any]) -> str | None:

@@ -4,6 +4,9 @@ Two events: `beforeShellExecution` (top-level `command`; no rewrite channel) and
 (`tool_input.command`; rewrites go in `updated_input`). Answers
 `{"continue": true, "permission": allow|ask|deny, "user_message"?, "agent_message"?, "updated_input"?}`;
 no opinion is `{}` (Cursor treats invalid output from a permission hook as a block, so we always print).
+Another tool's `preToolUse` (Write, Delete, Read …) and `beforeReadFile` (`file_path`) are tool
+calls: deny, ask or allow, never `updated_input`; `beforeReadFile` takes allow or deny only, so an
+ask there is a deny that says so. The events after the fact (`afterFileEdit` …) are not judged.
 """
 
 from __future__ import annotations
@@ -16,14 +19,32 @@ from rtk_policy.agents.common import HookRequest
 NAME = "cursor"
 NO_OPINION = "{}"
 SHELL_TOOLS = ("Bash", "Shell", "bash", "shell", "run_terminal_cmd")
+READ_EVENT = "beforeReadFile"
+#: events that report what already happened: nothing to decide
+AFTER_EVENTS = ("afterFileEdit", "afterShellExecution", "afterMCPExecution", "afterAgentResponse",
+                "afterAgentThought", "postToolUse", "stop", "beforeSubmitPrompt", "sessionStart",
+                "sessionEnd")  # fmt: skip
 
 
 def parse_request(payload: dict[str, Any]) -> HookRequest | None:
-    """The request of a Cursor payload, or None for a non-shell tool or an empty command."""
+    """The request of a Cursor payload: a shell command, another tool's call, or None (an empty
+    command, an event after the fact)."""
+    event = common.text_field(payload, "hook_event_name")
+    ids = {
+        "session_id": common.first_text(payload, "conversation_id", "session_id"),
+        "tool_use_id": common.text_field(payload, "generation_id"),
+    }
+    if event in AFTER_EVENTS:
+        return None
+    if event == READ_EVENT:
+        tool_input = {"file_path": common.text_field(payload, "file_path")}
+        return common.tool_request(NAME, payload, "Read", tool_input, variant=READ_EVENT, **ids)
     if "tool_input" in payload or "tool_name" in payload:
         tool_name = common.text_field(payload, "tool_name")
         if tool_name and tool_name not in SHELL_TOOLS:
-            return None
+            tool_input = payload.get("tool_input")
+            return common.tool_request(NAME, payload, tool_name, tool_input, variant="preToolUse",
+                                       **ids)  # fmt: skip
         tool_input, variant = payload.get("tool_input"), "preToolUse"
     else:
         tool_input = {"command": payload.get("command")}
@@ -53,6 +74,8 @@ def output(permission: str, user: str = "", agent: str = "", rewritten: str | No
 
 def render(decision: Any, request: HookRequest) -> str | None:
     """The Cursor answer for `decision`."""
+    if request.tool is not None:
+        return render_tool(decision, request)
     verdict = common.verdict_of(decision)
     if verdict == "deny":
         reason = common.deny_reason(decision)
@@ -65,6 +88,17 @@ def render(decision: Any, request: HookRequest) -> str | None:
     if rewritten is not None:  # Cursor needs a permission with updated_input: ask, as RTK does
         return output("ask", "", "", rewritten)
     return NO_OPINION
+
+
+def render_tool(decision: Any, request: HookRequest) -> str | None:
+    """`permission` deny, ask or allow with the reason; `{}` for no opinion."""
+    verdict, reason = common.tool_verdict(decision)
+    if verdict == "ask" and request.variant == READ_EVENT:
+        verdict, reason = "deny", common.unaskable_reason(reason)
+    if verdict == "none":
+        return NO_OPINION
+    user = reason if verdict != "allow" else ""
+    return output(verdict, user, reason if verdict == "deny" else "")
 
 
 def pass_through(payload: dict[str, Any]) -> str | None:

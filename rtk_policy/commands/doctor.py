@@ -12,7 +12,7 @@ from typing import IO, Any
 from rtk_policy.agents import AGENTS
 from rtk_policy.settings.install import IN_PROCESS, THIN_CLIENT, command_form, our_commands
 from rtk_policy.settings.jsonfile import SettingsError, read_json
-from rtk_policy.settings.targets import Target, target
+from rtk_policy.settings.targets import Target, target, with_file_tools
 
 
 def sample_payload(agent: str, cwd: str) -> dict[str, Any]:
@@ -132,6 +132,7 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
             except SettingsError as error:
                 report(False, str(error), f"repair {spec.path} (it must be a JSON object)")
                 continue
+            again = f"rtk-policy init --agent {agent}{' --global' if global_ else ''}"
             for command in commands:
                 found_any = True
                 report(True, f"{agent} hook installed in {spec.path} ({describe(command)})")
@@ -139,7 +140,14 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
                 report(
                     not problem,
                     f"hook command runs: {command}" + (f" ({problem})" if problem else ""),
-                    f"reinstall with `rtk-policy init --agent {agent}{' --global' if global_ else ''}`",
+                    f"reinstall with `{again}`",
+                )
+            for files in with_file_tools(spec)[1:] if commands else ():
+                report(
+                    bool(installed_commands(files)),
+                    f"{agent}'s file-writing tools ({files.matcher}) are hooked in {spec.path}",
+                    f"run `{again}` again (it adds the entry; writes to the guard's files through"
+                    " these tools are not seen until then)",
                 )
     report(
         found_any, "an rtk-policy hook is installed", "run `rtk-policy init --global` (Claude Code)"

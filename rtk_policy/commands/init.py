@@ -1,20 +1,26 @@
-"""`rtk-policy init [--global] [--agent NAME] [--in-process]`: write our hook into agent settings.
+"""`rtk-policy init [--global] [--agent NAME] [--in-process] [--system]`: write our hook into agent
+settings, for shell commands and for the agent's file-writing tools (`settings/targets.py`).
 
 By default the hook is the resident engine's thin client (`<python> -S -I <…>/client.py AGENT`).
 `--in-process` writes `rtk-policy hook AGENT` instead; `--serve` is an alias of the default, kept
 for older docs and scripts. Running init again switches an entry init wrote before (either form, any
-install) to the one asked for, in place.
+install) to the one asked for, in place. `--system` (as root) writes every agent's machine-wide
+settings instead (`settings/system.py`).
 """
 
 from __future__ import annotations
 
+import os
 from typing import IO, Any
 
-from rtk_policy.settings.install import install
+from rtk_policy.agents import AGENTS
+from rtk_policy.settings.install import Change, install
 from rtk_policy.settings.jsonfile import SettingsError
 from rtk_policy.settings.targets import (
+    Target,
     hook_command,
     target,
+    targets,
     thin_client_command,
     thin_client_unavailable,
 )
@@ -32,31 +38,83 @@ IN_PROCESS_NOTE = (
     "The hook decides every call in a fresh process (`rtk-policy hook`, no resident engine);\n"
     "plain `rtk-policy init` installs the faster thin client instead.\n"
 )
+SYSTEM_NOTE = (
+    "The hooks run `{python} -I -m rtk_policy hook AGENT --system`: a root-owned Python, isolated\n"
+    "from PYTHONPATH and the user site, deciding with the shipped packs and {managed} only\n"
+    "(policies/ and config.toml there), compiled through the root-owned cache {cache}.\n"
+    "Nothing the agent's user can write changes what these hooks enforce.\n"
+)
 
 
 def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     """Install the hook idempotently; exit 1 (file untouched) when the settings file is not JSON."""
-    agent = getattr(args, "agent", "claude") or "claude"
-    spec = target(agent, bool(getattr(args, "global_", False)))
+    if getattr(args, "system", False):
+        return run_system(args, stdout, stderr)
+    agent = getattr(args, "agent", None) or "claude"
     in_process = bool(getattr(args, "in_process", False))
     if not in_process and (reason := thin_client_unavailable()):
         stderr.write(f"rtk-policy init: the thin client cannot be used here ({reason}); ")
         stderr.write("installing the in-process hook\n")
         in_process = True
     command = hook_command(agent) if in_process else thin_client_command(agent)
+    change = _install(targets(agent, bool(getattr(args, "global_", False))), command, stderr)
+    if change is None:
+        return 1
+    stdout.write(change.message + "\n")
+    stdout.write(IN_PROCESS_NOTE if in_process else THIN_CLIENT_NOTE)
+    return 0
+
+
+def _install(specs: tuple[Target, ...], command: str, stderr: IO[str]) -> Change | None:
+    """Install into one file, reporting a failure on `stderr` (None then)."""
     try:
-        change = install(spec, command)
+        change = install(specs, command)
     except (SettingsError, ValueError) as error:
         stderr.write(f"rtk-policy init: error: {error}\n")
         stderr.write(
             "rtk-policy init: the file was left untouched; fix or move it, then run init again\n"
         )
-        return 1
+        return None
     except OSError as error:
-        stderr.write(f"rtk-policy init: error: cannot write {spec.path}: {error.strerror}\n")
-        return 1
+        stderr.write(f"rtk-policy init: error: cannot write {specs[0].path}: {error.strerror}\n")
+        return None
     for warning in change.warnings:
         stderr.write(f"rtk-policy init: warning: {warning}\n")
-    stdout.write(change.message + "\n")
-    stdout.write(IN_PROCESS_NOTE if in_process else THIN_CLIENT_NOTE)
-    return 0
+    return change
+
+
+def run_system(args: Any, stdout: IO[str], stderr: IO[str]) -> int:
+    """`init --system`: refuse unless root with a root-owned install; then every agent's (or the
+    one `--agent`) machine-wide settings, the managed folder and the system cache."""
+    import sys
+
+    from rtk_policy.settings import system
+
+    root = getattr(args, "root", None) or "/"
+    if os.geteuid() != 0:
+        stderr.write("rtk-policy init --system: error: run it as root (it writes /etc)\n")
+        return 1
+    problems = system.install_problems(sys.executable)
+    if problems:
+        stderr.write(
+            "rtk-policy init --system: error: the agent's user could change this install, so a\n"
+            "machine-wide hook running it would decide nothing; install rtk-policy root-owned\n"
+            "(e.g. `sudo pip install rtk-policy` into a root-owned Python) and run init with\n"
+            "that Python:\n"
+        )
+        stderr.writelines(f"  {problem}\n" for problem in problems)
+        return 1
+    for folder in system.prepare_managed(root):
+        stdout.write(f"created {folder}\n")
+    failed = False
+    for agent in [args.agent] if getattr(args, "agent", None) else AGENTS:
+        specs = system.system_targets(agent, target(agent, True), root)
+        change = _install(specs, system.system_hook_command(agent), stderr)
+        failed = failed or change is None
+        if change is not None:
+            stdout.write(change.message + "\n")
+    rules = system.compile_system_cache(root)
+    stdout.write(f"compiled {rules} rules into {system.system_cache(root)}\n")
+    stdout.write(SYSTEM_NOTE.format(python=sys.executable, managed=system.managed_folder(root),
+                                    cache=system.system_cache(root)))  # fmt: skip
+    return 1 if failed else 0

@@ -10,9 +10,14 @@ from rtk_policy.config.load import Config
 from rtk_policy.decision import Decision, decide
 from rtk_policy.engine.recheck import recheck_needed
 from rtk_policy.engine.rewrite import replacements, splice
-from rtk_policy.policy.model import Context, Evaluation
+from rtk_policy.policy.model import Context, Evaluation, ToolCall
 from rtk_policy.shell import CommandLine, parse
+from rtk_policy.shell.model import Segment
 from rtk_policy.util import record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @record.frozen
@@ -69,12 +74,56 @@ class Engine:
     def _recheck_needed(self, *facts: object) -> bool:
         return recheck_needed(*facts, self.policies)
 
+    def evaluate_tool(self, call: ToolCall, context: Context, trace: bool = False) -> Outcome:
+        """Evaluate the rules on a tool call that is not a shell command (`tools:` of its kind),
+        its paths spelt out against the context's cwd, and combine them: never a rewrite."""
+        from rtk_policy.policy.facts import tool_call_value
+
+        command_line = tool_command_line(call)
+        tool = tool_call_value(call, context.cwd)
+        policies: Any = self.policies
+        evaluation = policies.evaluate_tool(command_line, tool, context, trace)
+        return Outcome(command_line, evaluation, decide(command_line, evaluation, None))
+
     def decide(self, text: str, context: Context) -> Decision:
         """The `Decision` for `text` under `context`; the rewritten command is re-checked for deny.
 
         `rtk` is a transparent wrapper in the shell stage, so `rtk rm -rf /` is still seen as `rm`.
         """
         return self.evaluate(text, context).decision
+
+
+def _guard_configured(config: Config) -> None:
+    """Tell the guarded list (`policy/guarded.py`) about the files the config moved (the audit log,
+    its key), without importing it when there are none and it was never needed."""
+    import sys
+
+    chosen = (config.audit_path, getattr(config, "audit_key_file", ""))
+    if any(chosen) or "rtk_policy.policy.guarded" in sys.modules:
+        from rtk_policy.policy.guarded import remember_configured
+
+        remember_configured(*chosen)
+
+
+def tool_command_line(call: ToolCall) -> CommandLine:
+    """The one-segment command line that stands for a tool call in the audit log and in CEL's
+    `segment` and `command`: `NAME PATH…` (the program is the tool's name, the arguments its
+    paths)."""
+    argv = (call.name, *call.paths_written, *call.paths_read)
+    text = " ".join(argv)
+    segment = Segment(
+        index=0, text=text, start=-1, end=-1, program=call.name, program_path=call.name,
+        argv=argv, args=argv[1:], raw_words=argv, subcommand="", flags=(), env=(), wrappers=(),
+        prefix="", command=text, suffix="", redirects=(), match_text=text, pipeline_index=0,
+        pipeline_size=1, pipeline_before=(), pipeline_after=(), pipe_stderr=False,
+        operator_before="", operator_after="", background=False, negated=False, depth=0,
+        origin="top", parent=-1, dynamic_program=False, rewritable=False,
+    )  # fmt: skip
+    return CommandLine(
+        text=text, segments=(segment,), parse_error=False, has_substitution=False,
+        has_heredoc=False, has_here_string=False, has_file_redirect=False, unattestable=False,
+        multiline=False, rewrite_refused=True, error="",
+    )  # fmt: skip
 
 
 def _valid_unicode(text: str) -> str:
@@ -94,14 +143,30 @@ def load_engine(
     config_path: str | None = None,
     cwd: str | None = None,
     use_cache: bool = True,
+    system: bool = False,
+    system_root: str = "/",
 ) -> Engine:
-    """Load config and policies (search path or `policy_paths`) into an `Engine`."""
-    from rtk_policy.config.load import load_config
+    """Load config and policies (search path or `policy_paths`) into an `Engine`.
+
+    `system` (a machine-wide install, `hook --system`): only what the agent's user cannot write —
+    the shipped packs and the managed folder's policies and config (`config/managed.py`, under
+    `system_root`), compiled through the root-owned system cache; no user or project file."""
+    from rtk_policy.config.load import Config, load_config
     from rtk_policy.policy import load_policy_set, policy_search_path
 
-    config = load_config(config_path=config_path, cwd=cwd)
-    paths = policy_paths or policy_search_path(cwd=cwd)
-    policies = load_policy_set(
-        paths, backend=backend or config.backend or None, use_cache=use_cache
-    )
+    cache_folder = None
+    if system:
+        from rtk_policy.config.managed import system_layer
+        from rtk_policy.policy.load import shipped_packs
+
+        managed, config_path, cache_folder = system_layer(system_root)
+        config = load_config(config_path=config_path) if config_path else Config()
+        paths = policy_paths or [*shipped_packs(), *managed]
+        use_cache = use_cache and cache_folder is not None
+    else:
+        config = load_config(config_path=config_path, cwd=cwd)
+        paths = policy_paths or policy_search_path(cwd=cwd)
+    _guard_configured(config)
+    chosen = backend or config.backend or None
+    policies = load_policy_set(paths, chosen, use_cache=use_cache, cache_folder=cache_folder)
     return Engine(policies=policies, config=config)

@@ -17,9 +17,11 @@ re-check is used. `recheck_needed` is False only where that re-check provably fi
    text, offsets, wrappers, prefix, match text and rewritability (a wrapper's operand `rtk`
    refuses it), the later segments' offsets, and the command's text (`tests/test_recheck.py`
    checks exactly this on every input of the corpus, the tests and RTK's cases, and on generated
-   ones). If no enforce-mode deny rule tried on any segment's program reads one of those facts
-   under the context (`PolicySet.deny_blind_to`), each re-checked segment gets the deny results
-   its original got, and the original evaluation found none (else 1.).
+   ones). `tool` counts as changed too: the paths a shell segment writes are read with the
+   command's text (`policy/shell_paths.py`). If no enforce-mode deny rule tried on any segment's
+   program reads one of those facts under the context (`PolicySet.deny_blind_to`), each
+   re-checked segment gets the deny results its original got, and the original evaluation found
+   none (else 1.).
 
 Explain (`trace`) always runs the re-check: it is the reference the tests compare with.
 """
@@ -38,7 +40,7 @@ VARYING_FIELDS = (
 )  # fmt: skip
 #: the read paths (`guards/reads.py`) that can see an `rtk ` insertion
 VARYING = frozenset(
-    {"segment", "segments", "command", "command.segments", "command.text"}
+    {"segment", "segments", "command", "command.segments", "command.text", "tool"}
     | {f"segment.{name}" for name in VARYING_FIELDS}
     | {f"segments.{name}" for name in VARYING_FIELDS}
 )

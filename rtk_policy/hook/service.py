@@ -29,12 +29,15 @@ CLAUDE_RULE_AGENTS = ("claude", "copilot", "codex")
 @record.frozen
 class HookOptions:
     """What a hook call is told besides its payload: the agent (None: detect it from the payload),
-    and the policy paths, backend and config file that replace the defaults (None: the defaults)."""
+    the policy paths, backend and config file that replace the defaults (None: the defaults), and
+    whether it is a machine-wide install's hook (`system`: the managed layer only, see
+    `engine.pipeline.load_engine`)."""
 
     agent: str | None = None
     policies: list[str] | None = None
     backend: str | None = None
     config: str | None = None
+    system: bool = False
 
 
 class _Hook:
@@ -86,16 +89,21 @@ class _Hook:
         self.decide(self.request)
 
     def decide(self, request: HookRequest) -> None:
-        """Run the engine on the request's command and answer with the agent's rendering."""
+        """Run the engine on the request's command (or tool call) and answer with the agent's
+        rendering."""
         engine = self.load_engine(request)
         context = self.context(engine, request)
-        evaluate = getattr(engine, "evaluate", None)
-        outcome = evaluate(request.command, context) if callable(evaluate) else None
-        decision = (
-            outcome.decision if outcome is not None else engine.decide(request.command, context)
-        )
+        if request.tool is not None:
+            outcome = engine.evaluate_tool(request.tool, context)
+            decision = outcome.decision
+        else:
+            evaluate = getattr(engine, "evaluate", None)
+            outcome = evaluate(request.command, context) if callable(evaluate) else None
+            decision = (
+                outcome.decision if outcome is not None else engine.decide(request.command, context)
+            )
         remembered = getattr(engine, "rendered", None)  # the resident server's memo
-        if callable(remembered):
+        if callable(remembered) and request.tool is None:
             self.emit(remembered(self.module, decision, request))
         else:
             self.emit(self.module.render(decision, request))
@@ -116,6 +124,7 @@ class _Hook:
                 backend=self.options.backend,
                 config_path=self.options.config,
                 cwd=request.cwd if request.cwd and os.path.isdir(request.cwd) else None,
+                system=getattr(self.options, "system", False),
             )
             self.config = self.engine.config
         return self.engine
@@ -166,7 +175,12 @@ class _Hook:
             try:
                 from rtk_policy.config.load import load_config
 
-                self.config = load_config(config_path=self.options.config)
+                path = self.options.config
+                if getattr(self.options, "system", False) and path is None:
+                    from rtk_policy.config.managed import system_layer
+
+                    path = system_layer()[1] or os.devnull  # no managed config: the defaults
+                self.config = load_config(config_path=path)
             except Exception as error:  # noqa: BLE001 - a broken config must not break the answer
                 self.say(f"config not readable ({error})")
         mode = getattr(self.config, "fail_mode", None)

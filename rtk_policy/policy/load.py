@@ -35,6 +35,12 @@ def _packs_dir() -> str | None:
         return checkout if os.path.isdir(checkout) else None
 
 
+def shipped_packs() -> list[str]:
+    """The folder of the shipped packs, as a search path ([] when it cannot be found)."""
+    packs = _packs_dir()
+    return [packs] if packs is not None else []
+
+
 def policy_search_path(cwd: str | None = None) -> list[str]:
     """The shipped packs, then the user's and the project's policy folders, each only if it exists.
 
@@ -90,16 +96,20 @@ def _read_sources(files: list[str]) -> list[tuple[str, bytes]]:
 
 
 def load_policy_set(
-    paths: list[str], backend: str | None = None, use_cache: bool = True
+    paths: list[str],
+    backend: str | None = None,
+    use_cache: bool = True,
+    cache_folder: str | None = None,
 ) -> PolicySet:
-    """Load, validate and compile the policy files (folders expanded); raise `PolicyLoadError`."""
+    """Load, validate and compile the policy files (folders expanded); raise `PolicyLoadError`.
+    The compiled cache is `cache_folder` (default: the user's, `cache.cache_dir()`)."""
     chosen = get_backend(backend or os.environ.get("RTK_POLICY_BACKEND") or None)
     sources = _read_sources(expand_paths(paths))
     digest = policy_digest(sources)
     extra = functions_signature() + schema_signature() + COMPILED_FORMAT + "." + PLANS_FORMAT
     key = cache_key(digest, chosen.name, chosen.version, extra)
     if use_cache:
-        payload = read_cache(key)
+        payload = read_cache(key) if cache_folder is None else read_cache(key, cache_folder)
         if payload is not None:
             try:
                 plans = PlanTables(*payload["plans"])
@@ -131,7 +141,11 @@ def load_policy_set(
         blobs = [chosen.dump(p) for p in state.programs]
         plans = tuple(policies.plan_tables())  # a plain tuple: unpickled without this module
         payload = {"files": files, "rules": rules, "programs": blobs, "expected": expected}
-        write_cache(key, {**payload, "uses": uses, "plans": plans, "patterns": patterns})
+        payload.update(uses=uses, plans=plans, patterns=patterns)
+        if cache_folder is None:
+            write_cache(key, payload)
+        else:
+            write_cache(key, payload, cache_folder)
     return policies
 
 

@@ -13,16 +13,25 @@ import attrs
 import yaml
 
 from rtk_policy.policy.errors import Problem
-from rtk_policy.policy.model import MODES, PIPELINE_ROLES, VERDICTS, Example, Rule
+from rtk_policy.policy.model import (
+    MODES,
+    PIPELINE_ROLES,
+    SHELL_ONLY,
+    TOOL_KINDS,
+    VERDICTS,
+    Example,
+    Rule,
+)
 
 KINDS = ("permission", "rewrite")
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
-_FILE_KEYS = {"name", "description", "kind", "when", "pipeline_consumer", "rules"}
+_FILE_KEYS = {"name", "description", "kind", "when", "pipeline_consumer", "tools", "rules"}
 _RULE_KEYS = {"id", "description", "decision", "rewrite", "mode", "programs", "pipeline", "match", "message",
-              "examples"}  # fmt: skip
-_EXAMPLE_KEYS = {"command", "expect", "config", "claude"}
+              "tools", "examples"}  # fmt: skip
+_EXAMPLE_KEYS = {"command", "tool", "path", "expect", "config", "claude"}
 _EXPECT_PERMISSION = (*VERDICTS, "none")
 _STR = "tag:yaml.org,2002:str"
+_REWRITE_TOOLS = "rewrites are of shell commands only: tools must be [shell] in a rewrite file"
 
 
 @attrs.frozen
@@ -125,6 +134,18 @@ class _Reader:
             return ()
         return tuple(n.value for n in node.value)
 
+    def tools(self, item: tuple[Any, Any] | None, default: tuple[str, ...]) -> tuple[str, ...]:
+        """A `tools:` selector: a list of `TOOL_KINDS` (`default` when absent or wrong)."""
+        if item is None:
+            return default
+        kinds = self.string_list(item, "tools")
+        unknown = [k for k in kinds if k not in TOOL_KINDS]
+        if unknown or not kinds:
+            what = f"not {unknown[0]!r}" if unknown else "not an empty list"
+            self.problem(item[1], f"tools must list some of {', '.join(TOOL_KINDS)}, {what}")
+            return default
+        return tuple(dict.fromkeys(kinds))
+
     def value(self, node: Any) -> Any:
         return self.constructor.construct_object(node, deep=True)
 
@@ -156,13 +177,17 @@ def read_policy_file(path: str, text: str) -> tuple[FileSpec | None, list[Proble
             top["pipeline_consumer"][0], "pipeline_consumer is only allowed in rewrite files"
         )
     reader.string(top.get("description"), "description")
-    rules = _read_rules(reader, top, root, name or "", kind)
+    tools = reader.tools(top.get("tools"), SHELL_ONLY)
+    if kind == "rewrite" and tools != SHELL_ONLY:
+        reader.problem(top["tools"][1], _REWRITE_TOOLS)
+        tools = SHELL_ONLY
+    rules = _read_rules(reader, top, root, name or "", kind, tools)
     spec = FileSpec(path, text, name or "", kind, when, consumer, tuple(rules))
     return spec, reader.problems
 
 
 def _read_rules(
-    reader: _Reader, top: dict[str, Any], root: Any, policy: str, kind: str
+    reader: _Reader, top: dict[str, Any], root: Any, policy: str, kind: str, tools: tuple[str, ...]
 ) -> list[RuleSpec]:
     if "rules" not in top:
         reader.problem(root, "missing required key 'rules'")
@@ -172,11 +197,15 @@ def _read_rules(
         reader.problem(node, "rules must be a list")
         return []
     return [
-        spec for item in node.value if (spec := _read_rule(reader, item, policy, kind)) is not None
+        spec
+        for item in node.value
+        if (spec := _read_rule(reader, item, policy, kind, tools)) is not None
     ]
 
 
-def _read_rule(reader: _Reader, node: Any, policy: str, kind: str) -> RuleSpec | None:
+def _read_rule(
+    reader: _Reader, node: Any, policy: str, kind: str, tools: tuple[str, ...]
+) -> RuleSpec | None:
     keys = reader.mapping(node, "a rule", _RULE_KEYS)
     if not isinstance(node, yaml.MappingNode):
         return None
@@ -202,6 +231,10 @@ def _read_rule(reader: _Reader, node: Any, policy: str, kind: str) -> RuleSpec |
     match = reader.expr(keys.get("match"), "match", "bool")
     if "match" not in keys:
         reader.problem(node, "missing required key 'match'")
+    rule_tools = reader.tools(keys.get("tools"), tools)
+    if kind == "rewrite" and rule_tools != SHELL_ONLY:
+        reader.problem(keys["tools"][1], _REWRITE_TOOLS)
+        rule_tools = SHELL_ONLY
     rule = Rule(
         id=rule_id or "",
         policy=policy,
@@ -214,6 +247,7 @@ def _read_rule(reader: _Reader, node: Any, policy: str, kind: str) -> RuleSpec |
         pipeline=reader.string(keys.get("pipeline"), "pipeline", PIPELINE_ROLES) or "never",
         description=reader.string(keys.get("description"), "description") or "",
         examples=_read_examples(reader, keys.get("examples"), kind),
+        tools=rule_tools,
     )
     message = reader.expr(keys.get("message"), "message", "string")
     return RuleSpec(rule, match, message, rewrite, keys["id"][1] if "id" in keys else node)
@@ -228,15 +262,21 @@ def _read_examples(reader: _Reader, item: tuple[Any, Any] | None, kind: str) -> 
     examples = []
     for node in item[1].value:
         keys = reader.mapping(node, "an example", _EXAMPLE_KEYS)
-        command = reader.string(keys.get("command"), "command")
-        if isinstance(node, yaml.MappingNode) and ("command" not in keys or "expect" not in keys):
-            reader.problem(node, "an example needs 'command' and 'expect'")
+        tool = reader.string(keys.get("tool"), "tool") or ""
+        path = reader.string(keys.get("path"), "path") or ""
+        command = reader.string(keys.get("command"), "command") if not tool else ""
+        if isinstance(node, yaml.MappingNode) and (
+            ("command" in keys) == ("tool" in keys) or "expect" not in keys
+        ):
+            needs = "an example needs 'expect' and either 'command' or 'tool' (with 'path')"
+            reader.problem(node, needs)
             continue
         if command is None:
             continue
         expect = _expect(reader, keys["expect"][1], kind)
         overrides = _overrides(reader, keys)
-        examples.append(Example(command, expect, reader.path, node.start_mark.line + 1, overrides))
+        line = node.start_mark.line + 1
+        examples.append(Example(command, expect, reader.path, line, overrides, tool, path))
     return tuple(examples)
 
 

@@ -24,6 +24,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from rtk_policy.policy.shell_paths import depends_on_system
 from rtk_policy.util import record
 
 #: Outcomes kept per engine; the least recently used one is dropped first.
@@ -60,10 +61,18 @@ class MemoEngine:
                 found[1] = unevaluated(found[0])
             return found[1]
         outcome = self.engine.evaluate(text, context)
+        command_line = getattr(outcome, "command_line", None)
+        if command_line is not None and depends_on_system(command_line):
+            return outcome  # a symlink, a glob's files or a process may change meanwhile
         self._memo[key] = [outcome, None]
         if len(self._memo) > self.size:
             self._memo.popitem(last=False)
         return outcome
+
+    def evaluate_tool(self, call: Any, context: Any) -> Any:
+        """The wrapped engine's `Outcome` for a tool call, never remembered: its facts (symlinks,
+        files a glob matches) are read from the file system on every call."""
+        return self.engine.evaluate_tool(call, context)
 
     def decide(self, text: str, context: Any) -> Any:
         """The `Decision` for `text`."""

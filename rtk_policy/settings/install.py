@@ -100,7 +100,7 @@ def _covering_groups(data: dict[str, Any], spec: Target) -> list[list[Any]]:
     return [
         _handlers(entry)
         for entry in entries
-        if matcher_covers(entry.get("matcher") if isinstance(entry, dict) else None, spec.matcher)
+        if matcher_covers(entry.get("matcher") if isinstance(entry, dict) else None, spec.covers)
     ]
 
 
@@ -122,7 +122,7 @@ def sibling_hooks(data: dict[str, Any], spec: Target) -> list[str]:
         if spec.matcher is None:
             handlers = [entry]
         elif matcher_covers(
-            entry.get("matcher") if isinstance(entry, dict) else None, spec.matcher
+            entry.get("matcher") if isinstance(entry, dict) else None, spec.covers
         ):
             handlers = _handlers(entry)
         else:
@@ -205,43 +205,64 @@ def replace_entries(data: dict[str, Any], spec: Target, command: str) -> dict[st
     return new
 
 
-def install(spec: Target, command: str) -> Change:
-    """Add our hook to `spec.path`, or switch a standard-form entry of ours (the in-process hook or the
-    thin client, of any install) to `command`; raise `SettingsError` for a file that is not JSON."""
-    current = read_json(spec.path)
+def install(spec: Target | tuple[Target, ...], command: str) -> Change:
+    """Add our hook to the file of `spec` (one target, or several entries of one file: the shell's
+    and the file tools'), or switch a standard-form entry of ours (the in-process hook or the thin
+    client, of any install) to `command`; one write for them all. Raise `SettingsError` for a file
+    that is not JSON."""
+    specs = spec if isinstance(spec, tuple) else (spec,)
+    path = specs[0].path
+    current = read_json(path)
     warnings = tuple(
-        f"another {spec.event} hook also runs on {spec.matcher or 'shell commands'}: {c}"
+        f"another {specs[0].event} hook also runs on {specs[0].matcher or 'shell commands'}: {c}"
         " (its rewrites race with ours)"
-        for c in sibling_hooks(current.data, spec)
+        for c in sibling_hooks(current.data, specs[0])
     )
-    ours = our_commands(current.data, spec)
+    data, messages = current.data, []
+    for one in specs:
+        data, message = _installed(data, one, command)
+        messages.append(message)
+        if data is current.data and "customised" in message:
+            messages.append("no other entry was added")  # a hook the user made their own
+            break
+    changed = data is not current.data and save(current, render_json(data, current.original))
+    return Change(str(path), changed, "; ".join(dict.fromkeys(messages)), warnings)
+
+
+def _installed(data: dict[str, Any], spec: Target, command: str) -> tuple[dict[str, Any], str]:
+    """`data` with our entry for `spec` running `command` (the same object when nothing changes),
+    and what was done."""
+    ours = our_commands(data, spec)
+    where = f"{spec.path}" + (f" (for {spec.matcher})" if spec.tool else "")
     if command in ours:
-        return Change(str(spec.path), False, f"already installed in {spec.path}", warnings)
+        return data, f"already installed in {where}"
     standard = [c for c in ours if command_form(c) is not None]
     if ours and not standard:
-        message = (
-            f"a customised rtk-policy hook is already installed in {spec.path}: `{ours[0]}`;"
+        return data, (
+            f"a customised rtk-policy hook is already installed in {where}: `{ours[0]}`;"
             " left as it is (run `rtk-policy uninstall` first to replace it)"
         )
-        return Change(str(spec.path), False, message, warnings)
     if standard:
-        new = replace_entries(current.data, spec, command)
-        message = f"replaced `{standard[0]}` with `{command}` in {spec.path}"
-    else:
-        new = add_entry(current.data, spec, command)
-        message = f"installed `{command}` in {spec.path}"
-    changed = save(current, render_json(new, current.original))
-    return Change(str(spec.path), changed, message, warnings)
+        return replace_entries(data, spec, command), (
+            f"replaced `{standard[0]}` with `{command}` in {where}"
+        )
+    return add_entry(data, spec, command), f"installed `{command}` in {where}"
 
 
-def uninstall(spec: Target) -> Change:
-    """Remove our entries from `spec.path`; restore the backup's bytes when it then says the same."""
-    current = read_json(spec.path)
-    if current.original is None or not installed(current.data, spec):
-        return Change(str(spec.path), False, f"no rtk-policy hook in {spec.path}")
-    new = remove_entries(current.data, spec)
-    changed = save(current, _restored_bytes(current, new, spec))
-    return Change(str(spec.path), changed, f"removed the rtk-policy hook from {spec.path}")
+def uninstall(spec: Target | tuple[Target, ...]) -> Change:
+    """Remove our entries (of one target, or of several entries of one file) from its file; restore
+    the backup's bytes when it then says the same."""
+    specs = spec if isinstance(spec, tuple) else (spec,)
+    path = specs[0].path
+    current = read_json(path)
+    present = [one for one in specs if installed(current.data, one)]
+    if current.original is None or not present:
+        return Change(str(path), False, f"no rtk-policy hook in {path}")
+    new = current.data
+    for one in present:
+        new = remove_entries(new, one)
+    changed = save(current, _restored_bytes(current, new, specs[0]))
+    return Change(str(path), changed, f"removed the rtk-policy hook from {path}")
 
 
 def _restored_bytes(current: JsonFile, new: dict[str, Any], spec: Target) -> bytes | None:

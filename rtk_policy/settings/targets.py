@@ -23,6 +23,36 @@ class Target:
     command_key: str  #: the handler field holding the command line
     handler_extra: tuple[tuple[str, object], ...] = ()  #: other fields of our handler, in order
     top_defaults: tuple[tuple[str, object], ...] = ()  #: keys a new file starts with (e.g. version)
+    tool: str | None = None  #: a tool our group must run on (default: the matcher itself)
+
+    @property
+    def covers(self) -> str | None:
+        """The tool whose hooks ours is among (None: the event holds handlers directly)."""
+        return self.tool or self.matcher
+
+
+#: Per agent, the matcher of the entry for its file-writing tools, next to the shell entry in the
+#: same file. Copilot: none needed, its entry has no matcher and sees every tool. Cursor: none,
+#: `afterFileEdit` cannot block and its `preToolUse` tool names are not confirmed (README).
+FILE_TOOL_MATCHERS = {
+    "claude": "Write|Edit|MultiEdit|NotebookEdit",
+    "codex": "apply_patch",
+    "gemini": "write_file|replace",
+}
+
+
+def with_file_tools(shell: Target) -> tuple[Target, ...]:
+    """The shell target and, where the agent has one, the entry for its file tools."""
+    matcher = FILE_TOOL_MATCHERS.get(shell.agent)
+    if matcher is None:
+        return (shell,)
+    files = attrs.evolve(shell, matcher=matcher, tool=matcher.split("|", 1)[0])
+    return (shell, files)
+
+
+def targets(agent: str, global_: bool, cwd: str | None = None) -> tuple[Target, ...]:
+    """Every entry of ours in `agent`'s settings: the shell one, then its file tools'."""
+    return with_file_tools(target(agent, global_, cwd))
 
 
 def hook_command(agent: str) -> str:

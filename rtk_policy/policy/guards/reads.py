@@ -9,7 +9,8 @@ expression node for node, so where it has no `("unknown",)` node its reads are t
 - `segments.F`: field F of some element of `command.segments` (through a comprehension over it or
   an index into it);
 - a whole value: `segment`, `segment.pipeline`, `command`, `command.segments`, `segments` (an
-  element of `command.segments` used whole), `ctx`, `claude`, `config` (or any field of those).
+  element of `command.segments` used whole), and any other variable (`ctx`, `claude`, `config`,
+  `tool`) by its name, whichever of its fields is read.
 
 It gives None when the form has a node outside the guard subset: what that part reads is not known.
 Used by the re-check of a rewrite (`engine/recheck.py`) to prove that the deny rules cannot see the
@@ -18,12 +19,12 @@ difference between a command and its `rtk`-prefixed rewrite.
 
 from __future__ import annotations
 
+from rtk_policy.policy.facts import VARIABLES
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
     from typing import Any
 
-#: the CEL variables (facts.VARIABLES), without importing the schema
-_VARIABLES = frozenset({"segment", "command", "ctx", "claude", "config"})
 #: what a comprehension variable stands for: an element of `command.segments`, or a plain value
 _ELEMENT, _PLAIN = "segments", ""
 
@@ -92,7 +93,7 @@ def _path(ir: Any, bound: dict[str, str], found: set[str]) -> str | None:
         name = ir[1]
         if name in bound:
             return bound[name]
-        return name if name in _VARIABLES else None
+        return name if name in VARIABLES else None
     if kind == "index":
         if _path(ir[1], bound, found) != "command.segments":
             return None
@@ -104,9 +105,7 @@ def _path(ir: Any, bound: dict[str, str], found: set[str]) -> str | None:
             return None
         if root == _PLAIN:
             return _PLAIN
-        if root in ("ctx", "claude", "config") or root.count(".") >= 2:
-            return root  # context values, and the fields of a field: the whole of it
-        if root in ("segment", "command", _ELEMENT) or root == "segment.pipeline":
+        if root in ("segment", "command", _ELEMENT, "segment.pipeline"):
             return f"{root}.{ir[2]}"
-        return root
+        return root  # another variable, or a field's field: the whole of it
     return None
