@@ -92,7 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--all", action="store_true", help="list every rule tried, not only matches")
-    p.add_argument("--agent", default="", help="agent name visible to policies as ctx.agent")
+    p.add_argument(
+        "--agent",
+        default="",
+        help="agent name visible to policies as ctx.agent; for claude, copilot, gemini, cursor or"
+        " codex also that agent's hook answer and what its CLI does with it",
+    )
     _add_policy_options(p)
 
     p = sub.add_parser("check", help="load, type-check and compile policies; run their examples")
@@ -136,12 +141,31 @@ def build_parser() -> argparse.ArgumentParser:
         "no opinion)",
     )
 
+    p.add_argument(
+        "--fail",
+        choices=("open", "closed", "deny"),
+        help="what the hook answers when this install is broken (package or interpreter gone):"
+        " open (no opinion), closed (ask; also the agent's own block-on-failure setting), deny;"
+        " default $RTK_POLICY_FAIL, else the config's fail_mode, else open",
+    )
+
     p = sub.add_parser("uninstall", help="remove our hook entries from an agent's settings")
     p.add_argument("--global", dest="global_", action="store_true", help="user-wide settings")
     p.add_argument("--agent", choices=AGENTS, help="the agent (default: claude; all with --system)")
     _add_system_options(p, "remove our entries from every agent's machine-wide settings")
 
     sub.add_parser("doctor", help="check the installation and say what to fix")
+
+    p = sub.add_parser(
+        "trust",
+        help="let a project's .rtk-policy/ loosen (allow, rewrite, settings) while unchanged",
+        description="A project's .rtk-policy/ only tightens (deny and ask rules) until you trust it: "
+        "its files' digest is recorded, and any change to them makes it untrusted again.",
+    )
+    p.add_argument("dir", nargs="?", help="a folder of the project (default: the working folder)")
+    action = p.add_mutually_exclusive_group()
+    action.add_argument("--revoke", action="store_true", help="forget the trust in it")
+    action.add_argument("--list", action="store_true", help="list the trusted projects")
 
     p = sub.add_parser("audit", help="read the audit log")
     audit_sub = p.add_subparsers(dest="audit_command", metavar="ACTION", required=True)

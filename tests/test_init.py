@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shlex
 import signal
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from conftest import private_folders
 from test_client import server_pid, wait_for_server
 
 from rtk_policy.commands import doctor, init, uninstall
+from rtk_policy.settings.hook_command import unguarded
 from rtk_policy.settings.targets import FILE_TOOL_MATCHERS, client_path, thin_client_unavailable
 
 CLIENT = str(client_path())
@@ -91,7 +91,7 @@ def test_init_twice_is_byte_identical_and_keeps_foreign_content(home):
     assert data["hooks"]["PreToolUse"][0] == original["hooks"]["PreToolUse"][0]
     ours = data["hooks"]["PreToolUse"][1]
     assert ours["matcher"] == "Bash" and ours["hooks"][0]["type"] == "command"
-    assert shlex.split(ours["hooks"][0]["command"]) == thin_client_words()
+    assert unguarded(ours["hooks"][0]["command"]) == thin_client_words()
     assert first.startswith(b'{\n    "model"')  # the file's 4-space indentation is kept
 
 
@@ -187,9 +187,9 @@ def test_other_agents_install_idempotently(home, agent, relative, event):
     first = path.read_bytes()
     cli(init, agent)
     assert path.read_bytes() == first
-    assert [shlex.split(c) for c in commands_of(path, event)] == [thin_client_words(agent)]
+    assert [unguarded(c) for c in commands_of(path, event)] == [thin_client_words(agent)]
     files = [thin_client_words(agent)] if agent in FILE_TOOL_MATCHERS else []
-    assert [shlex.split(c) for c in commands_of(path, event, file_tools=True)] == files
+    assert [unguarded(c) for c in commands_of(path, event, file_tools=True)] == files
     cli(uninstall, agent)
     assert not path.exists()
 
@@ -232,7 +232,7 @@ def test_doctor_passes_after_init(home, monkeypatch, tmp_path, runtime, in_proce
     text = out.getvalue()
     kind = "in-process" if in_process else "the thin client"
     assert f"claude hook installed in {home}" in text and f"({kind}" in text
-    assert "ok      hook command runs: " in text, text
+    assert "ok      hook command runs and answers" in text, text
     if not in_process:
         wait_for_server({"XDG_RUNTIME_DIR": str(runtime)})  # doctor's run started one: stop it
     if "policies do not load" not in text:
@@ -266,7 +266,7 @@ def test_init_upgrades_an_old_in_process_entry_in_place(home):
     assert groups[2]["matcher"] == FILE_TOOL_MATCHERS["claude"]  # the file tools' entry is added
     ours = groups[1]["hooks"]
     assert len(ours) == 1 and ours[0]["timeout"] == 30  # the user's other fields are kept
-    assert shlex.split(ours[0]["command"]) == thin_client_words()
+    assert unguarded(ours[0]["command"]) == thin_client_words()
     first = settings.read_bytes()
     assert cli(init)[0] == 0 and settings.read_bytes() == first
 
@@ -278,7 +278,7 @@ def test_init_leaves_one_hook_when_both_forms_were_installed(home):
     assert cli(init)[0] == 0
     commands = commands_of(settings)
     assert commands[0] == "lint.sh" and len(commands) == 2
-    assert shlex.split(commands[1]) == thin_client_words()
+    assert unguarded(commands[1]) == thin_client_words()
 
 
 def test_in_process_writes_the_hook_command_and_switches_back(home):
@@ -286,12 +286,12 @@ def test_in_process_writes_the_hook_command_and_switches_back(home):
     code, out, _ = cli(init, in_process=True)
     assert code == 0 and "fresh process" in out and "thin client" in out
     (command,) = commands_of(settings)
-    words = shlex.split(command)
+    words = unguarded(command)
     assert words[-2:] == ["hook", "claude"] and os.path.isabs(words[0])
     assert "client.py" not in command
     if not thin_client_unavailable():
         cli(init)
-        assert [shlex.split(c) for c in commands_of(settings)] == [thin_client_words()]
+        assert [unguarded(c) for c in commands_of(settings)] == [thin_client_words()]
         cli(init, in_process=True)
         assert commands_of(settings) == [command]
 
@@ -300,7 +300,7 @@ def test_in_process_writes_the_hook_command_and_switches_back(home):
 def test_serve_is_an_alias_of_the_default(home):
     code, out, _ = cli(init, serve=True)
     settings = home / ".claude" / "settings.json"
-    assert code == 0 and [shlex.split(c) for c in commands_of(settings)] == [thin_client_words()]
+    assert code == 0 and [unguarded(c) for c in commands_of(settings)] == [thin_client_words()]
     assert "no opinion" in out and "http hook" in out and "in-process" in out
 
 
@@ -355,7 +355,7 @@ def test_the_installed_command_decides_end_to_end(home, tmp_path, runtime):
     """Run exactly what init wrote: in-process while no engine answers, then through the engine."""
     assert cli(init)[0] == 0
     (command,) = commands_of(home / ".claude" / "settings.json")
-    assert shlex.split(command) == thin_client_words()
+    assert unguarded(command) == thin_client_words()
     (tmp_path / "private").mkdir()
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

@@ -27,6 +27,17 @@ NAME = "claude"
 SHELL_TOOLS = ("Bash",)
 
 
+#: What Claude Code 2.1.328 does with each answer (agents-real.md; `common.notes`).
+NOTES = {
+    "ask": "Claude Code asks the user; headless (-p) it cannot ask and refuses the command",
+    "ask+rewrite": "Claude Code asks the user about the rewritten command; headless (-p) it"
+    " refuses it",
+    "none": "no output: Claude Code's own permission flow decides",
+    "none+rewrite": "no decision: Claude Code's own permission rules decide on the rewritten"
+    " command (outside its read-only set it needs approval)",
+}
+
+
 def parse_request(payload: dict[str, Any], agent: str = NAME) -> HookRequest | None:
     """The request of a Claude-shaped payload: a Bash call, or another tool's call."""
     tool_name = common.text_field(payload, "tool_name")

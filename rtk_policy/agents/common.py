@@ -249,6 +249,15 @@ def fail_reason(message: str, mode: str) -> str:
     return f"rtk-policy could not decide ({message}); {action}"
 
 
+def notes(module: Any, verdict: str, rewritten: bool) -> list[str]:
+    """What `module`'s agent does with the answer to `verdict` (`explain --agent`): the agent's
+    `NOTES` for the verdict (keys `deny`, `ask`, `allow`, `none`, each `+rewrite` when rewritten),
+    then its general note (`*`)."""
+    table = getattr(module, "NOTES", {})
+    found = [table.get(f"{verdict}+rewrite" if rewritten else verdict), table.get("*")]
+    return [text for text in found if text]
+
+
 def fail_verdict(mode: str) -> str | None:
     """The verdict of a fail mode: `closed` asks, `deny` denies, anything else (open) is None."""
     return {"closed": "ask", "deny": "deny"}.get(mode)

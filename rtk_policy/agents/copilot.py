@@ -24,6 +24,14 @@ NAME = "copilot"
 CLAUDE_SHAPE_TOOLS = ("Bash", "bash", "runTerminalCommand", "run_in_terminal")
 CLI_TOOLS = ("bash", "powershell")
 IDE_TOOLS = ("run_in_terminal",)
+#: What Copilot CLI 1.0.102 does with each answer (`common.notes`).
+NOTES = {
+    "ask": "Copilot CLI asks the user; headless (-p) it cannot ask and denies the command",
+    "none": "no output: Copilot's own permission flow decides",
+    "none+rewrite": "Copilot runs modifiedArgs (every field kept) under its own permission flow",
+    "allow+rewrite": "Copilot runs modifiedArgs (every field kept)",
+}
+NOTES["ask+rewrite"] = NOTES["ask"]
 
 
 def _loose_args(payload: dict[str, Any]) -> dict[str, Any]:

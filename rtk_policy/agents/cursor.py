@@ -1,9 +1,11 @@
 """Cursor (reference agent-hooks §1.8, rtk-behaviour §5.5).
 
-Two events: `beforeShellExecution` (top-level `command`; no rewrite channel) and the generic `preToolUse`
-(`tool_input.command`; rewrites go in `updated_input`). Answers
-`{"continue": true, "permission": allow|ask|deny, "user_message"?, "agent_message"?, "updated_input"?}`;
-no opinion is `{}` (Cursor treats invalid output from a permission hook as a block, so we always print).
+Two events: `beforeShellExecution` (top-level `command`; no rewrite channel) and the generic
+`preToolUse` (`tool_input.command`; rewrites go in `updated_input`). Answers `{"continue": true,
+"permission": allow|ask|deny, "user_message"?, "agent_message"?, "updated_input"?}`
+(`updated_input`: the whole tool input, only `command` changed); no opinion is `{}` (Cursor treats
+invalid output from a permission hook as a block, so we always print). Checked against Cursor's
+documented hook schema only: Cursor has no CLI that runs offline, so no end-to-end test drives it.
 Another tool's `preToolUse` (Write, Delete, Read …) and `beforeReadFile` (`file_path`) are tool
 calls: deny, ask or allow, never `updated_input`; `beforeReadFile` takes allow or deny only, so an
 ask there is a deny that says so. The events after the fact (`afterFileEdit` …) are not judged.
@@ -24,6 +26,12 @@ READ_EVENT = "beforeReadFile"
 AFTER_EVENTS = ("afterFileEdit", "afterShellExecution", "afterMCPExecution", "afterAgentResponse",
                 "afterAgentThought", "postToolUse", "stop", "beforeSubmitPrompt", "sessionStart",
                 "sessionEnd")  # fmt: skip
+#: What Cursor does with each answer, by its documented schema (`common.notes`).
+NOTES = {
+    "none+rewrite": "Cursor needs a permission with updated_input, so a rewrite asks (as RTK"
+    " does); beforeShellExecution has no rewrite channel at all",
+    "*": "checked against Cursor's documented hook schema only: it has no CLI that runs offline",
+}
 
 
 def parse_request(payload: dict[str, Any]) -> HookRequest | None:
@@ -60,15 +68,17 @@ def parse_request(payload: dict[str, Any]) -> HookRequest | None:
     )
 
 
-def output(permission: str, user: str = "", agent: str = "", rewritten: str | None = None) -> str:
-    """The Cursor JSON line."""
+def output(
+    permission: str, user: str = "", agent: str = "", updated: dict[str, Any] | None = None
+) -> str:
+    """The Cursor JSON line (`updated`: the tool input to run instead)."""
     result: dict[str, Any] = {"continue": True, "permission": permission}
     if user:
         result["user_message"] = user
     if agent:
         result["agent_message"] = agent
-    if rewritten is not None:
-        result["updated_input"] = {"command": rewritten}
+    if updated is not None:
+        result["updated_input"] = updated
     return common.dump(result)
 
 
@@ -81,12 +91,13 @@ def render(decision: Any, request: HookRequest) -> str | None:
         reason = common.deny_reason(decision)
         return output("deny", reason, reason)
     rewritten = common.rewritten_of(decision, request) if request.variant == "preToolUse" else None
+    updated = common.updated_input(request, rewritten)
     if verdict == "allow":
-        return output("allow", "", "", rewritten)
+        return output("allow", "", "", updated)
     if verdict == "ask":
-        return output("ask", common.ask_reason(decision), "", rewritten)
-    if rewritten is not None:  # Cursor needs a permission with updated_input: ask, as RTK does
-        return output("ask", "", "", rewritten)
+        return output("ask", common.ask_reason(decision), "", updated)
+    if updated is not None:  # Cursor needs a permission with updated_input: ask, as RTK does
+        return output("ask", "", "", updated)
     return NO_OPINION
 
 

@@ -35,15 +35,23 @@ class Engine:
 
     policies: object  #: a rtk_policy.policy.PolicySet
     config: Config
+    #: files of any layer that did not load (left out): every answer is then at least ask
+    problems: tuple[str, ...] = ()
+    #: what the user is told with every answer: loosening of untrusted layers ignored, and why
+    notices: tuple[str, ...] = ()
+    #: ids of the untrusted layers' loosening rules, never evaluated (`engine/layered.py`)
+    suppressed: tuple[str, ...] = ()
 
     def context(self, **fields: object) -> Context:
-        """A `Context` carrying this engine's config plus the given request fields."""
-        return Context(
-            exclude_commands=self.config.exclude_commands,
-            transparent_prefixes=self.config.transparent_prefixes,
-            disabled_rules=self.config.disabled_rules,
-            **fields,  # type: ignore[arg-type]
-        )
+        """A `Context` carrying this engine's config plus the given request fields (which may
+        replace a config list, e.g. `exclude_commands`)."""
+        configured: dict[str, object] = {
+            "exclude_commands": self.config.exclude_commands,
+            "transparent_prefixes": self.config.transparent_prefixes,
+            "disabled_rules": self.config.disabled_rules,
+            "suppressed_rules": self.suppressed,
+        }
+        return Context(**{**configured, **fields})  # type: ignore[arg-type]
 
     def evaluate(self, text: str, context: Context, trace: bool = False) -> Outcome:
         """Parse `text`, evaluate the policies on it and combine the results.
@@ -69,7 +77,7 @@ class Engine:
                 rewritten_line, context, trace, deny_only=True
             )
         decision = decide(command_line, evaluation, rewrite, recheck)
-        return Outcome(command_line, evaluation, decision)
+        return Outcome(command_line, evaluation, self._layer_state(decision))
 
     def _recheck_needed(self, *facts: object) -> bool:
         return recheck_needed(*facts, self.policies)
@@ -83,7 +91,16 @@ class Engine:
         tool = tool_call_value(call, context.cwd)
         policies: Any = self.policies
         evaluation = policies.evaluate_tool(command_line, tool, context, trace)
-        return Outcome(command_line, evaluation, decide(command_line, evaluation, None))
+        decision = decide(command_line, evaluation, None)
+        return Outcome(command_line, evaluation, self._layer_state(decision))
+
+    def _layer_state(self, decision: Decision) -> Decision:
+        """`decision` raised to at least ask when files did not load, with the layers' notices."""
+        if not (self.problems or self.notices):
+            return decision
+        from rtk_policy.engine.layered import with_layer_state
+
+        return with_layer_state(decision, self.problems, self.notices)
 
     def decide(self, text: str, context: Context) -> Decision:
         """The `Decision` for `text` under `context`; the rewritten command is re-checked for deny.
@@ -143,30 +160,24 @@ def load_engine(
     config_path: str | None = None,
     cwd: str | None = None,
     use_cache: bool = True,
+    strict: bool = False,
     system: bool = False,
     system_root: str = "/",
+    store: bool | None = None,
 ) -> Engine:
-    """Load config and policies (search path or `policy_paths`) into an `Engine`.
+    """Load the config and policies of the layers for `cwd` (`engine/layered.py`), or the
+    `policy_paths` and `config_path` given instead, into an `Engine`; `use_cache` and `store`
+    (read and write the compiled cache) as `load_policy_set` takes them.
 
-    `system` (a machine-wide install, `hook --system`): only what the agent's user cannot write —
-    the shipped packs and the managed folder's policies and config (`config/managed.py`, under
-    `system_root`), compiled through the root-owned system cache; no user or project file."""
-    from rtk_policy.config.load import Config, load_config
-    from rtk_policy.policy import load_policy_set, policy_search_path
+    A file that does not load is left out and makes every answer at least ask; `strict` (check,
+    test, replay) raises `PolicyLoadError` or `ConfigError` for it instead. `system` (a
+    machine-wide install, `hook --system`): only what the agent's user cannot write — the shipped
+    packs and the managed folder's policies and config (`config/managed.py`, under `system_root`),
+    compiled through the root-owned system cache; no user or project file."""
+    from rtk_policy.engine.layered import load_layered
 
-    cache_folder = None
-    if system:
-        from rtk_policy.config.managed import system_layer
-        from rtk_policy.policy.load import shipped_packs
-
-        managed, config_path, cache_folder = system_layer(system_root)
-        config = load_config(config_path=config_path) if config_path else Config()
-        paths = policy_paths or [*shipped_packs(), *managed]
-        use_cache = use_cache and cache_folder is not None
-    else:
-        config = load_config(config_path=config_path, cwd=cwd)
-        paths = policy_paths or policy_search_path(cwd=cwd)
-    _guard_configured(config)
-    chosen = backend or config.backend or None
-    policies = load_policy_set(paths, chosen, use_cache=use_cache, cache_folder=cache_folder)
-    return Engine(policies=policies, config=config)
+    engine = load_layered(
+        policy_paths, backend, config_path, cwd, use_cache, strict, system, system_root, store
+    )
+    _guard_configured(engine.config)
+    return engine

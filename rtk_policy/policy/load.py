@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 from rtk_policy.policy.backends.select import get_backend
-from rtk_policy.policy.cache import cache_key, policy_digest, read_cache, write_cache
+from rtk_policy.policy.cache import (
+    cache_key,
+    compile_lock,
+    policy_digest,
+    read_cache,
+    stored_version,
+    write_cache,
+)
 from rtk_policy.policy.compiled import COMPILED_FORMAT
 from rtk_policy.policy.errors import PolicyLoadError, Problem
 from rtk_policy.policy.facts import schema_signature
 from rtk_policy.policy.functions import functions_signature
 from rtk_policy.policy.guards.guard import guard_patterns
-from rtk_policy.policy.guards.plan_store import PLANS_FORMAT, PlanTables
+from rtk_policy.policy.guards.plan_store import PLANS_FORMAT
 from rtk_policy.policy.policyset import PolicySet
 from rtk_policy.policy.regex import pattern_literals, remember_valid, valid_patterns
 
@@ -19,17 +27,16 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on
 if TYPE_CHECKING:
     from typing import Any
 
-_SUFFIXES = (".yaml", ".yml")
 
-
-def _packs_dir() -> str | None:
-    """The folder of the shipped packs (the package `rtk_policy.packs`, the repository's policies/)."""
+def packs_dir() -> str | None:
+    """The folder of the shipped packs (the package `rtk_policy.packs`, or the checkout's
+    policies/)."""
     try:
         import rtk_policy.packs as packs
 
         return str(next(iter(packs.__path__)))
     except (ImportError, StopIteration):
-        # run from a source checkout (its root on sys.path, as in the tests): policies/ beside the package
+        # a source checkout (its root on sys.path, as in the tests): policies/ beside the package
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
         checkout = os.path.join(root, "policies")
         return checkout if os.path.isdir(checkout) else None
@@ -37,27 +44,25 @@ def _packs_dir() -> str | None:
 
 def shipped_packs() -> list[str]:
     """The folder of the shipped packs, as a search path ([] when it cannot be found)."""
-    packs = _packs_dir()
+    packs = packs_dir()
     return [packs] if packs is not None else []
 
 
 def policy_search_path(cwd: str | None = None) -> list[str]:
-    """The shipped packs, then the user's and the project's policy folders, each only if it exists.
+    """The policy folders of every layer, each only if it exists: the shipped packs, the managed
+    layer's, the user's, then each project layer's (outermost first, `config.paths`)."""
+    from rtk_policy.config import paths
 
-    Paths are joined as strings (`os.path`): `pathlib` costs a cold hook ~3.5 ms of imports."""
-    from rtk_policy.config.load import project_dir, user_config_dir
-
-    candidates = [_packs_dir(), os.path.join(user_config_dir(), "policies")]
-    project = project_dir(cwd)
-    if project is not None:
-        candidates.append(os.path.join(project, ".rtk-policy", "policies"))
+    layers = [paths.managed_dir(), paths.user_config_dir(), *paths.project_layer_dirs(cwd)]
+    candidates = [packs_dir(), *(paths.policies_dir(layer) for layer in layers)]
     return [path for path in candidates if path is not None and os.path.isdir(path)]
 
 
 def with_shipped(paths: list[str], shipped: bool = True) -> list[str]:
     """`paths` after the shipped packs (unless `shipped` is False): what a team's CI pins is "the
-    shipped packs plus ours", so a snapshot never pins `rm -rf /` as no opinion by leaving them out."""
-    packs = _packs_dir() if shipped else None
+    shipped packs plus ours", so a snapshot never pins `rm -rf /` as no opinion by leaving them
+    out."""
+    packs = packs_dir() if shipped else None
     if packs is None:
         return list(paths)
     real = os.path.realpath(packs)
@@ -65,60 +70,145 @@ def with_shipped(paths: list[str], shipped: bool = True) -> list[str]:
 
 
 def expand_paths(paths: list[str]) -> list[str]:
-    """Files as given; a folder becomes its *.yaml/*.yml files by name, without *_test.yaml test files."""
+    """Files as given; a folder becomes its *.yaml/*.yml files by name, without *_test.yaml
+    test files."""
+    from rtk_policy.config.paths import policy_files
+
     found: list[str] = []
     for path in paths:
-        if os.path.isdir(path):
-            names = sorted(
-                n
-                for n in os.listdir(path)
-                if n.endswith(_SUFFIXES) and not n.rsplit(".", 1)[0].endswith("_test")
-            )
-            found.extend(os.path.join(path, n) for n in names)
-        else:
-            found.append(path)
+        found.extend(policy_files(path) if os.path.isdir(path) else [path])
     return found
 
 
-def _read_sources(files: list[str]) -> list[tuple[str, bytes]]:
+def read_sources(files: list[str]) -> tuple[list[tuple[str, bytes]], list[Problem]]:
+    """The (path, bytes) of the regular files among `files`, and a problem for each other one."""
+    from rtk_policy.config.layers import read_regular_file
+
     sources, problems = [], []
     for path in files:
         try:
-            with open(path, "rb") as handle:
-                sources.append((path, handle.read()))
+            sources.append((path, read_regular_file(path)[0]))
         except OSError as error:
-            problems.append(
-                Problem(path, 0, 0, f"cannot read policy file: {error.strerror or error}")
-            )
-    if problems:
-        raise PolicyLoadError(problems)
-    return sources
+            message = f"cannot read policy file: {error.strerror or error}"
+            problems.append(Problem(path, 0, 0, message))
+    return sources, problems
 
 
 def load_policy_set(
     paths: list[str],
     backend: str | None = None,
     use_cache: bool = True,
+    *,
+    store: bool | None = None,
+    sources: list[tuple[str, bytes]] | None = None,
+    partial: bool = False,
     cache_folder: str | None = None,
 ) -> PolicySet:
-    """Load, validate and compile the policy files (folders expanded); raise `PolicyLoadError`.
-    The compiled cache is `cache_folder` (default: the user's, `cache.cache_dir()`)."""
+    """Load, validate and compile the policy files (folders expanded), or `sources` ((path, bytes)
+    already read) instead of `paths`.
+
+    A file with a problem fails the load (`PolicyLoadError`, every problem listed); with `partial`,
+    such a file alone is left out and the set holds the rest, its `problems` saying what was left
+    out and why (the engine then asks about every command, `engine/layered.py`).
+
+    With `use_cache`, a set found in the compiled cache (`cache.py`; `cache_folder`, default the
+    user's `cache.cache_dir()`) is restored instead; a set compiled is stored there when `store`
+    (default: `use_cache`). A process that finds its set missing compiles it under
+    `cache.compile_lock`: one that waited for another reads the set that one stored."""
     chosen = get_backend(backend or os.environ.get("RTK_POLICY_BACKEND") or None)
-    sources = _read_sources(expand_paths(paths))
+    unread: list[Problem] = []
+    if sources is None:
+        sources, unread = read_sources(expand_paths(paths))
+    if unread and not partial:
+        raise PolicyLoadError(unread)
     digest = policy_digest(sources)
     extra = functions_signature() + schema_signature() + COMPILED_FORMAT + "." + PLANS_FORMAT
     key = cache_key(digest, chosen.name, chosen.version, extra)
+    store = use_cache if store is None else store
     if use_cache:
-        payload = read_cache(key) if cache_folder is None else read_cache(key, cache_folder)
-        if payload is not None:
-            try:
-                plans = PlanTables(*payload["plans"])
-                programs = list(payload["programs"])
-                remember_valid(payload["patterns"])
-                return PolicySet(payload["files"], payload["rules"], programs, payload["expected"],
-                                 chosen, digest, payload["uses"], plans)  # fmt: skip
-            except (KeyError, TypeError, ValueError, AttributeError):
-                pass  # a payload of the wrong shape is rebuilt
+        cached = _cached(key, chosen, digest, cache_folder)
+        if cached is not None:
+            return _checked(cached, unread, partial)
+    if not store:
+        return _checked(_compile(sources, chosen, digest, partial)[0], unread, partial)
+    with compile_lock(key, cache_folder) as waited:
+        cached = _cached(key, chosen, digest, cache_folder) if waited and use_cache else None
+        if cached is not None:  # another process compiled it meanwhile
+            return _checked(cached, unread, partial)
+        policies, patterns = _compile(sources, chosen, digest, partial)
+        _store(key, policies, patterns, cache_folder)
+    return _checked(policies, unread, partial)
+
+
+#: the sets this process decoded from the cache: key → (the file's `stored_version`, the parts,
+#: the program bytes). Their records and forms are immutable, so a process that loads the same set
+#: again (a batch, a server opening another project, the tests) shares them (`KEEP_DECODED` kept)
+_DECODED: dict[str, tuple[Any, dict[str, Any], list[bytes]]] = {}
+KEEP_DECODED = 4
+
+
+def _cached(key: str, chosen: Any, digest: str, folder: str | None) -> PolicySet | None:
+    """The policy set stored under `key` in the cache `folder`, or None (missing, or not what
+    `stored.py` writes)."""
+    version = stored_version(key, folder)
+    if version is None:
+        return None
+    known = _DECODED.get(key)
+    if known is not None and known[0] == version:
+        parts, programs = known[1], known[2]
+    else:
+        decoded = _decode(key, folder)
+        if decoded is None:
+            return None
+        parts, programs = decoded
+        if len(_DECODED) >= KEEP_DECODED:
+            _DECODED.clear()
+        _DECODED[key] = (version, parts, programs)
+    remember_valid(parts["patterns"])
+    return PolicySet(parts["files"], parts["rules"], list(programs), parts["expected"], chosen,
+                     digest, parts["uses"], parts["plans"], parts["problems"])  # fmt: skip
+
+
+def _decode(key: str, folder: str | None) -> tuple[dict[str, Any], list[bytes]] | None:
+    """The checked parts (`stored.policy_from_data`) and program bytes of the file under `key`
+    in the cache `folder`.
+
+    The cyclic collector is paused meanwhile: decoding makes ~100,000 objects and no cycle, and
+    its passes over them would double the time (the hook runs without it anyway)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        found = read_cache(key, folder)
+        if found is None:
+            return None
+        from rtk_policy.policy.stored import policy_from_data
+
+        document, programs = found
+        try:
+            return policy_from_data(document, len(programs)), programs
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            return None  # a document of the wrong shape: compiled again
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _checked(policies: PolicySet, unread: list[Problem], partial: bool) -> PolicySet:
+    """`policies` with the unreadable files' problems added; raise when a load must be whole."""
+    problems = [*unread, *policies.problems]
+    if problems and not partial:
+        raise PolicyLoadError(problems)
+    if unread:
+        policies.problems = tuple(problems)
+    return policies
+
+
+def _compile(
+    sources: list[tuple[str, bytes]], chosen: Any, digest: str, partial: bool
+) -> tuple[PolicySet, dict[str, tuple[str, ...]]]:
+    """The policy set of `sources`, with the valid literal patterns of its guard forms and their
+    pre-test literals (`regex.pattern_literals`). With `partial`, each file with a problem is left
+    out and the rest compiled again, until what is left compiles cleanly."""
     from rtk_policy.policy.compiler import compile_files
 
     texts = []
@@ -129,24 +219,40 @@ def load_policy_set(
         except UnicodeDecodeError as error:
             problems.append(Problem(path, 0, 0, f"policy file is not UTF-8: {error.reason}"))
     state = compile_files(texts, chosen)
+    while state.problems and partial:
+        problems.extend(state.problems)
+        bad = {problem.file for problem in state.problems}
+        left = [(path, text) for path, text in texts if path not in bad]
+        if len(left) == len(texts):  # a problem of no file: nothing to leave out
+            break
+        texts = left
+        state = compile_files(texts, chosen)
     problems.extend(state.problems)
-    if problems:
+    if problems and not partial:
         raise PolicyLoadError(problems)
     files, rules, expected = tuple(state.files), tuple(state.rules), tuple(state.expected)
     uses = frozenset(state.uses)
-    policies = PolicySet(files, rules, state.programs, expected, chosen, digest, uses)
+    policies = PolicySet(files, rules, state.programs, expected, chosen, digest, uses,
+                         problems=tuple(problems))  # fmt: skip
     patterns = pattern_literals(valid_patterns(_literal_patterns(files, rules)))
     remember_valid(patterns)
-    if use_cache:
-        blobs = [chosen.dump(p) for p in state.programs]
-        plans = tuple(policies.plan_tables())  # a plain tuple: unpickled without this module
-        payload = {"files": files, "rules": rules, "programs": blobs, "expected": expected}
-        payload.update(uses=uses, plans=plans, patterns=patterns)
-        if cache_folder is None:
-            write_cache(key, payload)
-        else:
-            write_cache(key, payload, cache_folder)
-    return policies
+    return policies, patterns
+
+
+def _store(
+    key: str, policies: PolicySet, patterns: dict[str, tuple[str, ...]], folder: str | None
+) -> bool:
+    """Write the compiled set to the cache `folder` under `key`; False when it could not be
+    stored."""
+    from rtk_policy.policy.stored import policy_data
+
+    try:
+        document = policy_data(policies.compiled_files, policies.compiled_rules,
+                               policies.expected, policies.uses, policies.plan_tables(),
+                               patterns, policies.problems)  # fmt: skip
+    except ValueError:  # an example holding a value JSON would change: not cached
+        return False
+    return write_cache(key, document, policies.program_blobs(), folder)
 
 
 def _literal_patterns(files: tuple[Any, ...], rules: tuple[Any, ...]) -> set[str]:

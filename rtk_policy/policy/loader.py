@@ -25,12 +25,13 @@ from rtk_policy.policy.model import (
 
 KINDS = ("permission", "rewrite")
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
-_FILE_KEYS = {"name", "description", "kind", "when", "pipeline_consumer", "tools", "rules"}
+_FILE_KEYS = {"name", "description", "kind", "when", "pipeline_consumer", "tools", "rules", "locked"}
 _RULE_KEYS = {"id", "description", "decision", "rewrite", "mode", "programs", "pipeline", "match", "message",
-              "tools", "examples"}  # fmt: skip
+              "tools", "examples", "locked"}  # fmt: skip
 _EXAMPLE_KEYS = {"command", "tool", "path", "expect", "config", "claude"}
 _EXPECT_PERMISSION = (*VERDICTS, "none")
 _STR = "tag:yaml.org,2002:str"
+_BOOL = "tag:yaml.org,2002:bool"
 _REWRITE_TOOLS = "rewrites are of shell commands only: tools must be [shell] in a rewrite file"
 
 
@@ -114,6 +115,15 @@ class _Reader:
             return None
         return str(node.value)
 
+    def boolean(self, item: tuple[Any, Any] | None, what: str) -> bool:
+        if item is None:
+            return False
+        node = item[1]
+        if not isinstance(node, yaml.ScalarNode) or node.tag != _BOOL:
+            self.problem(node, f"{what} must be true or false")
+            return False
+        return bool(self.value(node))
+
     def expr(self, item: tuple[Any, Any] | None, what: str, expected: str) -> ExprSpec | None:
         if item is None:
             return None
@@ -181,13 +191,20 @@ def read_policy_file(path: str, text: str) -> tuple[FileSpec | None, list[Proble
     if kind == "rewrite" and tools != SHELL_ONLY:
         reader.problem(top["tools"][1], _REWRITE_TOOLS)
         tools = SHELL_ONLY
-    rules = _read_rules(reader, top, root, name or "", kind, tools)
+    locked = reader.boolean(top.get("locked"), "locked")
+    rules = _read_rules(reader, top, root, name or "", kind, tools, locked)
     spec = FileSpec(path, text, name or "", kind, when, consumer, tuple(rules))
     return spec, reader.problems
 
 
 def _read_rules(
-    reader: _Reader, top: dict[str, Any], root: Any, policy: str, kind: str, tools: tuple[str, ...]
+    reader: _Reader,
+    top: dict[str, Any],
+    root: Any,
+    policy: str,
+    kind: str,
+    tools: tuple[str, ...],
+    locked: bool,
 ) -> list[RuleSpec]:
     if "rules" not in top:
         reader.problem(root, "missing required key 'rules'")
@@ -199,12 +216,12 @@ def _read_rules(
     return [
         spec
         for item in node.value
-        if (spec := _read_rule(reader, item, policy, kind, tools)) is not None
+        if (spec := _read_rule(reader, item, policy, kind, tools, locked)) is not None
     ]
 
 
 def _read_rule(
-    reader: _Reader, node: Any, policy: str, kind: str, tools: tuple[str, ...]
+    reader: _Reader, node: Any, policy: str, kind: str, tools: tuple[str, ...], file_locked: bool
 ) -> RuleSpec | None:
     keys = reader.mapping(node, "a rule", _RULE_KEYS)
     if not isinstance(node, yaml.MappingNode):
@@ -248,6 +265,7 @@ def _read_rule(
         description=reader.string(keys.get("description"), "description") or "",
         examples=_read_examples(reader, keys.get("examples"), kind),
         tools=rule_tools,
+        locked=reader.boolean(keys.get("locked"), "locked") or file_locked,
     )
     message = reader.expr(keys.get("message"), "message", "string")
     return RuleSpec(rule, match, message, rewrite, keys["id"][1] if "id" in keys else node)

@@ -48,6 +48,8 @@ class Rule:
     description: str = ""
     examples: tuple[Example, ...] = ()
     tools: tuple[str, ...] = SHELL_ONLY  #: the `TOOL_KINDS` the rule is tried on
+    #: `locked: true` (on the rule or its file): no config may disable it (honoured in managed files)
+    locked: bool = False
 
     @property
     def on_shell(self) -> bool:
@@ -85,6 +87,8 @@ class Context:
     exclude_commands: tuple[str, ...] = ()
     transparent_prefixes: tuple[str, ...] = ()
     disabled_rules: tuple[str, ...] = ()  #: rule ids switched off in the config
+    #: rule ids left out whatever the config says: an untrusted layer's loosening (`engine/layered.py`)
+    suppressed_rules: tuple[str, ...] = ()
 
 
 @record.frozen

@@ -54,16 +54,20 @@ class PolicySet:
         digest: str,
         uses: frozenset[str] | None = None,
         plans: PlanTables | None = None,
+        problems: tuple[Any, ...] = (),
     ) -> None:
         self.compiled_files = files
         self.compiled_rules = compiled
         self.rules: tuple[Rule, ...] = tuple(c.rule for c in compiled)
         self.files: tuple[str, ...] = tuple(f.path for f in files)
         self.digest = digest
+        #: `errors.Problem`s of the files left out of a partial load (`load_policy_set(partial=True)`)
+        self.problems: tuple[Any, ...] = problems
         self.backend = backend.name
         self._backend = backend
         self._programs = programs
-        self._expected = expected
+        #: per program, the type its result must have ("bool" or "string")
+        self.expected = expected
         self._restored = [not isinstance(p, (bytes, bytearray)) for p in programs]
         self._functions = functions = guard_functions()
         #: `plans`: the indexed programs' plans from the compiled cache (`plan_store.py`)
@@ -106,12 +110,24 @@ class PolicySet:
         )
 
     def _program(self, index: int) -> Any:
+        """The compiled program `index`, restored from its cache bytes on first use; raise
+        `EngineError` when they do not restore (a damaged or forged cache whose digest held: the
+        rule then fails closed, as when the engine gives up)."""
         if not self._restored[index]:
-            self._programs[index] = self._backend.restore(
-                self._programs[index], self._expected[index]
-            )
+            try:
+                program = self._backend.restore(self._programs[index], self.expected[index])
+            except Exception as error:  # noqa: BLE001 - whatever the library raises
+                raise EngineError(f"cached program {index} does not restore: {error}") from None
+            self._programs[index] = program
             self._restored[index] = True
         return self._programs[index]
+
+    def program_blobs(self) -> list[bytes]:
+        """Every compiled program as the backend's bytes (what the compiled cache keeps)."""
+        return [
+            program if isinstance(program, bytes) else self._backend.dump(program)
+            for program in self._programs
+        ]
 
     def candidates(self, program: str) -> tuple[int, ...]:
         """Indexes of the rules tried on a segment running `program`, in load order."""
@@ -164,7 +180,7 @@ class PolicySet:
             )
         if variables & {"ctx", "claude", "config"}:
             values.update(self._context_values(context))
-        disabled = frozenset(context.disabled_rules)
+        disabled = _left_out(context)
         errors: list[str] = []
         results = []
         tools = self._shell_tools(command_line, context) if "tool" in variables else None
@@ -191,7 +207,7 @@ class PolicySet:
         values = {"segment": segment_map, "command": command_value(command_line, [segment_map])}
         values.update(self._context_values(context), tool=tool)
         errors: list[str] = []
-        run = _Run(self._backend, values, frozenset(context.disabled_rules), errors, trace)
+        run = _Run(self._backend, values, _left_out(context), errors, trace)
         steps = self._planner.generic(self._tool_rules.get(str(tool.get("kind")), ()))
         result = self._run_steps(segment.index, steps, run, False, consumer=False)
         elapsed = (time.perf_counter_ns() - started) // 1000
@@ -341,6 +357,12 @@ class PolicySet:
             except EvalError as error:
                 run.errors.append(f"pipeline_consumer: {error}")
         return False
+
+
+def _left_out(context: Context) -> frozenset[str]:
+    """The ids of the rules not tried: disabled by the config, or suppressed (an untrusted layer's
+    loosening)."""
+    return frozenset(context.disabled_rules + context.suppressed_rules)
 
 
 class _Run:

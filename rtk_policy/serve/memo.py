@@ -17,6 +17,7 @@ remembered until a stat of one of the paths they depend on differs (checked at m
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import sys
@@ -118,6 +119,16 @@ def unevaluated(outcome: Any) -> Any:
     return record.evolve(outcome, evaluation=record.evolve(outcome.evaluation, eval_us=0))
 
 
+#: Environment variables that move another host's rule files (`FolderFacts.agent_rules`).
+AGENT_RULE_ENV = (
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "GEMINI_CLI_HOME",
+    "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+    "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
+    "GEMINI_CLI_TRUST_WORKSPACE",
+)
+
 #: Seconds during which a stat check that found nothing changed stands: a change to a watched file
 #: (a policy, a config, a Claude settings file, a project marker) is seen by every request that
 #: starts more than this long after the change was written; a request within that window may still
@@ -207,6 +218,8 @@ class FolderFacts:
         self._known: OrderedDict[tuple[str, ...], list] = OrderedDict()
         self._checked: set[tuple[str, ...]] = set()  #: keys already checked for this request
         self._last: tuple[str | None, tuple] | None = None  #: (cwd, facts) of this request
+        #: (agent, cwd, env) -> [paths, stamp, rules, warnings, trusted_after (ns)], other hosts
+        self._agent_rules: dict[tuple[str, ...], list] = {}
 
     def new_request(self) -> None:
         """Start of a hook call: the facts are checked again (once) before they are used."""
@@ -214,7 +227,7 @@ class FolderFacts:
         self._last = None
 
     def project_dir(self, cwd: str | None) -> Any:
-        """`rtk_policy.config.load.project_dir(cwd)`."""
+        """`rtk_policy.config.paths.project_dir(cwd)`."""
         return self._facts(cwd)[0]
 
     def claude_project_dir(self, cwd: str | None) -> Any:
@@ -227,6 +240,31 @@ class FolderFacts:
         if warnings and stderr is not None:
             stderr.write(warnings)
         return rules
+
+    def agent_rules(self, agent: str, cwd: str | None, stderr: Any = None) -> tuple:
+        """`load_agent_rules(agent, cwd, stderr)`: Claude Code's rules are `claude_rules`; another
+        host's are remembered until a stat of one of their paths (`agent_rules.rule_paths`)
+        differs, checked on every call; their warnings are repeated on every call."""
+        from rtk_policy.settings.agent_rules import CLAUDE_RULE_AGENTS, load_agent_rules, rule_paths
+
+        if agent in CLAUDE_RULE_AGENTS:
+            return (*self.claude_rules(cwd, stderr), ())
+        where = cwd or os.getcwd()
+        key = (agent, where, *env_values(AGENT_RULE_ENV))
+        known = self._agent_rules.get(key)
+        if known is None or stat_stamp(known[0]) != known[1] or time.time_ns() <= known[4]:
+            paths = rule_paths(agent, where)
+            stamp = stat_stamp(paths)
+            warnings = io.StringIO()
+            rules = load_agent_rules(agent, where, warnings)
+            trusted_after = newest_mtime(stamp) + RACY_NS
+            known = [paths, stamp, rules, warnings.getvalue(), trusted_after]
+            self._agent_rules[key] = known
+            while len(self._agent_rules) > self.size:
+                self._agent_rules.pop(next(iter(self._agent_rules)))
+        if known[3] and stderr is not None:
+            stderr.write(known[3])
+        return known[2]
 
     def facts_of(self, cwd: str | None) -> tuple:
         """The facts of `cwd` as one object, a new one whenever they are read again (compare it
@@ -289,7 +327,7 @@ def probed_paths(cwd: str) -> tuple[str, ...]:
 def _read_facts(cwd: str) -> tuple:
     import io
 
-    from rtk_policy.config.load import project_dir
+    from rtk_policy.config.paths import project_dir
     from rtk_policy.settings.claude_rules import claude_project_dir, load_claude_rules
 
     warnings = io.StringIO()

@@ -22,45 +22,9 @@ from .sandbox import prose
 from .scratch_install import ScratchInstall, build_wheel
 from .test_scenarios import AGENT_NAMES
 
-_EXIT_2 = (
-    "issue 16 point 2: with the package removed the thin client's `python -S -I …/client.py` "
-    "exits 2 (can't open file), which {agent} takes as a block"
-)
-_EXIT_127 = (
-    "issue 16 point 2: with the package removed the in-process hook's console script is gone "
-    "and the shell exits 127, which {agent} takes as a block"
-)
-_NO_FAIL_ANSWER = (
-    "issue 16 point 2: with the package removed none of our code runs, so RTK_POLICY_FAIL=deny "
-    "cannot apply: {agent} {what}"
-)
-#: (agent, form, scenario) -> why it fails today.
-KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
-    ("claude", "thin", "fails_open"): _EXIT_2.format(agent="Claude Code"),
-    ("codex", "thin", "fails_open"): _EXIT_2.format(agent="Codex"),
-    ("gemini", "thin", "fails_open"): _EXIT_2.format(agent="Gemini CLI"),
-    ("copilot", "thin", "fails_open"): _EXIT_2.format(agent="Copilot CLI"),
-    ("gemini", "in-process", "fails_open"): _EXIT_127.format(agent="Gemini CLI"),
-    ("copilot", "in-process", "fails_open"): _EXIT_127.format(agent="Copilot CLI"),
-    **{
-        (agent, "thin", "fails_deny"): _NO_FAIL_ANSWER.format(
-            agent=agent, what="blocks on exit 2, the model told Python's error, not ours"
-        )
-        for agent in ("claude", "codex", "gemini", "copilot")
-    },
-    ("claude", "in-process", "fails_deny"): _NO_FAIL_ANSWER.format(
-        agent="claude", what="ignores exit 127 and runs the command"
-    ),
-    ("codex", "in-process", "fails_deny"): _NO_FAIL_ANSWER.format(
-        agent="codex", what="ignores exit 127 and runs the command"
-    ),
-    ("gemini", "in-process", "fails_deny"): _NO_FAIL_ANSWER.format(
-        agent="gemini", what="blocks on exit 127, the model told the shell's error, not ours"
-    ),
-    ("copilot", "in-process", "fails_deny"): _NO_FAIL_ANSWER.format(
-        agent="copilot", what="denies on exit 127 ('hook errored'), without our reason"
-    ),
-}
+#: (agent, form, scenario) -> why it fails today. Empty since the installed command is guarded
+#: (rtk_policy/settings/hook_command.py): with its files gone it answers the fail mode, exit 0.
+KNOWN_FAILURES: dict[tuple[str, str, str], str] = {}
 
 
 def broken_worlds(scenario: str):

@@ -118,20 +118,7 @@ def test_before_shell_execution_answers(cursor, command):
         assert answer == {}, answer
 
 
-REWRITE_DROPS_FIELDS = pytest.mark.xfail(
-    strict=True,
-    reason="issue 16 (as for Gemini): updated_input holds only `command`; the schema does not "
-    "say whether Cursor merges or replaces the tool input, and a replace drops the other fields",
-)
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        pytest.param(c, marks=[REWRITE_DROPS_FIELDS] if v == "rewrite" else [])
-        for c, v in COMMANDS.items()
-    ],
-)
+@pytest.mark.parametrize("command", list(COMMANDS))
 def test_pre_tool_use_answers(cursor, command):
     """`preToolUse` carries rewrites in `updated_input` (the whole tool input, only the
     command changed, as every other agent needs), with a permission Cursor knows."""

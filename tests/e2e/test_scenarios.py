@@ -26,19 +26,12 @@ AGENT_NAMES = ("claude", "codex", "gemini", "copilot")
 
 #: (agent, scenario) -> why it fails today. Scenario names are the test names without `test_`.
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("codex", "ask"): "issue 16: Codex rejects permissionDecision 'ask' (unsupported), marks the "
-    "hook failed and runs the command",
-    ("gemini", "ask"): "issue 16: our ask is decision 'ask_user', which Gemini's hook code does "
-    "not know and treats as allow; the command runs",
     **{
         (agent, "own_deny_rule_rewritten"): "issue 16 point 4 / issue 17 point 3: the agent "
         "matches its own deny rule (on `git push`) against our rewrite `rtk git push origin "
         "main`, which it does not match: the push runs"
         for agent in AGENT_NAMES
     },
-    ("gemini", "rewrite_keeps_arguments"): "issue 16: the rewrite sends only `command` in "
-    "hookSpecificOutput.tool_input, which Gemini uses as the whole tool input: dir_path is "
-    "dropped and the command runs in the project folder",
 }
 
 
