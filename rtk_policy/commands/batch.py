@@ -28,7 +28,7 @@ import attrs
 from rtk_policy.engine.answers import batch_answer, dumps, request_context
 from rtk_policy.util import record
 
-_CONFIG_KEYS = {"exclude_commands", "transparent_prefixes", "disabled_rules"}
+_CONFIG_KEYS = {"exclude_commands", "transparent_prefixes", "disabled_rules", "enabled_packs"}
 
 
 #: lines per chunk handed to a worker process

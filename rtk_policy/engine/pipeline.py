@@ -49,6 +49,7 @@ class Engine:
             "exclude_commands": self.config.exclude_commands,
             "transparent_prefixes": self.config.transparent_prefixes,
             "disabled_rules": self.config.disabled_rules,
+            "enabled_packs": self.config.enabled_packs,
             "suppressed_rules": self.suppressed,
         }
         return Context(**{**configured, **fields})  # type: ignore[arg-type]

@@ -22,6 +22,7 @@ from rtk_policy.policy.model import (
     TOOL_KINDS,
     SegmentResult,
     default_message,
+    guessed,
     unevaluable,
 )
 from rtk_policy.policy.guards.plan_store import PlanTables
@@ -191,7 +192,8 @@ class PolicySet:
                 values["tool"] = tools[segment.index]
             rewritable = segment.rewritable and not command_line.rewrite_refused
             run = _Run(self._backend, values, disabled, errors, trace, deny_only)
-            results.append(self._segment(segment.index, segment.program, run, rewritable))
+            result = self._segment(segment.index, segment.program, run, rewritable)
+            results.append(guessed(result) if segment.guessed else result)
         elapsed = (time.perf_counter_ns() - started) // 1000
         return Evaluation(tuple(results), self.digest, self.backend, int(elapsed), tuple(errors))
 
