@@ -74,6 +74,7 @@ class PolicySet:
         #: `plans`: the indexed programs' plans from the compiled cache (`plan_store.py`)
         self._planner = Planner(compiled, functions, plans)
         self._outputs: dict[int, Guard | None] = {}
+        self._deny_reads: Any = None
         self._last_context: tuple[Context, dict[str, Any]] | None = None
         #: per rule, what the evaluation loop tests before its guard: (id, is a rewrite, file index)
         self._step_facts = tuple(
@@ -132,6 +133,16 @@ class PolicySet:
     def candidates(self, program: str) -> tuple[int, ...]:
         """Indexes of the rules tried on a segment running `program`, in load order."""
         return self._planner.candidates(program)
+
+    def deny_blind_to(self, facts: frozenset[str], program: str, context: Context) -> bool:
+        """True when no enforce-mode deny rule tried on `program` can see `facts` (read paths)
+        under `context` (`deny_reads.py`)."""
+        if self._deny_reads is None:
+            from rtk_policy.policy.deny_reads import DenyReads  # a rewrite's re-check only
+
+            files, functions = self.compiled_files, self._functions
+            self._deny_reads = DenyReads(self.compiled_rules, files, self._planner, functions)
+        return self._deny_reads.blind_to(facts, program, context)  # type: ignore[no-any-return]
 
     def plan_tables(self) -> PlanTables:
         """The plans of every indexed program, worked out now (for the compiled cache)."""
