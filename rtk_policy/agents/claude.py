@@ -14,9 +14,9 @@ or nothing.
 
 from __future__ import annotations
 
-from rtk_policy.util import record
 from rtk_policy.agents import common
 from rtk_policy.agents.common import HookRequest
+from rtk_policy.util import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:

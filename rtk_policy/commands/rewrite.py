@@ -16,9 +16,9 @@ from rtk_policy.engine.answers import (
     EXIT_DENY,
     FAIL_EXIT,
     batch_answer,
+    command_words,
     dumps,
     exit_code,
-    command_words,
     join_words,
     request_context,
 )

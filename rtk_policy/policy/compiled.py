@@ -4,8 +4,8 @@ programs, with their guard forms (`guards/ir.py`)."""
 
 from __future__ import annotations
 
-from rtk_policy.util import record
 from rtk_policy.policy.model import Rule
+from rtk_policy.util import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:

@@ -11,9 +11,9 @@ from rtk_policy.policy.compiled import NO_PROGRAM, CompiledFile, CompiledRule
 from rtk_policy.policy.errors import Problem
 from rtk_policy.policy.guards.fast_source import fast_source
 from rtk_policy.policy.guards.ir import guard_ir
+from rtk_policy.policy.guards.program_index import derived_programs
 from rtk_policy.policy.loader import ExprSpec, FileSpec, read_policy_file
 from rtk_policy.policy.positions import locate, offset_in_value
-from rtk_policy.policy.guards.program_index import derived_programs
 
 
 @attrs.define

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import operator
 
-from rtk_policy.util import record
 from rtk_policy.policy.model import Context, ToolCall
 from rtk_policy.shell.model import CommandLine, Redirect, Segment
+from rtk_policy.util import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:

@@ -19,9 +19,9 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from rtk_policy.util import record
 from rtk_policy.policy.bash_pattern import bash_rule_matches
 from rtk_policy.policy.regex import re_find, re_matches
+from rtk_policy.util import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rtk_policy.util.lazy_re import lazy
 from rtk_policy.policy.functions import Function
 from rtk_policy.shell.words import assignment_name, dequote
+from rtk_policy.util.lazy_re import lazy
 
 IFS = " \t\n"
 _CONTINUATION = lazy(globals(), "_CONTINUATION", r"[ \t\v\f]*\\(?:\r\n|\n)[ \t\v\f]*")

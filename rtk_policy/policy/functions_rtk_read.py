@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rtk_policy.util.lazy_re import lazy
 from rtk_policy.policy.functions import Function
 from rtk_policy.policy.functions_rtk import IFS, collapse_continuations, split_words, word_value
+from rtk_policy.util.lazy_re import lazy
 
 # ---------------------------------------------------------------------------------------------
 # head / tail / cat → rtk read (§3.10)

@@ -14,19 +14,19 @@ from rtk_policy.policy.facts import (
     tool_value,
 )
 from rtk_policy.policy.guards.guard import Guard, build_guard, guard_functions
+from rtk_policy.policy.guards.plan_store import PlanTables
+from rtk_policy.policy.guards.plans import Planner
 from rtk_policy.policy.model import (
+    TOOL_KINDS,
     Context,
     Evaluation,
     Rule,
     RuleResult,
-    TOOL_KINDS,
     SegmentResult,
     default_message,
     guessed,
     unevaluable,
 )
-from rtk_policy.policy.guards.plan_store import PlanTables
-from rtk_policy.policy.guards.plans import Planner
 from rtk_policy.shell.model import CommandLine
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)

@@ -76,7 +76,9 @@ def pretest_literals(pattern: str) -> tuple[str, ...]:
     if found is None:
         if pattern not in _VALID:
             return ()
-        from rtk_policy.policy.guards.regex_literal import required_literals  # not on a cached cold path
+        from rtk_policy.policy.guards.regex_literal import (
+            required_literals,  # not on a cached cold path
+        )
 
         found = _LITERALS[pattern] = required_literals(pattern)
     return found

@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 import attrs
 
-from rtk_policy.util import record
 from rtk_policy.decision import decide
 from rtk_policy.policy.model import Context, Evaluation, Example, Rule, ToolCall
+from rtk_policy.util import record
 
 
 @attrs.frozen

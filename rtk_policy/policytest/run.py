@@ -7,8 +7,8 @@ from collections.abc import Iterable
 import attrs
 
 from rtk_policy.decision import decide
-from rtk_policy.policytest.files import UNSET, TestCase, TestFile
 from rtk_policy.policytest.examples import build_context, matched_rule_ids, only_rules, run_examples
+from rtk_policy.policytest.files import UNSET, TestCase, TestFile
 
 PASS, FAIL, ERROR, SKIP = "pass", "fail", "error", "skip"
 

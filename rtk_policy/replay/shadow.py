@@ -13,8 +13,8 @@ from collections.abc import Iterable
 
 import attrs
 
-from rtk_policy.replay.sources import ReplayItem
 from rtk_policy.policytest.examples import matched_rule_ids
+from rtk_policy.replay.sources import ReplayItem
 
 _CACHE_SIZE = 20_000  #: decisions remembered per engine, keyed by (command, cwd, permission mode)
 

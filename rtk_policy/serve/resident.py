@@ -13,12 +13,11 @@ import threading
 import time
 from typing import Any
 
-from rtk_policy.audit import log as audit
-
-from rtk_policy.serve import memo as serve_memo
 from rtk_policy.agents.hook_input import STDIN_LIMIT, decode_payload
-from rtk_policy.serve.client import FORWARDED_ENV
+from rtk_policy.audit import log as audit
+from rtk_policy.serve import memo as serve_memo
 from rtk_policy.serve.answers import AnswerMemo
+from rtk_policy.serve.client import FORWARDED_ENV
 from rtk_policy.serve.memo import FolderFacts, MemoEngine, env_values, stat_stamp
 
 _KEEP_ENGINES = 16  #: engines kept (one per environment and project folder); the oldest is dropped

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Sequence
 
-from rtk_policy.util import record
 from rtk_policy.shell.draft import Ctx, Draft, stage_programs, to_segment
 from rtk_policy.shell.model import CommandLine, Redirect
 from rtk_policy.shell.plainpath import PlainCommand, commands, single_words
@@ -22,6 +21,7 @@ from rtk_policy.shell.walk import (
 )
 from rtk_policy.shell.words import basename
 from rtk_policy.shell.wrappers import peel, prefix_words
+from rtk_policy.util import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:

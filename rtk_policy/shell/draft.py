@@ -6,13 +6,13 @@ from collections import namedtuple
 from collections.abc import Sequence
 from operator import attrgetter
 
-from rtk_policy.util import record
 from rtk_policy.shell.argv import flags, operands, subcommand
 from rtk_policy.shell.model import Redirect, Segment
 from rtk_policy.shell.paths import operand_paths
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.words import Word, basename
 from rtk_policy.shell.wrappers import Peel
+from rtk_policy.util import record
 
 GRAMMAR_WORDS = frozenset({"{", "}", "!", "(", ")"})
 PIPE_NEIGHBOURS = 100

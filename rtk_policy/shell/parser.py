@@ -16,13 +16,13 @@ from rtk_policy.shell.benign import only_benign_errors
 from rtk_policy.shell.compound import RedirectedMixin
 from rtk_policy.shell.draft import MAX_SEGMENTS, Ctx, Draft, with_ops, with_pipe
 from rtk_policy.shell.launch_walk import LaunchMixin
-from rtk_policy.shell.values_walk import ValuesMixin
 from rtk_policy.shell.model import CommandLine
 from rtk_policy.shell.pipes import PipelineMixin
 from rtk_policy.shell.plainpath import PlainCommand
 from rtk_policy.shell.simple import SKIP_TYPES, CommandsMixin, nest
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.treeshape import error_parts, flatten
+from rtk_policy.shell.values_walk import ValuesMixin
 from rtk_policy.shell.words import make_word
 from rtk_policy.shell.wrappers import prefix_words
 

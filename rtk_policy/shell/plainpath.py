@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from rtk_policy.util.lazy_re import lazy
 from rtk_policy.shell.model import Redirect
 from rtk_policy.shell.words import Word, make_word
+from rtk_policy.util.lazy_re import lazy
 
 #: A quoted part of a word: single quotes hold anything but a line break; double quotes no
 #: expansion, escape or line break either.

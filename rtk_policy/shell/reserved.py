@@ -12,9 +12,9 @@ a blanked `!` are remembered in `Source.negated_at` so that their segments stay 
 
 from __future__ import annotations
 
-from rtk_policy.util.lazy_re import lazy
 from rtk_policy.shell.simple import RUN_BY_EXEC
 from rtk_policy.shell.source import Source
+from rtk_policy.util.lazy_re import lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import accumulate
 
-from rtk_policy.util.lazy_re import lazy
 from rtk_policy.shell import git_code, launchers, nested, scripts
 from rtk_policy.shell.draft import GRAMMAR_WORDS, Ctx, Draft
 from rtk_policy.shell.launch_walk import LAUNCHERS
@@ -18,6 +17,7 @@ from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode, read_redire
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.words import Word, basename, make_word
 from rtk_policy.shell.wrappers import peel
+from rtk_policy.util.lazy_re import lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from rtk_policy.util.lazy_re import lazy
 from rtk_policy.shell.draft import Draft
 from rtk_policy.shell.scan import Scan
+from rtk_policy.util.lazy_re import lazy
 
 _CONTINUATION = lazy(globals(), "_CONTINUATION", r"[ \t\v\f]*\\\r?\n[ \t\v\f]*")
 _BLOCK_START = lazy(

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rtk_policy.util import record
-
 from rtk_policy.shell.words import Word, assignment_name, make_word, split_assignment
+from rtk_policy.util import record
 
 
 @record.mutable

@@ -6,7 +6,6 @@ program): a hook process whose every rule the guards decide never loads it.
 
 from __future__ import annotations
 
-from rtk_policy.util.lazy_re import lazy
 from rtk_policy.policy import facts
 from rtk_policy.policy.backends.select import (
     CheckError,
@@ -17,6 +16,7 @@ from rtk_policy.policy.backends.select import (
     module_file,
 )
 from rtk_policy.policy.functions import Function, all_functions
+from rtk_policy.util.lazy_re import lazy
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:

@@ -22,7 +22,6 @@ from celpy import celtypes
 from celpy.adapter import json_to_cel
 from celpy.evaluation import Activation, CELEvalError, Transpiler
 
-from rtk_policy.policy.backends.select import CompileError, EvalError
 from rtk_policy.policy.backends.cel_python_runtime import (
     NAMESPACE,
     FastActivation,
@@ -32,6 +31,7 @@ from rtk_policy.policy.backends.cel_python_runtime import (
     result,
     transpiler_tree,
 )
+from rtk_policy.policy.backends.select import CompileError, EvalError
 from rtk_policy.policy.checker import check_tree, parse_tree
 from rtk_policy.policy.functions import Function, all_functions
 
