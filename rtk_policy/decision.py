@@ -1,4 +1,5 @@
-"""Combining per-segment rule results into one `Decision` (DESIGN §6). A pure function, table-tested."""
+"""Combining per-segment rule results into one `Decision` (DESIGN §6). A pure function,
+table-tested."""
 
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ def decide(
 ) -> Decision:
     """Combine the rule results of one command into a `Decision` (DESIGN §6).
 
-    `command_line` is a shell.CommandLine, `evaluation` its policy Evaluation, `rewrite` the command the
-    rewrite rules selected (None when none did) and `recheck` the Evaluation of that rewritten command.
+    `command_line` is a shell.CommandLine, `evaluation` its policy Evaluation, `rewrite` the command
+    the rewrite rules selected (None when none did) and `recheck` the Evaluation of that rewritten
+    command.
     """
     if any(result.permission_hits for result in evaluation.results):  # type: ignore[attr-defined]
         hits = _enforced_hits(evaluation)
@@ -71,7 +73,8 @@ def decide(
 
 
 def segment_verdict(hits: tuple) -> str:
-    """The verdict of one segment from its enforce-mode permission hits: deny > ask > allow > none."""
+    """The verdict of one segment from its enforce-mode permission hits: deny > ask > allow >
+    none."""
     decisions = {hit.rule.decision for hit in hits}
     for verdict in (VERDICT_DENY, VERDICT_ASK, VERDICT_ALLOW):
         if verdict in decisions:
@@ -93,7 +96,8 @@ def _enforced_hits(evaluation: object) -> list[tuple]:
 
 def _combine(command_line: object, evaluation: object, hits: list[tuple]) -> str:
     """deny > ask > allow (every segment allowed, the whole attestable) > none. A guessed copy of a
-    command (`Segment.guessed`, whose denies the policy stage made asks) counts only when it asks."""
+    command (`Segment.guessed`, whose denies the policy stage made asks) counts only when it
+    asks."""
     segments = command_line.segments  # type: ignore[attr-defined]
     verdicts = [
         segment_verdict(segment_hits)
@@ -114,7 +118,8 @@ def _guessed(segments: tuple, index: int) -> bool:
 
 
 def _attestable(command_line: object) -> bool:
-    """The engine can vouch for what will run: parsed, no hidden program, no unattestable construct."""
+    """The engine can vouch for what will run: parsed, no hidden program, no unattestable
+    construct."""
     return not (
         command_line.parse_error  # type: ignore[attr-defined]
         or command_line.unattestable  # type: ignore[attr-defined]

@@ -1,4 +1,5 @@
-"""The command line: all argparse lives here; each subcommand is a function in `rtk_policy.commands`.
+"""The command line: all argparse lives here; each subcommand is a function in
+`rtk_policy.commands`.
 
 Subcommand modules are imported only when chosen, so `rtk-policy hook` never pays for the others.
 """
@@ -257,7 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cli() -> None:
-    """The `rtk-policy` console script and `python -m rtk_policy`: `main()`, then exit with its code.
+    """The `rtk-policy` console script and `python -m rtk_policy`: `main()`, then exit with its
+    code.
 
     A `hook` call runs without the cyclic garbage collector (one short decision: its passes over the
     ~50,000 objects of the loaded policies cost ~4 ms) and exits without the interpreter's teardown

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 NAME = "claude"
-#: Tool names carrying a bash command. An absent tool_name is taken as Bash (the matcher filtered it).
+#: Tool names carrying a bash command. An absent tool_name is taken as Bash (the matcher filtered
+#: it).
 SHELL_TOOLS = ("Bash",)
 
 

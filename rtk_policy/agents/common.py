@@ -1,4 +1,5 @@
-"""What every agent protocol shares: the normalised `HookRequest`, input errors and JSON output helpers.
+"""What every agent protocol shares: the normalised `HookRequest`, input errors and JSON output
+helpers.
 
 An agent module (`claude`, `copilot`, `gemini`, `cursor`, `codex`) offers:
 

@@ -2,10 +2,10 @@
 
 - `claude`: the Claude-compatible payload (`tool_name` Bash/bash/runTerminalCommand/run_in_terminal,
   `tool_input.command`) — answered exactly as Claude Code is;
-- `cli`: Copilot CLI camelCase (`toolName` bash/powershell, `toolArgs` a JSON string or object) — a flat
-  `{permissionDecision, permissionDecisionReason, modifiedArgs}` object;
-- `ide`: JetBrains Copilot (`toolName` run_in_terminal, camelCase) honours only deny, so a rewrite is
-  answered with a deny that tells the agent to re-run the rewritten command, an ask with nothing.
+- `cli`: Copilot CLI camelCase (`toolName` bash/powershell, `toolArgs` a JSON string or object) — a
+  flat `{permissionDecision, permissionDecisionReason, modifiedArgs}` object;
+- `ide`: JetBrains Copilot (`toolName` run_in_terminal, camelCase) honours only deny, so a rewrite
+  is answered with a deny that tells the agent to re-run the rewritten command, an ask with nothing.
 
 Another tool (`create`, `edit`, `view`, `apply_patch` …: every tool reaches a `preToolUse` entry
 without a matcher) gets deny, ask or nothing in its dialect; where only a deny counts (`ide`) an ask
@@ -125,7 +125,8 @@ def pass_through(payload: dict[str, Any]) -> str | None:
 
 
 def fail_answer(mode: str, message: str, request: HookRequest | None = None) -> str | None:
-    """`open`: nothing; `closed`: ask; `deny`: deny. The flat shape unless the request was Claude-shaped."""
+    """`open`: nothing; `closed`: ask; `deny`: deny. The flat shape unless the request was
+    Claude-shaped."""
     if request is not None and request.variant == "claude":
         return claude.fail_answer(mode, message, request)
     verdict = common.fail_verdict(mode)

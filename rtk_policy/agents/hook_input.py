@@ -114,7 +114,8 @@ def read_stdin(
 
 
 def decode_payload(data: bytes) -> tuple[dict[str, Any] | None, str]:
-    """The JSON object in `data` (BOMs and surrounding whitespace removed), or None and a message."""
+    """The JSON object in `data` (BOMs and surrounding whitespace removed), or None and a
+    message."""
     while data.startswith(_BOM):
         data = data[len(_BOM) :]
     data = data.strip()

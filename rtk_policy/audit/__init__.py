@@ -1,1 +1,2 @@
-"""The audit log (DESIGN §8): records, their encoding and redaction, the chained store, verify and stats."""
+"""The audit log (DESIGN §8): records, their encoding and redaction, the chained store, verify and
+stats."""

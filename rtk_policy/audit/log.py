@@ -103,9 +103,9 @@ def record(
 ) -> None:
     """Append the audit record of one decision. Never raises, never writes to stdout.
 
-    `config` is a `rtk_policy.config.load.Config`; `outcome` an `engine.Outcome` when the engine ran,
-    `decision` a `Decision` when only that is known; `request` holds session_id, tool_use_id, cwd
-    and command. On failure, one line goes to stderr and the decision is not recorded.
+    `config` is a `rtk_policy.config.load.Config`; `outcome` an `engine.Outcome` when the engine
+    ran, `decision` a `Decision` when only that is known; `request` holds session_id, tool_use_id,
+    cwd and command. On failure, one line goes to stderr and the decision is not recorded.
     """
     try:
         if not getattr(config, "audit_enabled", True):

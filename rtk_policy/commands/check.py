@@ -20,7 +20,8 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
 def check_once(
     paths: list[str] | None, backend: str | None, config: str | None, stdout: IO[str], stderr: IO[str]
 ) -> bool:
-    """Check the policies on one backend; print problems and failed examples; True when all is well."""
+    """Check the policies on one backend; print problems and failed examples; True when all is
+    well."""
     from rtk_policy.engine.pipeline import load_engine
     from rtk_policy.policy import PolicyLoadError
     from rtk_policy.policytest.examples import run_examples, summarize

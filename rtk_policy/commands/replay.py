@@ -1,5 +1,5 @@
-"""`rtk-policy replay [INPUTS]`: evaluate past commands (Claude Code transcripts, audit logs) under a
-candidate policy set (`--policies`) and report what would change against what happened."""
+"""`rtk-policy replay [INPUTS]`: evaluate past commands (Claude Code transcripts, audit logs) under
+a candidate policy set (`--policies`) and report what would change against what happened."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`rtk-policy rewrite CMD` and `rtk-policy rewrite --batch FILE` (DESIGN §2).
 
-Exit codes: 0 rewritten and allowed; 1 nothing to rewrite (or unattestable); 2 denied; 3 rewritten or
-asked, the host must still approve.
+Exit codes: 0 rewritten and allowed; 1 nothing to rewrite (or unattestable); 2 denied; 3 rewritten
+or asked, the host must still approve.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""`rtk-policy test [PATHS]`: run the policy test files (`*_test.yaml`) and every rule's inline examples.
+"""`rtk-policy test [PATHS]`: run the policy test files (`*_test.yaml`) and every rule's inline
+examples.
 
-PATHS are files or folders: a folder contributes its policy files (`*.yaml`, `*.yml`) and its test files
-(`*_test.yaml`); with no policy file among PATHS the policies come from the search path. Tests run with
-the default config (plus each case's own `config:`), so a user's config.toml never changes their result.
-Exit 1 on any failure or error.
+PATHS are files or folders: a folder contributes its policy files (`*.yaml`, `*.yml`) and its test
+files (`*_test.yaml`); with no policy file among PATHS the policies come from the search path. Tests
+run with the default config (plus each case's own `config:`), so a user's config.toml never changes
+their result. Exit 1 on any failure or error.
 """
 
 from __future__ import annotations

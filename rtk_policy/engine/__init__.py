@@ -1,1 +1,2 @@
-"""The pipeline of stages (text → shell → policy → decision) and the rewritten command's assembly."""
+"""The pipeline of stages (text → shell → policy → decision) and the rewritten command's
+assembly."""

@@ -1,6 +1,8 @@
-"""The policy stage: load YAML policy files → validate → compile CEL → evaluate against parsed commands.
+"""The policy stage: load YAML policy files → validate → compile CEL → evaluate against parsed
+commands.
 
-Light to import (the hook imports it): yaml, lark and the CEL libraries are imported only when needed.
+Light to import (the hook imports it): yaml, lark and the CEL libraries are imported only when
+needed.
 """
 
 from __future__ import annotations

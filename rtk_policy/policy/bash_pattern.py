@@ -11,7 +11,8 @@ _IFS_RUN = lazy(globals(), "_IFS_RUN", r"[ \t\n]+")
 
 
 def normalise(text: str) -> str:
-    """Remove backslash-newlines, squeeze runs of space/tab/newline to one space, trim (CR is kept)."""
+    """Remove backslash-newlines, squeeze runs of space/tab/newline to one space, trim (CR is
+    kept)."""
     return _IFS_RUN.sub(" ", text.replace("\\\n", "")).strip(" ")
 
 
@@ -26,7 +27,8 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
 
 
 def bash_rule_matches(pattern: str, text: str) -> bool:
-    """True when the Claude Code Bash rule `pattern` (text inside `Bash(...)`) matches command `text`."""
+    """True when the Claude Code Bash rule `pattern` (text inside `Bash(...)`) matches command
+    `text`."""
     pat = normalise(pattern)
     cmd = normalise(text)
     if pat in ("*", "*:*"):

@@ -2,8 +2,8 @@
 
 Walks the lark tree of cel-python's parser (load path only, never the hot path) and reports unknown
 variables, unknown fields of our map-typed variables (also inside macros such as `exists`), unknown
-functions, and a result of the wrong type where it can be inferred. Both backends run this same checker,
-so both report identical errors.
+functions, and a result of the wrong type where it can be inferred. Both backends run this same
+checker, so both report identical errors.
 """
 
 from __future__ import annotations

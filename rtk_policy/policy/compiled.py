@@ -1,6 +1,6 @@
-"""What the compiler (`compiler.py`) makes of a policy set and the cache keeps: per file its metadata
-and file-level expressions, per rule its expressions as indexes into the list of compiled CEL
-programs, with their guard forms (`guards/ir.py`)."""
+"""What the compiler (`compiler.py`) makes of a policy set and the cache keeps: per file its
+metadata and file-level expressions, per rule its expressions as indexes into the list of compiled
+CEL programs, with their guard forms (`guards/ir.py`)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 NO_PROGRAM = -1
-#: version of the compiled payload (CompiledRule fields, load-time source rewrites): part of the cache key
-#: 9: rules carry `locked`, the payload the problems of a partial load
+#: version of the compiled payload (CompiledRule fields, load-time source rewrites): part of the
+#: cache key 9: rules carry `locked`, the payload the problems of a partial load
 #: 8: rules carry their `tools:` selector
 #: 7: the payload's valid literal `matches` patterns carry their pre-test literals
 COMPILED_FORMAT = "9"
@@ -44,7 +44,8 @@ class CompiledRule:
     rewrite: int = NO_PROGRAM
     #: programs derived from the match (`program_index.py`) when the rule has no `programs:` list
     derived: tuple[str, ...] = ()
-    #: guard form of the match (`guard.py`): a Python pre-check that can prove the rule does not match
+    #: guard form of the match (`guard.py`): a Python pre-check that can prove the rule does not
+    #: match
     guard: tuple[Any, ...] = ()
     #: guard form of the rewrite (rewrite rules) or message (permission rules): when it gives a
     #: plain string, that string is CEL's answer too and the backend is not called

@@ -1,4 +1,5 @@
-"""Compiling validated policy files (`loader.FileSpec`) into the parts of a `PolicySet` (load path only)."""
+"""Compiling validated policy files (`loader.FileSpec`) into the parts of a `PolicySet` (load path
+only)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ class Compilation:
         return len(self.programs) - 1
 
     def _compile(self, expr: ExprSpec) -> tuple[Any, frozenset[str]]:
-        """Compile the faster equivalent of the source (`fast_source`); errors are those of the source."""
+        """Compile the faster equivalent of the source (`fast_source`); errors are those of the
+        source."""
         fast = fast_source(expr.source)
         if fast == expr.source:
             return self.backend.compile(expr.source, expr.expected)  # type: ignore[no-any-return]
@@ -66,7 +68,8 @@ def _expression_problem(
 
 
 def compile_files(sources: list[tuple[str, str]], backend: Backend) -> Compilation:
-    """Read, validate and compile `(path, text)` pairs in order; problems are collected, not raised."""
+    """Read, validate and compile `(path, text)` pairs in order; problems are collected, not
+    raised."""
     state = Compilation(backend)
     names: dict[str, str] = {}
     ids: dict[str, str] = {}

@@ -1,4 +1,5 @@
-"""Load-time problems of policy files: `Problem` (one positioned message) and `PolicyLoadError` (all of them)."""
+"""Load-time problems of policy files: `Problem` (one positioned message) and `PolicyLoadError` (all
+of them)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""The CEL variables a policy sees: their static schema, and the values built from shell/policy models.
+"""The CEL variables a policy sees: their static schema, and the values built from shell/policy
+models.
 
-The schema is derived from the record fields of `Segment`, `Redirect`, `CommandLine` and `Context`, so a
-field the shell stage adds later appears in CEL automatically. The schema feeds both the CEL type
-declarations of the backends and the static field checker (`checker.py`).
+The schema is derived from the record fields of `Segment`, `Redirect`, `CommandLine` and `Context`,
+so a field the shell stage adds later appears in CEL automatically. The schema feeds both the CEL
+type declarations of the backends and the static field checker (`checker.py`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: Schema nodes: ("string",), ("int",), ("bool",), ("dyn",), ("list", elem), ("map", value_schema)
-#: for maps with any string key, and ("record", {field: schema}) for maps with a fixed set of fields.
+#: for maps with any string key, and ("record", {field: schema}) for maps with a fixed set of
+#: fields.
 STRING, INT, BOOL, DYN = ("string",), ("int",), ("bool",), ("dyn",)
 STRING_LIST = ("list", STRING)
 STRING_MAP = ("map", STRING)

@@ -1,13 +1,14 @@
-"""Custom CEL functions: pure Python, declared once in a table, registered identically on every backend.
+"""Custom CEL functions: pure Python, declared once in a table, registered identically on every
+backend.
 
-How to add a function: write a pure-Python implementation taking and returning plain values (str, int,
-bool, list, dict) and append a `Function(name, params, result, impl)` to a module-level `FUNCTIONS`
-tuple. Functions of this module live in `FUNCTIONS` below; another module (e.g. `functions_rtk.py`)
-defines its own `FUNCTIONS` tuple and is listed in `EXTENSION_MODULES`. Type names are "string", "int",
-"bool", "dyn", "list<string>", "list<dyn>", "map<string,dyn>". `member=True` makes it a method
-(`x.name(args)`, the receiver being the first parameter). Overloads of one name: several entries with the
-same name and different arity. Implementations must not raise for ordinary input; an exception becomes an
-evaluation error of the rule (it does not match).
+How to add a function: write a pure-Python implementation taking and returning plain values (str,
+int, bool, list, dict) and append a `Function(name, params, result, impl)` to a module-level
+`FUNCTIONS` tuple. Functions of this module live in `FUNCTIONS` below; another module (e.g.
+`functions_rtk.py`) defines its own `FUNCTIONS` tuple and is listed in `EXTENSION_MODULES`. Type
+names are "string", "int", "bool", "dyn", "list<string>", "list<dyn>", "map<string,dyn>".
+`member=True` makes it a method (`x.name(args)`, the receiver being the first parameter). Overloads
+of one name: several entries with the same name and different arity. Implementations must not raise
+for ordinary input; an exception becomes an evaluation error of the rule (it does not match).
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def expand_home(path: str) -> str:
 
 
 def path_under(path: str, folder: str) -> bool:
-    """True when `path` is `folder` or inside it, after ~/$HOME expansion and normpath (no symlinks)."""
+    """True when `path` is `folder` or inside it, after ~/$HOME expansion and normpath (no
+    symlinks)."""
     p = posixpath.normpath(expand_home(path))
     d = posixpath.normpath(expand_home(folder))
     if d == "/":
@@ -87,7 +89,8 @@ def glob(pattern: str, text: str) -> bool:
 
 
 def shell_quote(word: str) -> str:
-    """`word` quoted for bash (`shlex.quote`, imported on first use: a cold hook seldom needs it)."""
+    """`word` quoted for bash (`shlex.quote`, imported on first use: a cold hook seldom needs
+    it)."""
     from shlex import quote
 
     return quote(word)
@@ -119,7 +122,8 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("expand_home", (_S,), _S, expand_home),
     # re_find(pattern, text): the pattern first, as in glob and bash_rule_matches; RE2
     Function("re_find", (_S, _S), _S, re_find),
-    # `x.matches(p)` with a cached compiled pattern; the compiler rewrites literal-pattern calls to it
+    # `x.matches(p)` with a cached compiled pattern; the compiler rewrites literal-pattern calls to
+    # it
     Function("re_matches", (_S, _S), _B, re_matches),
     # string helpers of cel-go's strings extension that both backends lack
     Function("join", (_LS, _S), _S, lambda items, sep: sep.join(items), member=True),

@@ -6,7 +6,8 @@ comfortably: RTK's classification normal form, prefix replacement at word bounda
 matching (the `rtk read` transform and the pipeline checks are in `functions_rtk_read.py`).
 
 Text-level helpers work on the verbatim `segment.command` slice, split on IFS (space, tab, newline)
-with quotes honoured, because RTK matches its rules against text: a CR, VT, FF or NBSP is a word byte.
+with quotes honoured, because RTK matches its rules against text: a CR, VT, FF or NBSP is a word
+byte.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ _CONTINUATION = lazy(globals(), "_CONTINUATION", r"[ \t\v\f]*\\(?:\r\n|\n)[ \t\v
 
 
 def collapse_continuations(text: str) -> str:
-    """Collapse every unquoted backslash-newline (and the blanks around it) into one space (§3.1)."""
+    """Collapse every unquoted backslash-newline (and the blanks around it) into one space
+    (§3.1)."""
     if "\\" not in text:
         return text
     out: list[str] = []
@@ -182,8 +184,9 @@ def _reduce_php_path(word: str) -> str:
 
 
 def rtk_replace_prefix(text: str, prefixes: list[str], rtk_cmd: str) -> str:
-    """Replace the longest of `prefixes` that starts `text` at a word boundary by `rtk_cmd`; the rest
-    follows after one space, its leading whitespace trimmed. `text` unchanged when none matches."""
+    """Replace the longest of `prefixes` that starts `text` at a word boundary by `rtk_cmd`; the
+    rest follows after one space, its leading whitespace trimmed. `text` unchanged when none
+    matches."""
     text = collapse_continuations(text).strip(IFS)
     for prefix in sorted(prefixes, key=len, reverse=True):
         if not text.startswith(prefix):
@@ -202,7 +205,8 @@ def rtk_prefixed(text: str) -> str:
     return "rtk " + collapse_continuations(text).strip(IFS)
 
 
-#: The JS runner words RTK consumes in front of a tool (`npx tsc` → `rtk tsc`), reference §3.9 "JSR".
+#: The JS runner words RTK consumes in front of a tool (`npx tsc` → `rtk tsc`), reference §3.9
+#: "JSR".
 JS_RUNNERS = (
     "npm exec", "npm rum", "npm run", "npm run-script", "npm urn", "npm x", "npm", "npx",
     "pnpm dlx", "pnpm exec", "pnpm run", "pnpm run-script", "pnpm", "pnpx",
@@ -210,7 +214,8 @@ JS_RUNNERS = (
 
 
 def rtk_runner_prefixes(tools: list[str]) -> list[str]:
-    """Every `tools` entry alone and behind each JS runner (`jest` → `npx jest`, `pnpm exec jest`, …)."""
+    """Every `tools` entry alone and behind each JS runner (`jest` → `npx jest`, `pnpm exec jest`,
+    …)."""
     return [*tools, *(f"{runner} {tool}" for runner in JS_RUNNERS for tool in tools)]
 
 
@@ -267,7 +272,8 @@ def _uv_fallback(prefix: str, command: str, offset: int, excluded: list[str]) ->
 
 
 def rtk_uv_run_options(prefix: str, command: str, transparent: list[str], excluded: list[str]) -> str:
-    """`uv run` followed by options goes whole to `rtk uv run` (`uv run -- cargo test`); "" otherwise."""
+    """`uv run` followed by options goes whole to `rtk uv run` (`uv run -- cargo test`); ""
+    otherwise."""
     for offset, options in _uv_run_layers(prefix, transparent):
         if options:
             return _uv_fallback(prefix, command, offset, excluded)

@@ -1,5 +1,6 @@
-"""CEL functions of the RTK registry for reading commands: the `rtk read` form of head/tail/cat (§3.10)
-and the checks of pipeline stages (§3.4), registered on every backend like `functions_rtk.py`'s."""
+"""CEL functions of the RTK registry for reading commands: the `rtk read` form of head/tail/cat
+(§3.10) and the checks of pipeline stages (§3.4), registered on every backend like
+`functions_rtk.py`'s."""
 
 from __future__ import annotations
 

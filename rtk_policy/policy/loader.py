@@ -1,7 +1,7 @@
 """Reading policy YAML files into validated specs, collecting every problem with its position.
 
-Load path only (imports yaml). `read_policy_file` never raises for bad content: it returns what it could
-read and the problems found, so that all problems of all files are reported at once.
+Load path only (imports yaml). `read_policy_file` never raises for bad content: it returns what it
+could read and the problems found, so that all problems of all files are reported at once.
 """
 
 from __future__ import annotations
@@ -85,7 +85,8 @@ class _Reader:
         self.problems.append(Problem(self.path, line, col, message, source))
 
     def mapping(self, node: Any, what: str, known: set[str]) -> dict[str, tuple[Any, Any]]:
-        """The keys of a mapping node → (key node, value node); reports unknown and duplicate keys."""
+        """The keys of a mapping node → (key node, value node); reports unknown and duplicate
+        keys."""
         if not isinstance(node, yaml.MappingNode):
             self.problem(node, f"{what} must be a mapping")
             return {}

@@ -10,7 +10,8 @@ TOOL_KINDS = ("shell", "write", "edit", "read", "other")
 #: The tools a rule without `tools:` is tried on.
 SHELL_ONLY = ("shell",)
 MODES = ("enforce", "warn", "audit")
-#: A rewrite rule's role in a pipeline (reference §3.4): never piped, stage 1 only, last stage only, or both.
+#: A rewrite rule's role in a pipeline (reference §3.4): never piped, stage 1 only, last stage only,
+#: or both.
 PIPELINE_ROLES = ("never", "producer", "final", "both")
 
 
@@ -48,7 +49,8 @@ class Rule:
     description: str = ""
     examples: tuple[Example, ...] = ()
     tools: tuple[str, ...] = SHELL_ONLY  #: the `TOOL_KINDS` the rule is tried on
-    #: `locked: true` (on the rule or its file): no config may disable it (honoured in managed files)
+    #: `locked: true` (on the rule or its file): no config may disable it (honoured in managed
+    #: files)
     locked: bool = False
 
     @property
@@ -69,7 +71,8 @@ class ToolCall:
 
 @record.frozen
 class Context:
-    """Everything a policy may see besides the command: the `ctx`, `claude` and `config` CEL variables."""
+    """Everything a policy may see besides the command: the `ctx`, `claude` and `config` CEL
+    variables."""
 
     agent: str = ""
     cwd: str = ""
@@ -88,7 +91,8 @@ class Context:
     transparent_prefixes: tuple[str, ...] = ()
     disabled_rules: tuple[str, ...] = ()  #: rule ids switched off in the config
     enabled_packs: tuple[str, ...] = ()  #: opt-in packs switched on in the config
-    #: rule ids left out whatever the config says: an untrusted layer's loosening (`engine/layered.py`)
+    #: rule ids left out whatever the config says: an untrusted layer's loosening
+    #: (`engine/layered.py`)
     suppressed_rules: tuple[str, ...] = ()
 
 
@@ -128,9 +132,9 @@ class Evaluation:
 def unevaluable(rule: Rule, error: str) -> RuleResult:
     """The result of a rule whose expression could not be evaluated.
 
-    When the engine gives up or crashes (e.g. an input too large for its iteration budget), a deny or
-    ask rule fails closed as an ask, since its deny may be hiding behind the error; other rules do not
-    match.
+    When the engine gives up or crashes (e.g. an input too large for its iteration budget), a deny
+    or ask rule fails closed as an ask, since its deny may be hiding behind the error; other rules
+    do not match.
     """
     if rule.kind == "permission" and rule.decision in ("deny", "ask"):
         asking = record.evolve(rule, decision="ask")
@@ -156,7 +160,8 @@ def guessed(result: SegmentResult) -> SegmentResult:
 
 
 def default_message(rule: Rule) -> str:
-    """The message of a rule without `message:`: its description or its decision, naming the rule."""
+    """The message of a rule without `message:`: its description or its decision, naming the
+    rule."""
     if rule.description:
         return f"{rule.description.strip()} (rule {rule.id})"
     verb = {"deny": "denied", "ask": "needs confirmation", "allow": "allowed"}.get(

@@ -1,4 +1,5 @@
-"""`PolicySet`: compiled rules ready to evaluate a `CommandLine` (the hot path: no yaml, no lark)."""
+"""`PolicySet`: compiled rules ready to evaluate a `CommandLine` (the hot path: no yaml, no
+lark)."""
 
 from __future__ import annotations
 
@@ -41,8 +42,8 @@ WARM_AFTER = 256
 class PolicySet:
     """Compiled policies of a set of files, evaluated on one backend.
 
-    Programs are kept as cache bytes until first use (`_program`), so a cache hit restores only what the
-    commands evaluated actually need.
+    Programs are kept as cache bytes until first use (`_program`), so a cache hit restores only what
+    the commands evaluated actually need.
     """
 
     def __init__(
@@ -62,7 +63,8 @@ class PolicySet:
         self.rules: tuple[Rule, ...] = tuple(c.rule for c in compiled)
         self.files: tuple[str, ...] = tuple(f.path for f in files)
         self.digest = digest
-        #: `errors.Problem`s of the files left out of a partial load (`load_policy_set(partial=True)`)
+        #: `errors.Problem`s of the files left out of a partial load
+        #: (`load_policy_set(partial=True)`)
         self.problems: tuple[Any, ...] = problems
         self.backend = backend.name
         self._backend = backend
@@ -368,7 +370,8 @@ def _left_out(context: Context) -> frozenset[str]:
 
 
 class _Run:
-    """The state of evaluating one segment: its values, the backend activation built on first need."""
+    """The state of evaluating one segment: its values, the backend activation built on first
+    need."""
 
     __slots__ = ("backend", "values", "disabled", "errors", "trace", "deny_only", "_activation")
 

@@ -16,8 +16,8 @@ def offset_in_value(value: str, line: int, col: int) -> int:
 def locate(text: str, node: Any, offset: int) -> tuple[int, int]:
     """1-based (line, col) in the file `text` of character `offset` of scalar `node`'s value.
 
-    Aligns the value with the raw source slice greedily, which skips quotes, escapes, block indentation
-    and folded line breaks.
+    Aligns the value with the raw source slice greedily, which skips quotes, escapes, block
+    indentation and folded line breaks.
     """
     raw_start = node.start_mark.index
     raw = text[raw_start : node.end_mark.index]
@@ -43,7 +43,8 @@ def locate(text: str, node: Any, offset: int) -> tuple[int, int]:
 
 
 def _advance(raw: str, ri: int, char: str) -> int:
-    """The index in `raw` at or after `ri` where `char` (or a whitespace for a whitespace) occurs."""
+    """The index in `raw` at or after `ri` where `char` (or a whitespace for a whitespace)
+    occurs."""
     for index in range(ri, len(raw)):
         found = raw[index]
         if found == char or (char in " \n" and found in " \n\t"):

@@ -110,8 +110,8 @@ def _searcher(pattern: str) -> Callable[[str], bool]:
 def _compile(pattern: str) -> Callable[[str], bool]:
     """A `text -> bool` search for `pattern`.
 
-    With google-re2, the compiled RE2 object is called directly on the UTF-8 bytes (what the package's
-    `search` does, without building a match object: ~1 µs instead of ~3 µs per call).
+    With google-re2, the compiled RE2 object is called directly on the UTF-8 bytes (what the
+    package's `search` does, without building a match object: ~1 µs instead of ~3 µs per call).
     """
     engine, name, options = _engine()
     compiled = engine.compile(pattern, *options)

@@ -151,8 +151,8 @@ def _json_exact(value: Any) -> bool:
 
 def policy_from_data(data: Any, programs: int) -> dict[str, Any]:
     """The parts `policy_data` stored, checked, for a policy set of `programs` compiled programs:
-    `files`, `rules`, `expected`, `uses`, `plans`, `patterns`, `problems`. Raise `ValueError` (or `TypeError`,
-    `KeyError`) for anything that is not what the compiler makes."""
+    `files`, `rules`, `expected`, `uses`, `plans`, `patterns`, `problems`. Raise `ValueError` (or
+    `TypeError`, `KeyError`) for anything that is not what the compiler makes."""
     if type(data) is not dict:
         raise ValueError("the stored policy set is a map")
     expected = tuple(data["expected"])

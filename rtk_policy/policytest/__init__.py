@@ -1,1 +1,2 @@
-"""Policy tests: `*_test.yaml` files, inline examples, running and reporting them, the pytest plugin."""
+"""Policy tests: `*_test.yaml` files, inline examples, running and reporting them, the pytest
+plugin."""

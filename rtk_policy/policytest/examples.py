@@ -1,8 +1,9 @@
 """Running the inline `examples` of policy rules (used by `check` and `test`).
 
-A permission example states the verdict that the example's own policy file gives the command (its rules
-combined as in DESIGN §6), so packs are tested independently of each other. A rewrite example states the
-rewrite that the whole loaded set selects (rewrite packs are ordered, so priority across files counts).
+A permission example states the verdict that the example's own policy file gives the command (its
+rules combined as in DESIGN §6), so packs are tested independently of each other. A rewrite example
+states the rewrite that the whole loaded set selects (rewrite packs are ordered, so priority across
+files counts).
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ def example_tool_call(example: Example) -> ToolCall:
 
 
 def matched_rule_ids(evaluation: Evaluation) -> tuple[str, ...]:
-    """Ids of every rule (any kind or mode) that matched a segment of `evaluation`, first hit first."""
+    """Ids of every rule (any kind or mode) that matched a segment of `evaluation`, first hit
+    first."""
     ids: dict[str, None] = {}
     for result in evaluation.results:
         for hit in result.permission_hits:

@@ -12,9 +12,9 @@ cases:
     expect: {verdict: deny, message: "deny rule", rules: [claude-deny]}
 ```
 
-`expect` keys are all optional: `verdict` (allow|ask|deny|none), `rewrite` (the command the host would
-run, or null for "unchanged"), `message` (a substring of one reason or warning), `rules` (ids that must
-match). Running the cases lives in `rtk_policy.policytest.run`.
+`expect` keys are all optional: `verdict` (allow|ask|deny|none), `rewrite` (the command the host
+would run, or null for "unchanged"), `message` (a substring of one reason or warning), `rules` (ids
+that must match). Running the cases lives in `rtk_policy.policytest.run`.
 """
 
 from __future__ import annotations
@@ -96,8 +96,8 @@ def is_test_file(path: str | Path) -> bool:
 
 
 def load_test_file(path: str | Path) -> TestFile:
-    """Parse a test file. Raise `TestFileError` when the file itself is unreadable; a bad case becomes
-    one of the file's `problems`, so the other cases still run."""
+    """Parse a test file. Raise `TestFileError` when the file itself is unreadable; a bad case
+    becomes one of the file's `problems`, so the other cases still run."""
     import yaml
 
     name = str(path)

@@ -4,9 +4,10 @@
         assert rtk_policy_decide("tests/commands.txt", policies=["policies/"]) == snapshot
 
 `policies` are added to the shipped packs (so the snapshot pins "the shipped packs plus ours");
-`shipped=False` leaves the shipped packs out. The fixture evaluates every command of a corpus file (one command per line; blank lines and lines
-starting with `#` are skipped; a `.jsonl` file holds `{"command": ...}` objects) and returns a stable,
-readable list of `{command, verdict, rewrite, exit, rules}` dicts.
+`shipped=False` leaves the shipped packs out. The fixture evaluates every command of a corpus file
+(one command per line; blank lines and lines starting with `#` are skipped; a `.jsonl` file holds
+`{"command": ...}` objects) and returns a stable, readable list of `{command, verdict, rewrite,
+exit, rules}` dicts.
 """
 
 from __future__ import annotations

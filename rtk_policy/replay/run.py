@@ -1,5 +1,5 @@
-"""Driving a replay: streaming the inputs through one evaluator, or through worker processes by chunks,
-with a progress bar on a terminal."""
+"""Driving a replay: streaming the inputs through one evaluator, or through worker processes by
+chunks, with a progress bar on a terminal."""
 
 from __future__ import annotations
 
@@ -179,7 +179,8 @@ def _merge_oldest(waiting: deque, tally: Tally, bar: Progress) -> None:
 def _parallel(
     items: Iterable[ReplayItem], spec: EngineSpec, jobs: int, limit: int, bar: Progress, read: list[int]
 ) -> Tally:
-    """Chunks evaluated on `jobs` processes; at most 2 × jobs chunks in flight, so memory stays bounded."""
+    """Chunks evaluated on `jobs` processes; at most 2 × jobs chunks in flight, so memory stays
+    bounded."""
     import multiprocessing
 
     tally = Tally(limit)

@@ -1,9 +1,10 @@
-"""Shadow evaluation (`rtk-policy replay`): past commands under a candidate policy set vs what happened.
+"""Shadow evaluation (`rtk-policy replay`): past commands under a candidate policy set vs what
+happened.
 
 The baseline of an audit record is its recorded verdict and rewrite; the baseline of a transcript's
-command is its decision under the baseline policy set (default: the search path). Everything is counted
-in a `Tally` (counters plus at most `limit` examples per kind of change), so memory does not grow with
-the input; tallies of chunks evaluated in worker processes merge into one.
+command is its decision under the baseline policy set (default: the search path). Everything is
+counted in a `Tally` (counters plus at most `limit` examples per kind of change), so memory does not
+grow with the input; tallies of chunks evaluated in worker processes merge into one.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ class Evaluator:
         self._caches: dict[int, dict[tuple[str, str, str], Verdict]] = {}
 
     def context(self, engine: object, cwd: str, mode: str) -> object:
-        """The context of a command run in `cwd`, with the Claude Code rules that apply there today."""
+        """The context of a command run in `cwd`, with the Claude Code rules that apply there
+        today."""
         key = (cwd, mode)
         context = self._contexts.get(key)
         if context is None:

@@ -1,13 +1,15 @@
 """Reading past commands for `rtk-policy replay`: Claude Code transcripts and rtk-policy audit logs.
 
-Both are JSON lines, read as a stream: memory holds only the Bash calls still waiting for their result.
+Both are JSON lines, read as a stream: memory holds only the Bash calls still waiting for their
+result.
 
 - A **transcript** (`~/.claude/projects/<project>/<session>.jsonl`): `assistant` lines whose
-  `message.content` holds `{"type": "tool_use", "name": "Bash", "id": …, "input": {"command": …}}`, and
-  `user` lines whose content holds the matching `{"type": "tool_result", "tool_use_id": …, "is_error": …}`.
-  A result marks the call `ran` (errors included: the command ran and failed) or, when it is an error
-  saying the call was rejected or denied (by the user, a permission rule or a hook), `blocked`. A call with
-  no result in its file is `unknown` (the session ended or was interrupted). Unknown lines are skipped.
+  `message.content` holds `{"type": "tool_use", "name": "Bash", "id": …, "input": {"command": …}}`,
+  and `user` lines whose content holds the matching `{"type": "tool_result", "tool_use_id": …,
+  "is_error": …}`. A result marks the call `ran` (errors included: the command ran and failed) or,
+  when it is an error saying the call was rejected or denied (by the user, a permission rule or a
+  hook), `blocked`. A call with no result in its file is `unknown` (the session ended or was
+  interrupted). Unknown lines are skipped.
 - An **audit log**: records with `command`, `verdict` and `rewrite.after`, which are the baseline.
 """
 
@@ -40,7 +42,8 @@ class ReplayItem:
 
 
 def default_inputs() -> list[str]:
-    """Claude Code's transcript folders that exist (`~/.claude/projects`, `~/.config/claude/projects`)."""
+    """Claude Code's transcript folders that exist (`~/.claude/projects`,
+    `~/.config/claude/projects`)."""
     home = Path(os.path.expanduser("~"))
     base = os.environ.get("CLAUDE_CONFIG_DIR")
     candidates = [Path(base) / "projects"] if base else []
@@ -49,7 +52,8 @@ def default_inputs() -> list[str]:
 
 
 def input_files(paths: list[str]) -> list[str]:
-    """The `.jsonl` files that `paths` name: files as given, folders searched recursively, sorted."""
+    """The `.jsonl` files that `paths` name: files as given, folders searched recursively,
+    sorted."""
     files: list[str] = []
     for path in paths:
         if os.path.isdir(path):
@@ -92,7 +96,8 @@ def _load(line: bytes) -> dict | None:  # type: ignore[type-arg]
 
 
 def _kind(line: bytes) -> str:
-    """"audit" or "transcript" from the first JSON object of a file ("" for a line that says nothing)."""
+    """"audit" or "transcript" from the first JSON object of a file ("" for a line that says
+    nothing)."""
     value = _load(line)
     if value is None:
         return ""

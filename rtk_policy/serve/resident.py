@@ -1,5 +1,5 @@
-"""`Resident`: the hook answerer of the resident engine (`serve.server`, `serve.http_hook`), its engines
-loaded once and reloaded when their files change.
+"""`Resident`: the hook answerer of the resident engine (`serve.server`, `serve.http_hook`), its
+engines loaded once and reloaded when their files change.
 
 Engines are kept per (environment, project folder) and reloaded when a policy or config file
 changes: one stat per watched file, at most once per `serve_memo.RECHECK_SECONDS` (10 ms) per
@@ -38,7 +38,8 @@ class Resident:
         self.rss_limit_kib = int(os.environ.get("RTK_POLICY_SERVE_MAX_RSS_MB") or 256) * 1024
 
     def worn_out(self) -> bool:
-        """True when memory grew past the limit: the server exits and the next call starts a fresh one.
+        """True when memory grew past the limit: the server exits and the next call starts a fresh
+        one.
 
         (cel-expr-python leaks ~0.2 KiB per custom-function call; a long-lived server recycles.)
         """
@@ -143,7 +144,8 @@ def rss_kib() -> int:
 
 
 def _payload_cwd(data: Any) -> str | None:
-    """The decoded payload's `cwd` when it names a folder (as the hook itself decides), else None."""
+    """The decoded payload's `cwd` when it names a folder (as the hook itself decides), else
+    None."""
     cwd = data.get("cwd") if isinstance(data, dict) else None
     return cwd if isinstance(cwd, str) and cwd and os.path.isdir(cwd) else None
 

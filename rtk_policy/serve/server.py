@@ -96,7 +96,8 @@ def serve_socket(resident: Resident, path: str, idle: float) -> int:
 
 
 def warm_up(resident: Resident) -> None:
-    """Load the default engine and the modules a hook call uses, and run one evaluation (no audit)."""
+    """Load the default engine and the modules a hook call uses, and run one evaluation (no
+    audit)."""
     import importlib
 
     for name in ("rtk_policy.hook.service", "rtk_policy.agents.claude", "rtk_policy.audit.log"):

@@ -1,9 +1,10 @@
 """The user's Claude Code `Bash(...)` permission rules (reference rtk-behaviour §4.1).
 
-Read from, and merged as a union: `<project>/.claude/settings.json`, `<project>/.claude/settings.local.json`,
-`$CLAUDE_CONFIG_DIR/settings.json` (default `~/.claude`) and its `settings.local.json`. `<project>` is the
-nearest folder at or above cwd holding `.claude/`, else the git top level. A missing file is skipped; a
-malformed one is reported on stderr and skipped.
+Read from, and merged as a union: `<project>/.claude/settings.json`,
+`<project>/.claude/settings.local.json`, `$CLAUDE_CONFIG_DIR/settings.json` (default `~/.claude`)
+and its `settings.local.json`. `<project>` is the nearest folder at or above cwd holding `.claude/`,
+else the git top level. A missing file is skipped; a malformed one is reported on stderr and
+skipped.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ def claude_config_dir() -> str:
 
 
 def claude_project_dir(cwd: str | os.PathLike[str] | None = None) -> str | None:
-    """The nearest folder at or above `cwd` holding `.claude/`, else the git top level, else None."""
+    """The nearest folder at or above `cwd` holding `.claude/`, else the git top level, else
+    None."""
     try:
         folders = folders_up(cwd)
     except OSError:
@@ -77,7 +79,8 @@ def rules_of(settings: Any) -> dict[str, list[str]]:
 
 
 def read_settings(path: str | os.PathLike[str], stderr: IO[str] | None = None) -> Any:
-    """The parsed JSON of `path`; None when missing or malformed (malformed: a warning on stderr)."""
+    """The parsed JSON of `path`; None when missing or malformed (malformed: a warning on
+    stderr)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -96,7 +99,8 @@ def read_settings(path: str | os.PathLike[str], stderr: IO[str] | None = None) -
 def load_claude_rules(
     cwd: str | os.PathLike[str] | None = None, stderr: IO[str] | None = None
 ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """The merged `(deny, ask, allow)` Bash patterns of every Claude settings file, duplicates removed."""
+    """The merged `(deny, ask, allow)` Bash patterns of every Claude settings file, duplicates
+    removed."""
     merged: dict[str, list[str]] = {name: [] for name in LISTS}
     seen: set[str] = set()
     for path in settings_files(cwd):

@@ -16,7 +16,8 @@ from rtk_policy.settings.hook_command import unguarded
 from rtk_policy.settings.jsonfile import JsonFile, backup_path, read_json, render_json, save
 from rtk_policy.settings.targets import Target
 
-#: A command line that runs our hook: `…/rtk-policy hook X`, `python -m rtk_policy hook X`, or a delegate.
+#: A command line that runs our hook: `…/rtk-policy hook X`, `python -m rtk_policy hook X`, or a
+#: delegate.
 _OURS = re.compile(
     r"(?:rtk-policy|rtk_policy)(?:\.exe)?['\"]?\s+hook\b|rtk_policy[/\\]hookfiles[/\\]"
     r"|rtk_policy[/\\](?:serve[/\\])?client\.py\b"  # the resident engine's thin client (init's default)
@@ -105,7 +106,8 @@ def _event_list(data: dict[str, Any], spec: Target) -> list[Any]:
 
 
 def _covering_groups(data: dict[str, Any], spec: Target) -> list[list[Any]]:
-    """The handler lists of the event that run on our tool (the event list itself without matchers)."""
+    """The handler lists of the event that run on our tool (the event list itself without
+    matchers)."""
     entries = _event_list(data, spec)
     if spec.matcher is None:
         return [entries]
@@ -177,7 +179,8 @@ def our_entry(spec: Target, command: str, fail_mode: str = "open") -> dict[str, 
 def add_entry(
     data: dict[str, Any], spec: Target, command: str, fail_mode: str = "open"
 ) -> dict[str, Any]:
-    """A copy of `data` with our entry appended to `hooks.<event>`; raise ValueError on a wrong type."""
+    """A copy of `data` with our entry appended to `hooks.<event>`; raise ValueError on a wrong
+    type."""
     new = copy.deepcopy(data)
     if not new:
         new.update(dict(spec.top_defaults))
@@ -192,7 +195,8 @@ def add_entry(
 
 
 def remove_entries(data: dict[str, Any], spec: Target) -> dict[str, Any]:
-    """A copy of `data` without our handlers, and without the groups and lists that only held them."""
+    """A copy of `data` without our handlers, and without the groups and lists that only held
+    them."""
     new = copy.deepcopy(data)
     hooks = new.get("hooks")
     if not isinstance(hooks, dict) or not isinstance(hooks.get(spec.event), list):

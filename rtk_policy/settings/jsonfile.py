@@ -1,5 +1,5 @@
-"""Changing a JSON settings file safely (DESIGN §10): refuse a file that is not JSON, keep key order and
-the file's indentation, write only when the bytes change, back up first, write atomically."""
+"""Changing a JSON settings file safely (DESIGN §10): refuse a file that is not JSON, keep key order
+and the file's indentation, write only when the bytes change, back up first, write atomically."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ class SettingsError(Exception):
 
 @attrs.frozen
 class JsonFile:
-    """A settings file as read: its bytes (None when absent) and its parsed object ({} when absent)."""
+    """A settings file as read: its bytes (None when absent) and its parsed object ({} when
+    absent)."""
 
     path: Path
     original: bytes | None
@@ -96,7 +97,8 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def save(current: JsonFile, data: bytes | None) -> bool:
-    """Replace the file's content with `data` (None: delete it); back it up first. False: no change."""
+    """Replace the file's content with `data` (None: delete it); back it up first. False: no
+    change."""
     if data == current.original:
         return False
     if current.original is not None:

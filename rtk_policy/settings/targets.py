@@ -1,4 +1,5 @@
-"""Where each agent keeps its hooks, and the shape of our entry there (reference agent-hooks §1.1, §1.8)."""
+"""Where each agent keeps its hooks, and the shape of our entry there (reference agent-hooks §1.1,
+§1.8)."""
 
 from __future__ import annotations
 
@@ -95,8 +96,8 @@ def client_path() -> Path:
 def thin_client_unavailable() -> str:
     """Why the thin client cannot be this install's hook ("" when it can).
 
-    It needs Unix sockets and `posix_spawn`, and runs with `-I`, which hides the user site-packages: an
-    install whose dependencies live there could not decide in-process when no server answers.
+    It needs Unix sockets and `posix_spawn`, and runs with `-I`, which hides the user site-packages:
+    an install whose dependencies live there could not decide in-process when no server answers.
     """
     import site
     import socket

@@ -50,8 +50,10 @@ def assemble(
 
 #: Inputs longer than this are analysed only up to it, so the time per command stays bounded.
 MAX_ANALYSED = 256 * 1024
-#: At most this many `|` are analysed: tree-sitter-bash's error recovery in a long pipeline costs time
-#: and memory quadratic in its length (4,000 stages ending in `|`: 0.4 s and 235 MB; 65,536: > 24 GB).
+#: At most this many `|` are analysed: tree-sitter-bash's error recovery in a long pipeline costs
+#: time
+#: and memory quadratic in its length (4,000 stages ending in `|`: 0.4 s and 235 MB; 65,536: > 24
+#: GB).
 MAX_PIPES = 1000
 
 
@@ -71,9 +73,10 @@ def analysed_length(text: str) -> int:
 def _too_large(
     text: str, analysed: int, transparent: tuple[str, ...], walker_cls: Callable[..., Any]
 ) -> CommandLine:
-    """A best-effort `CommandLine` for an oversized input: its first `analysed` characters are parsed
-    (their segments keep their offsets), and the whole is a parse error that nothing may allow or
-    rewrite, so policies still see every command in that part and the rest is asked about."""
+    """A best-effort `CommandLine` for an oversized input: its first `analysed` characters are
+    parsed (their segments keep their offsets), and the whole is a parse error that nothing may
+    allow or rewrite, so policies still see every command in that part and the rest is asked
+    about."""
     head = assemble(text[:analysed], transparent, walker_cls)
     return record.evolve(
         head,

@@ -1,7 +1,7 @@
 """The values the shell stage hands to the policy stage: a `CommandLine` made of `Segment`s.
 
-Every field is plain data (str, int, bool, tuples, and one tuple of pairs for `env`) so that the policy
-stage can turn a segment into CEL values without knowing anything about bash.
+Every field is plain data (str, int, bool, tuples, and one tuple of pairs for `env`) so that the
+policy stage can turn a segment into CEL values without knowing anything about bash.
 """
 
 from __future__ import annotations

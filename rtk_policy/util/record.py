@@ -95,8 +95,8 @@ def evolve(record: _T, **changes: Any) -> _T:
 
 
 def asdict(value: Any) -> Any:
-    """`value` as plain data: a record as a dict of its fields, tuples and lists as lists, dicts with
-    their values converted, recursively (what `attrs.asdict` gives by default)."""
+    """`value` as plain data: a record as a dict of its fields, tuples and lists as lists, dicts
+    with their values converted, recursively (what `attrs.asdict` gives by default)."""
     if "__record_fields__" in type(value).__dict__:
         return {field.name: asdict(getattr(value, field.name)) for field in fields(type(value))}
     if isinstance(value, (tuple, list)):

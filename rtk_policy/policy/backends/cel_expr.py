@@ -166,7 +166,8 @@ class CelExprBackend:
 
 
 def _error(message: str) -> EvalError:
-    """An expression error, or an `EngineError` when the engine itself gave up (budget, internal)."""
+    """An expression error, or an `EngineError` when the engine itself gave up (budget,
+    internal)."""
     if message.startswith(("INTERNAL", "RESOURCE_EXHAUSTED")) or "budget" in message:
         return EngineError(message)
     return EvalError(message)

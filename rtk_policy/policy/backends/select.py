@@ -1,8 +1,8 @@
 """The backend interface shared by `cel_expr.py` and `cel_python.py`, and backend selection.
 
-Only the two backend modules import a CEL library. A backend compiles one expression (after the static
-checks of `checker.py`), dumps/restores compiled programs for the cache, builds one activation per
-segment and runs a program on it.
+Only the two backend modules import a CEL library. A backend compiles one expression (after the
+static checks of `checker.py`), dumps/restores compiled programs for the cache, builds one
+activation per segment and runs a program on it.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ class EvalError(Exception):
 
 
 class EngineError(EvalError):
-    """The CEL engine could not finish (a resource limit or an internal failure): unlike an error of the
-    expression itself, this says nothing about the rule, so a deny or ask rule fails closed."""
+    """The CEL engine could not finish (a resource limit or an internal failure): unlike an error of
+    the expression itself, this says nothing about the rule, so a deny or ask rule fails closed."""
 
 
 class BackendUnavailable(Exception):
@@ -62,9 +62,11 @@ class Backend(Protocol):
     version: str  #: identifies the library build (part of the cache key)
 
     def compile(self, source: str, expected: str) -> tuple[Any, frozenset[str]]:
-        """Compile `source` whose result must be `expected` ("bool" or "string"); raise `CompileError`.
+        """Compile `source` whose result must be `expected` ("bool" or "string"); raise
+        `CompileError`.
 
-        Returns the program and the variable uses found by the checker ("command.segments", "ctx", ...).
+        Returns the program and the variable uses found by the checker ("command.segments", "ctx",
+        ...).
         """
 
     def dump(self, program: Any) -> bytes:
@@ -74,7 +76,8 @@ class Backend(Protocol):
         """A program back from `dump` bytes."""
 
     def activation(self, values: dict[str, Any]) -> Any:
-        """The evaluation input for one segment: values of every CEL variable (plain Python data)."""
+        """The evaluation input for one segment: values of every CEL variable (plain Python
+        data)."""
 
     def run_bool(self, program: Any, activation: Any) -> bool:
         """Evaluate a bool program; raise `EvalError`."""
@@ -124,7 +127,8 @@ class Deferred:
 
 
 def file_version(path: str) -> str:
-    """A cheap build identity of a library file: size and mtime (no importlib.metadata on the hot path)."""
+    """A cheap build identity of a library file: size and mtime (no importlib.metadata on the hot
+    path)."""
     try:
         info = os.stat(path)
     except OSError:
@@ -133,7 +137,8 @@ def file_version(path: str) -> str:
 
 
 def get_backend(name: str | None = None) -> Backend:
-    """The named backend, or the primary one falling back to the second; raise `BackendUnavailable`."""
+    """The named backend, or the primary one falling back to the second; raise
+    `BackendUnavailable`."""
     if name:
         if name not in _MODULES:
             raise BackendUnavailable(f"unknown CEL backend {name!r} (choose {', '.join(BACKENDS)})")

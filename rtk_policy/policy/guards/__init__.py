@@ -1,1 +1,2 @@
-"""Guards: cheap Python forms of the rules' CEL, specialised per program and compiled to functions."""
+"""Guards: cheap Python forms of the rules' CEL, specialised per program and compiled to
+functions."""

@@ -1,9 +1,10 @@
 """Load-time rewrite of CEL sources into faster equivalents, done on cel-python's lark parse tree.
 
-Today one rewrite: `x.matches('literal')` becomes `re_matches(x, 'literal')` (`regex.py`), whose compiled
-pattern is cached for the process; the answers are the same (RE2, partial match). Only calls whose
-pattern is a string literal that RE2 accepts are rewritten; anything else is left as written. The source
-is spliced by the token positions of the tree, so spacing, comments and quoting elsewhere are kept.
+Today one rewrite: `x.matches('literal')` becomes `re_matches(x, 'literal')` (`regex.py`), whose
+compiled pattern is cached for the process; the answers are the same (RE2, partial match). Only
+calls whose pattern is a string literal that RE2 accepts are rewritten; anything else is left as
+written. The source is spliced by the token positions of the tree, so spacing, comments and quoting
+elsewhere are kept.
 """
 
 from __future__ import annotations

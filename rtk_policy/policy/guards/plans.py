@@ -1,15 +1,17 @@
-"""Which rules a segment tries, by program: the rule index and the guards specialised to the program.
+"""Which rules a segment tries, by program: the rule index and the guards specialised to the
+program.
 
-A rule is tried on a program when it lists it (`programs:` or a `segment.program` conjunct of its match,
-`program_index.py`) or lists none. Its guard (`guard.py`) is then specialised to the program
-(`specialize.py`): a rule whose guard becomes `false` is left out, the others keep the residual guard.
-Programs whose tests in a rule give the same values share that rule's residual; plans are kept for
-`MAX_PLANS` programs (a bound for a long-running server fed arbitrary text). The plans of the
-indexed programs come worked out from the compiled cache when it has them (`plan_store.py`): then
-only the guards of the program's steps are built. Guards are closures (`guard.py`) until a program
-has been planned `COMPILE_AFTER` times (a batch, a server): its plan's guards are then compiled
-(`guards/code.py`, each distinct form once), so a cold hook compiles nothing. A program planned later
-takes at once the forms other plans compiled (most guards are shared by every program).
+A rule is tried on a program when it lists it (`programs:` or a `segment.program` conjunct of its
+match, `program_index.py`) or lists none. Its guard (`guard.py`) is then specialised to the program
+(`specialize.py`): a rule whose guard becomes `false` is left out, the others keep the residual
+guard. Programs whose tests in a rule give the same values share that rule's residual; plans are
+kept for `MAX_PLANS` programs (a bound for a long-running server fed arbitrary text). The plans of
+the indexed programs come worked out from the compiled cache when it has them (`plan_store.py`):
+then only the guards of the program's steps are built. Guards are closures (`guard.py`) until a
+program has been planned `COMPILE_AFTER` times (a batch, a server): its plan's guards are then
+compiled (`guards/code.py`, each distinct form once), so a cold hook compiles nothing. A program
+planned later takes at once the forms other plans compiled (most guards are shared by every
+program).
 """
 
 from __future__ import annotations

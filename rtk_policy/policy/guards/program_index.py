@@ -66,7 +66,8 @@ def _is_segment_program(node: Any) -> bool:
 
 
 def _programs_of(node: Any) -> list[str] | None:
-    """The programs a `segment.program in [...]` / `== "x"` conjunct allows; None for other conjuncts."""
+    """The programs a `segment.program in [...]` / `== "x"` conjunct allows; None for other
+    conjuncts."""
     if not hasattr(node, "data") or node.data != "relation" or len(node.children) != 2:
         return None
     operator, right = node.children

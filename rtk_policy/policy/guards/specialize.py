@@ -1,12 +1,13 @@
 """Guards specialised to one program: the guard form (`guard.py`) with `segment.program` known.
 
-Most rules test `segment.program` somewhere (`segment.program == "git" && ...`, `!(segment.program in
-[...]) && ...`, `segment.program.matches("^(rm|shred)$") && ...`). Once the program of a segment is known
-those tests are constants, so the residual guard that is left is far smaller: a rule whose residual is
-`false` is never tried on that program, and the others run only the tests that still depend on the
-segment. Folding follows the guard's own three-valued rules: a node is replaced by a literal only when
-every operand is a literal and the guard gives a plain value for it; `&&`/`||` drop their `true`/`false`
-operands and collapse on a `false`/`true` one, exactly as the guard would decide at run time.
+Most rules test `segment.program` somewhere (`segment.program == "git" && ...`, `!(segment.program
+in [...]) && ...`, `segment.program.matches("^(rm|shred)$") && ...`). Once the program of a segment
+is known those tests are constants, so the residual guard that is left is far smaller: a rule whose
+residual is `false` is never tried on that program, and the others run only the tests that still
+depend on the segment. Folding follows the guard's own three-valued rules: a node is replaced by a
+literal only when every operand is a literal and the guard gives a plain value for it; `&&`/`||`
+drop their `true`/`false` operands and collapse on a `false`/`true` one, exactly as the guard would
+decide at run time.
 """
 
 from __future__ import annotations
