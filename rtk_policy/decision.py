@@ -23,7 +23,8 @@ class Decision:
     rule_ids: tuple[str, ...]  #: ids of the enforce-mode rules that fired (permission and rewrite)
     warnings: tuple[str, ...]  #: messages of warn-mode rules that matched
     audit_rule_ids: tuple[str, ...]  #: ids of audit- and warn-mode rules that matched
-    gate: str  #: why a selected rewrite was not applied: "", "unattestable", "refused", "identity", "deny"
+    #: why a selected rewrite was not applied: "", "unattestable", "refused", "identity", "deny"
+    gate: str
     error: str = ""  #: an internal error that forced the fail mode, "" when none
 
 

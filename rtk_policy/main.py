@@ -85,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", default="", help="agent name visible to policies as ctx.agent")
     _add_policy_options(p)
 
-    p = sub.add_parser("explain", help="show the segments, the rules that matched, and the decision")
+    p = sub.add_parser(
+        "explain", help="show the segments, the rules that matched, and the decision"
+    )
     p.add_argument(
         "cmd",
         nargs=argparse.REMAINDER,
@@ -160,8 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "trust",
         help="let a project's .rtk-policy/ loosen (allow, rewrite, settings) while unchanged",
-        description="A project's .rtk-policy/ only tightens (deny and ask rules) until you trust it: "
-        "its files' digest is recorded, and any change to them makes it untrusted again.",
+        description="A project's .rtk-policy/ only tightens (deny and ask rules) until you trust "
+        "it: its files' digest is recorded, and any change to them makes it untrusted again.",
     )
     p.add_argument("dir", nargs="?", help="a folder of the project (default: the working folder)")
     action = p.add_mutually_exclusive_group()

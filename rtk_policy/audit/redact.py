@@ -102,7 +102,9 @@ _RULE_SOURCES: tuple[tuple[tuple[str, ...], str, str], ...] = (
 _compiled: dict[str, re.Pattern[str]] = {}
 #: every trigger of every rule, each tested once per text
 _TRIGGERS = tuple(sorted({trigger for triggers, _, _ in _RULE_SOURCES for trigger in triggers}))
-_RULES = tuple((frozenset(triggers), source, replacement) for triggers, source, replacement in _RULE_SOURCES)
+_RULES = tuple(
+    (frozenset(triggers), source, replacement) for triggers, source, replacement in _RULE_SOURCES
+)
 
 
 def _pattern(source: str) -> re.Pattern[str]:

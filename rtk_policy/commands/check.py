@@ -18,7 +18,11 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
 
 
 def check_once(
-    paths: list[str] | None, backend: str | None, config: str | None, stdout: IO[str], stderr: IO[str]
+    paths: list[str] | None,
+    backend: str | None,
+    config: str | None,
+    stdout: IO[str],
+    stderr: IO[str],
 ) -> bool:
     """Check the policies on one backend; print problems and failed examples; True when all is
     well."""

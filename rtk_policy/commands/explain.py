@@ -133,7 +133,9 @@ def _segment_lines(segment: dict, every: bool, colour: bool) -> list[str]:
         f"{indent}  program {segment['program']!r}  subcommand {segment['subcommand']!r}  "
         f"args {segment['args']}",
     ]
-    extras = [f"{name} {segment[name]}" for name in ("wrappers", "env", "redirects") if segment[name]]
+    extras = [
+        f"{name} {segment[name]}" for name in ("wrappers", "env", "redirects") if segment[name]
+    ]
     if segment["pipeline_size"] > 1:
         extras.append(f"pipeline stage {segment['pipeline_index'] + 1}/{segment['pipeline_size']}")
     if extras:

@@ -125,12 +125,16 @@ def render_text(data: dict) -> str:  # type: ignore[type-arg]
             counts = ", ".join(f"{v} {n:,}" for v, n in sorted(verdicts_now.items()))
             lines.append(f"  {what:<8} {counts}")
     rewrites = data["rewrites"]
-    lines.append(f"\nrewrites: {rewrites['gained']['count']:,} gained, {rewrites['lost']['count']:,} "
-                 f"lost, {rewrites['changed']['count']:,} changed, {rewrites['kept']['count']:,} kept")
+    lines.append(
+        f"\nrewrites: {rewrites['gained']['count']:,} gained, {rewrites['lost']['count']:,} "
+        f"lost, {rewrites['changed']['count']:,} changed, {rewrites['kept']['count']:,} kept"
+    )
     for kind in ("gained", "lost", "changed"):
         for example in rewrites[kind]["examples"]:
-            lines.append(f"    {kind}: {example['command']!r} {_ARROW} {example['after']['rewrite']!r}"
-                         f" (was {example['before']['rewrite']!r}) at {example['location']}")
+            lines.append(
+                f"    {kind}: {example['command']!r} {_ARROW} {example['after']['rewrite']!r}"
+                f" (was {example['before']['rewrite']!r}) at {example['location']}"
+            )
     never = data["rules"]["never_hit"]
     lines.append(f"\nrules never hit ({len(never)}): {', '.join(never) or '-'}")
     top = sorted(data["rules"]["hits"].items(), key=lambda kv: -kv[1])[:10]

@@ -86,7 +86,9 @@ def _rewrite_one(
     return code
 
 
-def _audit(engine: object, outcome: object, command: str, cwd: str, agent: str, started: int) -> None:
+def _audit(
+    engine: object, outcome: object, command: str, cwd: str, agent: str, started: int
+) -> None:
     from rtk_policy.audit import log as audit
 
     total_us = (time.perf_counter_ns() - started) // 1000

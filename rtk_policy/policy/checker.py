@@ -16,9 +16,9 @@ from rtk_policy.policy.functions import all_functions
 
 MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 _STD_GLOBAL = {
-    "size": facts.INT, "int": facts.INT, "uint": facts.DYN, "double": facts.DYN, "string": facts.STRING,
-    "bytes": facts.DYN, "bool": facts.BOOL, "type": facts.DYN, "dyn": facts.DYN, "duration": facts.DYN,
-    "timestamp": facts.DYN, "matches": facts.BOOL,
+    "size": facts.INT, "int": facts.INT, "uint": facts.DYN, "double": facts.DYN,
+    "string": facts.STRING, "bytes": facts.DYN, "bool": facts.BOOL, "type": facts.DYN,
+    "dyn": facts.DYN, "duration": facts.DYN, "timestamp": facts.DYN, "matches": facts.BOOL,
 }  # fmt: skip
 _STD_MEMBER = {
     "size": facts.INT, "contains": facts.BOOL, "startsWith": facts.BOOL, "endsWith": facts.BOOL,

@@ -96,7 +96,8 @@ def word_value(raw: str) -> str:
 _GIT_GLOBAL = lazy(
     globals(),
     "_GIT_GLOBAL",
-    r"^(?:(?:-C[ \t\n]+\S+|-c[ \t\n]+\S+|--git-dir(?:=\S+|[ \t\n]+\S+)|--work-tree(?:=\S+|[ \t\n]+\S+)"
+    r"^(?:(?:-C[ \t\n]+\S+|-c[ \t\n]+\S+|--git-dir(?:=\S+|[ \t\n]+\S+)"
+    r"|--work-tree(?:=\S+|[ \t\n]+\S+)"
     r"|--no-pager|--no-optional-locks|--bare|--literal-pathspecs)[ \t\n]+)+",
 )
 _GOLANGCI_VALUE_OPTS = frozenset(
@@ -226,7 +227,9 @@ def rtk_runner_prefixes(tools: list[str]) -> list[str]:
 def _uv_run_layers(prefix: str, transparent: list[str]) -> list[tuple[int, bool]]:
     """Offsets in `prefix` of each built-in `uv run` layer, with whether options follow `run`."""
     words = split_words(prefix)
-    prefixes = sorted((split_words(p.strip()) for p in transparent if p.strip()), key=len, reverse=True)
+    prefixes = sorted(
+        (split_words(p.strip()) for p in transparent if p.strip()), key=len, reverse=True
+    )
     layers: list[tuple[int, bool]] = []
     i = 0
     while i < len(words):
@@ -271,7 +274,9 @@ def _uv_fallback(prefix: str, command: str, offset: int, excluded: list[str]) ->
     return prefix[:offset] + "rtk " + wrapped
 
 
-def rtk_uv_run_options(prefix: str, command: str, transparent: list[str], excluded: list[str]) -> str:
+def rtk_uv_run_options(
+    prefix: str, command: str, transparent: list[str], excluded: list[str]
+) -> str:
     """`uv run` followed by options goes whole to `rtk uv run` (`uv run -- cargo test`); ""
     otherwise."""
     for offset, options in _uv_run_layers(prefix, transparent):
@@ -280,7 +285,9 @@ def rtk_uv_run_options(prefix: str, command: str, transparent: list[str], exclud
     return ""
 
 
-def rtk_uv_run_fallback(prefix: str, command: str, transparent: list[str], excluded: list[str]) -> str:
+def rtk_uv_run_fallback(
+    prefix: str, command: str, transparent: list[str], excluded: list[str]
+) -> str:
     """The innermost `uv run` layer routed to `rtk uv run …` when nothing inside it rewrites."""
     layers = _uv_run_layers(prefix, transparent)
     return _uv_fallback(prefix, command, layers[-1][0], excluded) if layers else ""

@@ -25,9 +25,18 @@ from rtk_policy.policy.model import (
 
 KINDS = ("permission", "rewrite")
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
-_FILE_KEYS = {"name", "description", "kind", "when", "pipeline_consumer", "tools", "rules", "locked"}
-_RULE_KEYS = {"id", "description", "decision", "rewrite", "mode", "programs", "pipeline", "match", "message",
-              "tools", "examples", "locked"}  # fmt: skip
+_FILE_KEYS = {
+    "name",
+    "description",
+    "kind",
+    "when",
+    "pipeline_consumer",
+    "tools",
+    "rules",
+    "locked",
+}
+_RULE_KEYS = {"id", "description", "decision", "rewrite", "mode", "programs", "pipeline", "match",
+              "message", "tools", "examples", "locked"}  # fmt: skip
 _EXAMPLE_KEYS = {"command", "tool", "path", "expect", "config", "claude"}
 _EXPECT_PERMISSION = (*VERDICTS, "none")
 _STR = "tag:yaml.org,2002:str"

@@ -26,7 +26,8 @@ class ExampleResult:
     status: str  #: "pass" | "fail" | "error"
     actual: str | None  #: the verdict or rewrite observed
     detail: str = ""
-    matched_rules: tuple[str, ...] = ()  #: ids of every rule that matched a segment (for `test --coverage`)
+    #: ids of every rule that matched a segment (for `test --coverage`)
+    matched_rules: tuple[str, ...] = ()
 
     @property
     def location(self) -> str:
@@ -86,7 +87,9 @@ def run_example(engine: object, rule: Rule, example: Example) -> ExampleResult:
         actual = decide(outcome.command_line, own, None).verdict
     status = "pass" if actual == example.expect else "fail"
     detail = "" if status == "pass" else f"expected {example.expect!r}, got {actual!r}"
-    return ExampleResult(rule, example, status, actual, detail, matched_rule_ids(outcome.evaluation))
+    return ExampleResult(
+        rule, example, status, actual, detail, matched_rule_ids(outcome.evaluation)
+    )
 
 
 def example_tool_call(example: Example) -> ToolCall:

@@ -109,7 +109,9 @@ def load_test_file(path: str | Path) -> TestFile:
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
-        raise TestFileError(f"{name}:{line}", f"invalid YAML: {getattr(error, 'problem', error)}") from error
+        raise TestFileError(
+            f"{name}:{line}", f"invalid YAML: {getattr(error, 'problem', error)}"
+        ) from error
     if root is None:
         return TestFile(name, "", ())
     top = _mapping(root, name, "a test file must be a mapping with `cases:`")

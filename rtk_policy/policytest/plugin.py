@@ -24,7 +24,8 @@ def read_corpus(path: str | Path) -> list[str]:
     text = Path(path).read_text(encoding="utf-8")
     if str(path).endswith(".jsonl"):
         return [json.loads(line)["command"] for line in text.splitlines() if line.strip()]
-    return [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    lines = text.splitlines()
+    return [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
 def decide_corpus(

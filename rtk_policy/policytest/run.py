@@ -71,7 +71,9 @@ def run_case(engine: object, case: TestCase, policies: frozenset[str]) -> TestRe
         scoped = decide(outcome.command_line, own, None)
         verdict, reasons = scoped.verdict, scoped.reasons
     matched = matched_rule_ids(outcome.evaluation)
-    problems = check_expectation(case, verdict, decision.rewritten, (*reasons, *decision.warnings), matched)
+    problems = check_expectation(
+        case, verdict, decision.rewritten, (*reasons, *decision.warnings), matched
+    )
     status = FAIL if problems else PASS
     return attrs.evolve(result, status=status, detail="; ".join(problems), matched_rules=matched)
 

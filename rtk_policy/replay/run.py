@@ -177,7 +177,12 @@ def _merge_oldest(waiting: deque, tally: Tally, bar: Progress) -> None:
 
 
 def _parallel(
-    items: Iterable[ReplayItem], spec: EngineSpec, jobs: int, limit: int, bar: Progress, read: list[int]
+    items: Iterable[ReplayItem],
+    spec: EngineSpec,
+    jobs: int,
+    limit: int,
+    bar: Progress,
+    read: list[int],
 ) -> Tally:
     """Chunks evaluated on `jobs` processes; at most 2 × jobs chunks in flight, so memory stays
     bounded."""

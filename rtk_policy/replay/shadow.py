@@ -64,7 +64,9 @@ class Verdict:
 class Evaluator:
     """Evaluates replay items under a candidate engine and, when given, a baseline engine."""
 
-    def __init__(self, candidate: object, baseline: object | None, claude_rules: bool = True) -> None:
+    def __init__(
+        self, candidate: object, baseline: object | None, claude_rules: bool = True
+    ) -> None:
         self.candidate = candidate
         self.baseline = baseline
         self.claude_rules = claude_rules
@@ -99,7 +101,9 @@ class Evaluator:
                 item.command, self.context(engine, item.cwd, item.permission_mode)
             )
             decision = outcome.decision
-            found = Verdict(decision.verdict, decision.rewritten, matched_rule_ids(outcome.evaluation))
+            found = Verdict(
+                decision.verdict, decision.rewritten, matched_rule_ids(outcome.evaluation)
+            )
             if len(cache) >= _CACHE_SIZE:
                 cache.clear()
             cache[key] = found

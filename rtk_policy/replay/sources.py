@@ -24,8 +24,14 @@ import attrs
 
 RAN, BLOCKED, UNKNOWN, AUDITED = "ran", "blocked", "unknown", "audited"
 #: Texts of a tool_result error that mean the command never ran.
-_BLOCKED_MARKERS = ("doesn't want to proceed", "was rejected", "has been denied", "denied this tool",
-                    "blocked by", "PreToolUse")
+_BLOCKED_MARKERS = (
+    "doesn't want to proceed",
+    "was rejected",
+    "has been denied",
+    "denied this tool",
+    "blocked by",
+    "PreToolUse",
+)
 
 
 @attrs.frozen
@@ -147,7 +153,9 @@ def _transcript_line(
             call = pending.pop(str(part.get("tool_use_id")), None)
             if call is not None:
                 command, at, cwd, mode = call
-                yield ReplayItem(command, f"{path}:{at}", cwd, _happened(part), permission_mode=mode)
+                yield ReplayItem(
+                    command, f"{path}:{at}", cwd, _happened(part), permission_mode=mode
+                )
 
 
 def _happened(result: dict) -> str:  # type: ignore[type-arg]

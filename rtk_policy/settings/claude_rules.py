@@ -52,7 +52,10 @@ def settings_files(cwd: str | os.PathLike[str] | None = None) -> list[str]:
     project = claude_project_dir(cwd)
     if project is not None:
         claude = os.path.join(project, ".claude")
-        files += [os.path.join(claude, "settings.json"), os.path.join(claude, "settings.local.json")]
+        files += [
+            os.path.join(claude, "settings.json"),
+            os.path.join(claude, "settings.local.json"),
+        ]
     user = claude_config_dir()
     files += [os.path.join(user, "settings.json"), os.path.join(user, "settings.local.json")]
     return files

@@ -20,7 +20,8 @@ from rtk_policy.settings.targets import Target
 #: delegate.
 _OURS = re.compile(
     r"(?:rtk-policy|rtk_policy)(?:\.exe)?['\"]?\s+hook\b|rtk_policy[/\\]hookfiles[/\\]"
-    r"|rtk_policy[/\\](?:serve[/\\])?client\.py\b"  # the resident engine's thin client (init's default)
+    # the resident engine's thin client (init's default)
+    r"|rtk_policy[/\\](?:serve[/\\])?client\.py\b"
 )
 THIN_CLIENT = "thin client"
 IN_PROCESS = "in-process"

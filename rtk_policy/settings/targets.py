@@ -126,7 +126,9 @@ def target(agent: str, global_: bool, cwd: str | None = None) -> Target:
     here = Path(cwd or os.getcwd())
     if agent == "claude":
         path = (
-            Path(claude_config_dir()) / "settings.json" if global_ else here / ".claude" / "settings.json"
+            Path(claude_config_dir()) / "settings.json"
+            if global_
+            else here / ".claude" / "settings.json"
         )
         return Target(
             agent,

@@ -29,7 +29,7 @@ class Redirect:
     op: str  #: the operator as typed: ">", ">>", "<", "&>", ">&", "<<", "<<<", "<>", ">|", ...
     fd: int  #: the file descriptor redirected (-1 when none was written and the default applies)
     target: str  #: the target word, dequoted ("" for a heredoc body); "&1" style dups keep the "&"
-    is_file: bool  #: True when the target is a real file (not /dev/null, not an fd duplication/closure)
+    is_file: bool  #: True when the target is a real file (not /dev/null, not an fd dup/close)
 
 
 @record.frozen
@@ -43,9 +43,9 @@ class Segment:
 
     index: int  #: position in `CommandLine.segments` (depth-first, source order)
     text: str  #: the whole simple command as typed, prefixes and redirects included
-    start: int  #: offset of `text` in `CommandLine.text` (-1 when not verbatim, e.g. inside bash -c)
+    start: int  #: offset of `text` in `CommandLine.text` (-1 if not verbatim, e.g. in bash -c)
     end: int  #: end offset of `text` in `CommandLine.text` (-1 when not verbatim)
-    program: str  #: basename of the program after unwrapping, dequoted ("rm" for "/bin/rm", '"rm"', r\m)
+    program: str  #: basename after unwrapping, dequoted ("rm" for "/bin/rm", '"rm"', r\m)
     program_path: str  #: the program word dequoted, path kept ("/bin/rm")
     argv: tuple[str, ...]  #: dequoted words from the program on (after wrappers)
     args: tuple[str, ...]  #: argv[1:]
@@ -53,12 +53,12 @@ class Segment:
     subcommand: str  #: first argument that is neither an option nor the value of one of the
     #: program's global options (`argv.GLOBAL_OPTIONS`: `kubectl -n prod delete` → "delete",
     #: `git -C repo push` → "push"); "" when none
-    flags: tuple[str, ...]  #: arguments that start with "-" (up to a "--"), as typed after dequoting
-    env: tuple[tuple[str, str], ...]  #: prefix assignments NAME=value (also `env NAME=value`), in order
+    flags: tuple[str, ...]  #: arguments starting with "-" (up to a "--"), dequoted
+    env: tuple[tuple[str, str], ...]  #: prefix NAME=value (also `env NAME=value`), in order
     wrappers: tuple[str, ...]  #: wrapper programs peeled, outermost first ("sudo", "timeout", ...)
-    prefix: str  #: verbatim text before the program word: assignments and wrappers with their options
-    command: str  #: verbatim text from the program word to the last argument (no trailing redirects)
-    suffix: str  #: verbatim trailing text after `command` (redirects, with the whitespace before them)
+    prefix: str  #: verbatim text before the program word: assignments, wrappers and options
+    command: str  #: verbatim text from the program word to the last argument (no redirects)
+    suffix: str  #: verbatim text after `command` (redirects, with the whitespace before them)
     redirects: tuple[Redirect, ...]  #: every redirection of the command, leading ones included
     match_text: str  #: what Claude Code Bash(...) patterns are matched against (reference §4.3):
     #: prefix words and command words as typed, every redirect (leading ones too) removed, and the
@@ -68,14 +68,14 @@ class Segment:
     pipeline_before: tuple[str, ...]  #: programs of the earlier stages
     pipeline_after: tuple[str, ...]  #: programs of the later stages
     pipe_stderr: bool  #: the pipeline uses |& somewhere
-    operator_before: str  #: "&&", "||", ";", "&", "|", "|&", "\n" or "" before this command's list item
+    operator_before: str  #: "&&", "||", ";", "&", "|", "|&", "\n" or "" before this list item
     operator_after: str  #: the same, after it
     background: bool  #: the command runs in the background (&)
     negated: bool  #: preceded by "!"
-    depth: int  #: 0 for top level; +1 per nesting (subshell, group, $( ), bash -c, eval, function body)
+    depth: int  #: 0 at top level; +1 per nesting (subshell, group, $( ), bash -c, eval, function)
     origin: str  #: one of ORIGINS
     parent: int  #: index of the segment this one is nested in (-1 when none, e.g. in a subshell)
-    dynamic_program: bool  #: the program word is an expansion ($X, ${X}, $(...)): it cannot be attested
+    dynamic_program: bool  #: the program word is an expansion ($X, ${X}, $(...)): not attestable
     rewritable: bool  #: RTK's walker would consider this command for a rewrite (see shell/walk.py)
     rewrite_refusal: str = ""  #: why RTK would not rewrite it ("" when it would). Also set while
     #: rewritable stays True for "assignment after uv run": RTK then routes the whole command to

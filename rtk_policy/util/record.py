@@ -112,7 +112,8 @@ def _build(cls: type[_T], eq: bool, immutable: bool) -> type[_T]:
     own = cls.__dict__
     annotations: dict[str, str] = own.get("__annotations__", {})
     record_fields = tuple(
-        Field(name, str(annotation), own.get(name, NOTHING)) for name, annotation in annotations.items()
+        Field(name, str(annotation), own.get(name, NOTHING))
+        for name, annotation in annotations.items()
     )
     names = tuple(field.name for field in record_fields)
     namespace = {

@@ -21,7 +21,10 @@ else:
 
 #: Backend names, primary first, and the module of each.
 BACKENDS = ("cel-expr", "cel-python")
-_MODULES = {"cel-expr": "rtk_policy.policy.backends.cel_expr", "cel-python": "rtk_policy.policy.backends.cel_python"}
+_MODULES = {
+    "cel-expr": "rtk_policy.policy.backends.cel_expr",
+    "cel-python": "rtk_policy.policy.backends.cel_python",
+}
 _INSTANCES: dict[str, Backend] = {}
 
 
