@@ -13,13 +13,13 @@ nested ones included (their `text` and `suffix` stay as typed: the redirect lies
 
 from __future__ import annotations
 
-from collections import namedtuple
 from collections.abc import Sequence
 
 from rtk_policy.shell.draft import Ctx, Draft
 from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode, read_redirects
 from rtk_policy.shell.simple import SKIP_TYPES
 from rtk_policy.shell.source import Source
+from rtk_policy.util import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -29,10 +29,11 @@ _SIMPLE = frozenset({"command", "variable_assignment"})
 _CHAINS = frozenset({"list", "pipeline", "negated_command"})
 
 
-class Span(namedtuple("Span", "start_byte end_byte")):
+class Span(record.NamedTuple):
     """A byte span standing in for a node (a command together with redirects outside its node)."""
 
-    __slots__ = ()
+    start_byte: int
+    end_byte: int
 
 
 class RedirectedMixin:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import namedtuple
 from collections.abc import Sequence
 from operator import attrgetter
 
@@ -21,27 +20,24 @@ _RAW = attrgetter("raw")
 _VALUE = attrgetter("value")
 
 
-_CTX_DEFAULTS = {
-    "depth": 0,
-    "origin": "top",
-    "parent": -1,
-    "negated": False,
-    "background": False,
-    "op_before": "",
-    "op_after": "",
-    "pipe_id": -1,
-    "pipe_index": 0,
-    "pipe_size": 1,
-    "pipe_stderr": False,
-    "no_rewrite": "",  # why RTK's walker never hands commands here to the rewrite ("" if it does)
-    "guess": False,  # an unknown value was taken as "/" in these commands (`Segment.guessed`)
-}
-
-
-class Ctx(namedtuple("Ctx", tuple(_CTX_DEFAULTS), defaults=tuple(_CTX_DEFAULTS.values()))):
+class Ctx(record.NamedTuple):
     """Where a command sits: nesting, list operators, pipeline stage, and walker restrictions."""
 
-    __slots__ = ()
+    depth: int = 0
+    origin: str = "top"
+    parent: int = -1
+    negated: bool = False
+    background: bool = False
+    op_before: str = ""
+    op_after: str = ""
+    pipe_id: int = -1
+    pipe_index: int = 0
+    pipe_size: int = 1
+    pipe_stderr: bool = False
+    #: why RTK's walker never hands commands here to the rewrite ("" if it does)
+    no_rewrite: str = ""
+    #: an unknown value was taken as "/" in these commands (`Segment.guessed`)
+    guess: bool = False
 
 
 _new_tuple = tuple.__new__

@@ -20,10 +20,9 @@ trailing `;` excepted), `&`, `|&`, a pipeline stage starting with an assignment,
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from rtk_policy.shell.model import Redirect
 from rtk_policy.shell.words import Word, make_word
+from rtk_policy.util import record
 from rtk_policy.util.lazy_re import lazy
 
 #: A quoted part of a word: single quotes hold anything but a line break; double quotes no
@@ -97,11 +96,14 @@ MAX_COMMANDS = 1000  #: well below the walker's MAX_SEGMENTS, so its list limits
 _new_tuple = tuple.__new__
 
 
-class PlainRedirect(namedtuple("PlainRedirect", "redirect start end body", defaults=("",))):
+class PlainRedirect(record.NamedTuple):
     """A `2>&1` of a plain command, with what the walker reads from a redirect node: its
     `Redirect`, its offsets and its (empty) heredoc body."""
 
-    __slots__ = ()
+    redirect: Redirect
+    start: int
+    end: int
+    body: str = ""
 
 
 STDERR_TO_STDOUT = Redirect(op=">&", fd=2, target="&1", is_file=False)

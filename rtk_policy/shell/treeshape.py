@@ -6,10 +6,9 @@ as `a | (b && c)`; these helpers give the walker bash's structure without recurs
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from rtk_policy.shell.redirects import REDIRECT_TYPES
 from rtk_policy.shell.simple import SKIP_TYPES
+from rtk_policy.util import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -53,18 +52,22 @@ def flatten(node: Any, kind: str, limit: int = 1 << 30) -> list[Any]:
     return out
 
 
-class Stage(namedtuple("Stage", "node redirs end")):
+class Stage(record.NamedTuple):
     """One pipeline stage: its statement (`node`), the redirect nodes typed after it that
     tree-sitter hung on an enclosing node (`redirs`: they belong to its last command), and the end
     byte of both (`end`)."""
 
-    __slots__ = ()
+    node: Any
+    redirs: tuple[Any, ...]
+    end: int
 
 
-class PipeGroup(namedtuple("PipeGroup", "op_before stages ops")):
+class PipeGroup(record.NamedTuple):
     """One pipeline of an `&&` / `||` chain: the operator before it, its `Stage`s and pipe ops."""
 
-    __slots__ = ()
+    op_before: str
+    stages: list[Stage]
+    ops: list[str]
 
 
 _CHAIN_TYPES = frozenset({"pipeline", "list"})

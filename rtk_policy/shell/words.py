@@ -8,8 +8,8 @@ the value and reported, so callers can tell a literal program name from a dynami
 from __future__ import annotations
 
 import re
-from collections import namedtuple
 
+from rtk_policy.util import record
 from rtk_policy.util.lazy_re import lazy
 
 _NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
@@ -36,22 +36,20 @@ _ANSI_SIMPLE = {
 }
 
 
-class Word(namedtuple("Word", "raw value start end dynamic glob quoted")):
+class Word(record.NamedTuple):
     """One shell word: as typed (`raw`), dequoted (`value`), its offsets and what it contains.
 
-    - raw (str): the word as typed
-    - value (str): the word after quote removal (expansions kept verbatim)
-    - start, end (int): the offsets of `raw` in its source
-    - dynamic (bool): contains an unquoted-or-double-quoted expansion ($X, ${X}, $( ), backticks)
-    - glob (bool): contains an unquoted glob character (* ? [)
-    - quoted (bool): contains a quote or a backslash escape
-
     A named tuple rather than a record: a 1 MiB command has ~350k words, and building them is most
-    of the stage's own time (`collections.namedtuple`, not `typing.NamedTuple`: importing typing
-    costs a cold hook ~4 ms).
+    of the stage's own time.
     """
 
-    __slots__ = ()
+    raw: str  #: the word as typed
+    value: str  #: the word after quote removal (expansions kept verbatim)
+    start: int  #: the offset of `raw` in its source
+    end: int  #: the offset just after `raw`
+    dynamic: bool  #: contains an unquoted-or-double-quoted expansion ($X, ${X}, $( ), backticks)
+    glob: bool  #: contains an unquoted glob character (* ? [)
+    quoted: bool  #: contains a quote or a backslash escape
 
 
 _new_tuple = tuple.__new__

@@ -18,17 +18,44 @@ from operator import attrgetter
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
-    from typing import Any, TypeVar, dataclass_transform
+    from collections.abc import Callable
+    from typing import Any, NamedTuple, TypeVar, dataclass_transform
 
     _T = TypeVar("_T")
+
+    def Factory(make: Callable[[], _T]) -> _T:  # noqa: N802 - a class at run time
+        """A default made anew for every instance (`DefaultFactory`); typed as the value made."""
+        ...
 else:
 
     def dataclass_transform(**_: object) -> object:
         """`typing.dataclass_transform` marks a decorator for type checkers only: a no-op here."""
         return lambda decorator: decorator
 
+    class _NamedTupleMeta(type):
+        """Makes each subclass of `NamedTuple` a `collections.namedtuple` of its annotations."""
 
-class Factory:
+        def __new__(mcls, name: str, bases: tuple, namespace: dict) -> type:
+            if not bases:
+                return super().__new__(mcls, name, bases, namespace)
+            from collections import namedtuple
+
+            names = tuple(namespace.get("__annotations__", {}))
+            defaults = [namespace[key] for key in names if key in namespace]
+            base = namedtuple(name, names, defaults=defaults, module=namespace["__module__"])
+            body = {key: value for key, value in namespace.items() if key not in names}
+            body["__slots__"] = ()
+            return type(name, (base,), body)
+
+    class NamedTuple(metaclass=_NamedTupleMeta):
+        """`typing.NamedTuple`'s class syntax without importing typing: ``class Word(NamedTuple):
+        raw: str ...`` is a `collections.namedtuple` subclass with those fields (and their
+        defaults), slotted, its methods kept. Type checkers see `typing.NamedTuple` itself. For the
+        values a hot loop builds or slices by the hundred thousand (words, the walker's `Ctx`),
+        where a tuple is measurably faster than a record."""
+
+
+class DefaultFactory:
     """A default made anew for every instance, e.g. ``tool_input: dict = Factory(dict)``."""
 
     __slots__ = ("make",)
@@ -36,6 +63,9 @@ class Factory:
     def __init__(self, make: Any) -> None:
         self.make = make
 
+
+if not TYPE_CHECKING:
+    Factory = DefaultFactory
 
 class FrozenError(AttributeError):
     """A field of a frozen record was assigned or deleted."""
@@ -57,7 +87,7 @@ class Field:
 NOTHING = object()
 
 
-@dataclass_transform(eq_default=True, frozen_default=True, field_specifiers=(Factory,))
+@dataclass_transform(eq_default=True, frozen_default=True, field_specifiers=())
 def frozen(cls: type[_T] | None = None, /, *, eq: bool = True) -> Any:
     """Class decorator: a slotted, immutable copy of `cls` with `__init__`, `__repr__`, pickling and
     (unless `eq=False`, which keeps identity) value equality and hashing made from its annotations.
@@ -68,7 +98,7 @@ def frozen(cls: type[_T] | None = None, /, *, eq: bool = True) -> Any:
     return _build(cls, eq, True)
 
 
-@dataclass_transform(eq_default=False, field_specifiers=(Factory,))
+@dataclass_transform(eq_default=False, field_specifiers=())
 def mutable(cls: type[_T]) -> type[_T]:
     """Class decorator: like `frozen`, but the fields may be assigned and instances compare by
     identity (a working value such as a parser's draft, never a stage's output)."""
@@ -125,23 +155,33 @@ def _build(cls: type[_T], eq: bool, immutable: bool) -> type[_T]:
     namespace["__record_fields__"] = record_fields
     namespace["__match_args__"] = names
     namespace["__qualname__"] = cls.__qualname__
-    new = type(cls)(cls.__name__, cls.__bases__, namespace)
+    metaclass: type = type(cls)
+    new: type[_T] = metaclass(cls.__name__, cls.__bases__, namespace)
     _add_methods(new, record_fields, eq, immutable)
     return new
 
 
 def _add_methods(cls: type, record_fields: tuple[Field, ...], eq: bool, immutable: bool) -> None:
+    """Give the new class its generated `__init__`, `__repr__`, pickling, equality and hash."""
     names = tuple(field.name for field in record_fields)
     values = _getter(names)
-    cls.__init__ = _init(cls, record_fields, immutable)  # type: ignore[misc]
-    cls.__repr__ = _repr(cls.__qualname__, names)  # type: ignore[method-assign]
+    methods: dict[str, Any] = {
+        "__init__": _init(cls, record_fields, immutable),
+        "__repr__": _repr(cls.__qualname__, names),
+        "__reduce__": lambda self: (type(self), values(self)),
+    }
     if immutable:
-        cls.__setattr__ = _refuse  # type: ignore[method-assign,assignment]
-        cls.__delattr__ = _refuse  # type: ignore[method-assign,assignment]
-    cls.__reduce__ = lambda self: (type(self), values(self))  # type: ignore[method-assign]
+        methods["__setattr__"] = methods["__delattr__"] = _refuse
     if eq:
-        cls.__eq__ = _eq(values)  # type: ignore[method-assign,assignment]
-        cls.__hash__ = lambda self: hash((cls.__qualname__, values(self)))  # type: ignore[method-assign]
+        methods["__eq__"] = _eq(values)
+        methods["__hash__"] = lambda self: hash((cls.__qualname__, values(self)))
+    _set_methods(cls, methods)
+
+
+def _set_methods(cls: type, methods: dict[str, Any]) -> None:
+    """Set methods made at run time on `cls` (by `setattr`: no type checker can follow them)."""
+    for name, method in methods.items():
+        setattr(cls, name, method)
 
 
 def _getter(names: tuple[str, ...]) -> Any:
@@ -178,7 +218,7 @@ def _init(cls: type, record_fields: tuple[Field, ...], immutable: bool) -> Any:
         nonlocal built
         built += 1
         if built == COMPILE_AFTER:
-            cls.__init__ = _fast_init(cls, record_fields, immutable) or __init__
+            _set_methods(cls, {"__init__": _fast_init(cls, record_fields, immutable) or __init__})
         if kwargs or len(args) != count:
             args = bind(args, kwargs)
         for setter, value in zip(setters, args, strict=True):
@@ -210,7 +250,7 @@ def _fast_init(cls: type, record_fields: tuple[Field, ...], immutable: bool) -> 
             seen_default = True
             namespace[f"_d{at}"] = field.default
             params.append(f"{name}=_d{at}")
-            if isinstance(field.default, Factory):
+            if isinstance(field.default, DefaultFactory):
                 body.append(f"    if {name} is _d{at}:\n        {name} = _d{at}.make()\n")
         body.append(f"    self.{name} = {name}\n")
     if cls.__bases__ != (object,) or "self" in names or not namespace.keys().isdisjoint(names):
@@ -230,7 +270,7 @@ def _binder(qualname: str, record_fields: tuple[Field, ...]) -> Any:
     count = len(names)
     where = {name: at for at, name in enumerate(names)}
     defaults = tuple(field.default for field in record_fields)
-    fresh = tuple(at for at, default in enumerate(defaults) if isinstance(default, Factory))
+    fresh = tuple(at for at, default in enumerate(defaults) if isinstance(default, DefaultFactory))
     required = tuple(at for at, default in enumerate(defaults) if default is NOTHING)
 
     def bind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:

@@ -18,10 +18,9 @@ Storing them would add a residual per rule per program to every cold load.
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from rtk_policy.policy.guards.guard import FALSE_FORM
 from rtk_policy.policy.guards.ir import form_at
+from rtk_policy.util import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -38,12 +37,13 @@ GENERIC = -1
 _STR = {str}
 
 
-class PlanTables(namedtuple("PlanTables", "steps residuals")):
+class PlanTables(record.NamedTuple):
     """Plans of the indexed programs: `steps`, program → its (rule index, code) pairs flattened
     (a tuple of ints; read from the compiled cache, their text `"3,-1,7,0"` until `pairs`
     decodes it), and `residuals`, the residual guard forms the codes point to."""
 
-    __slots__ = ()
+    steps: dict[str, tuple[int, ...] | str]
+    residuals: tuple[tuple[Any, ...], ...]
 
     def pairs(self, program: str, rules: int) -> tuple[int, ...] | None:
         """The steps of `program` for a policy set of `rules` rules; None when none is stored, or
