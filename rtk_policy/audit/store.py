@@ -54,7 +54,7 @@ def json_encoder(
     No check for circular containers (the records are fresh trees of plain values).
     """
     item, key = (",", ":") if compact else (", ", ": ")
-    make = json.encoder.c_make_encoder
+    make = getattr(json.encoder, "c_make_encoder", None)  # private, untyped: None without C
     if make is None:  # pragma: no cover - an interpreter without the C accelerator
         return json.JSONEncoder(
             default=default, sort_keys=sort_keys, ensure_ascii=ensure_ascii, separators=(item, key)

@@ -186,7 +186,7 @@ def _line_context(base: object, request: object) -> object:
             raise TypeError('"claude" must be an object')
         for key in ("deny", "ask", "allow"):
             changes[f"claude_{key}"] = _strings(claude.get(key, []), f"claude.{key}")
-    return record.evolve(base, **changes) if changes else base  # type: ignore[misc]
+    return record.evolve(base, **changes) if changes else base
 
 
 def _strings(value: object, name: str) -> tuple[str, ...]:

@@ -36,7 +36,7 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
         return EX_USAGE
     command = join_words(words)
     context = request_context(engine, os.getcwd(), agent=args.agent)
-    outcome = engine.evaluate(command, context, trace=True)  # type: ignore[attr-defined]
+    outcome = engine.evaluate(command, context, trace=True)
     agent = None
     if args.agent in AGENTS:  # type: ignore[attr-defined]
         agent = agent_answer(args.agent, outcome.decision, command)  # type: ignore[attr-defined]
@@ -102,11 +102,11 @@ def explain_text(
     `agent` (`agent_answer`) adds that agent's answer and notes."""
     data = explain_data(outcome)
     out = [f"command: {data['command']!r}"]
-    flags = [flag for flag, on in data["flags"].items() if on]  # type: ignore[union-attr]
+    flags = [flag for flag, on in data["flags"].items() if on]
     out.append(f"facts:   {', '.join(flags) if flags else 'none'}")
     if data["error"]:
         out.append(f"parser:  {data['error']}")
-    for segment in data["segments"]:  # type: ignore[union-attr]
+    for segment in data["segments"]:
         out.extend(_segment_lines(segment, every, colour))
     out.extend(_decision_lines(data, colour))
     if agent is not None:

@@ -104,7 +104,7 @@ def _baseline_label(spec: object) -> str | list[str]:
     return base + (", ".join(spec.baseline) if spec.baseline else "the search path")  # type: ignore[attr-defined]
 
 
-def render_text(data: dict) -> str:  # type: ignore[type-arg]
+def render_text(data: dict) -> str:
     """The report for a terminal."""
     lines = [f"replayed {data['commands']:,} commands from {data['files']} file(s) in "
              f"{data['seconds']:.1f} s ({data['jobs']} process(es))",
@@ -149,5 +149,5 @@ def _label(value: object) -> str:
     return ", ".join(value) if isinstance(value, list) else str(value)
 
 
-def _examples(examples: list) -> list[str]:  # type: ignore[type-arg]
+def _examples(examples: list) -> list[str]:
     return [f"      e.g. {e['command']!r} ({e['happened']}) at {e['location']}" for e in examples]

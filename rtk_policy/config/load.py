@@ -273,7 +273,7 @@ def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
     )
 
 
-def _typed(table: dict, key: str, kind: type, default: object) -> object:  # type: ignore[type-arg]
+def _typed(table: dict, key: str, kind: type, default: object) -> object:
     value = table.get(key, default)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise ConfigError(f"config: [audit] {key} must be a {kind.__name__}")

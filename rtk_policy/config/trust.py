@@ -36,7 +36,7 @@ def loaded_files(layer: Layer) -> list[tuple[str, bytes]]:
     """The (path, bytes) of every file the layer loads, config first."""
     config = layer.config
     found = [config] if config is not None and config[1] is not None else []
-    return found + list(layer.policies)  # type: ignore[operator]
+    return found + list(layer.policies)
 
 
 def read_records(path: str | None = None) -> dict[str, dict]:

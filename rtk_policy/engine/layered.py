@@ -77,7 +77,7 @@ def load_layered(
         policies = load_policy_set([], chosen, use_cache, store=store, sources=sources,
                                    partial=not strict, cache_folder=cache_folder)  # fmt: skip
     problems += [_first_line(problem.render()) for problem in policies.problems]
-    rules = policies.rules  # type: ignore[attr-defined]
+    rules = policies.rules
     locked = locked_rules(policy_layers, rules, config)
     suppressed = suppressed_rules(policy_layers, rules)
     disabled = tuple(rule_id for rule_id in config.disabled_rules if rule_id not in locked)

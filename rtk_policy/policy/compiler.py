@@ -51,11 +51,11 @@ class Compilation:
         source."""
         fast = fast_source(expr.source)
         if fast == expr.source:
-            return self.backend.compile(expr.source, expr.expected)  # type: ignore[no-any-return]
+            return self.backend.compile(expr.source, expr.expected)
         try:
-            return self.backend.compile(fast, expr.expected)  # type: ignore[no-any-return]
+            return self.backend.compile(fast, expr.expected)
         except CompileError:
-            return self.backend.compile(expr.source, expr.expected)  # type: ignore[no-any-return]
+            return self.backend.compile(expr.source, expr.expected)
 
 
 def _expression_problem(

@@ -32,7 +32,7 @@ def packs_dir() -> str | None:
     """The folder of the shipped packs (the package `rtk_policy.packs`, or the checkout's
     policies/)."""
     try:
-        import rtk_policy.packs as packs
+        import rtk_policy.packs as packs  # type: ignore[import-not-found]  # only when installed
 
         return str(next(iter(packs.__path__)))
     except (ImportError, StopIteration):

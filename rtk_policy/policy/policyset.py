@@ -144,7 +144,7 @@ class PolicySet:
 
             files, functions = self.compiled_files, self._functions
             self._deny_reads = DenyReads(self.compiled_rules, files, self._planner, functions)
-        return self._deny_reads.blind_to(facts, program, context)  # type: ignore[no-any-return]
+        return self._deny_reads.blind_to(facts, program, context)
 
     def plan_tables(self) -> PlanTables:
         """The plans of every indexed program, worked out now (for the compiled cache)."""

@@ -34,7 +34,7 @@ def _engine() -> tuple[Any, str, tuple[object, ...]]:
     global _LOADED
     if _LOADED is None:
         try:
-            import re2
+            import re2  # type: ignore[import-untyped]  # google-re2 ships no types
 
             options = re2.Options()
             options.log_errors = False  # errors are raised, not logged
@@ -124,7 +124,7 @@ def _compile(pattern: str) -> Callable[[str], bool]:
 
     def search_bytes(text: str) -> bool:
         data = text.encode("utf-8")
-        return match(anchor, data, 0, len(data))[0] != missing  # type: ignore[no-any-return]
+        return match(anchor, data, 0, len(data))[0] != missing
 
     return search_bytes
 

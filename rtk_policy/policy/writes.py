@@ -14,6 +14,7 @@ from rtk_policy.util import record
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from rtk_policy.shell.model import Segment
 
@@ -154,11 +155,11 @@ def segment_writes(segment: Segment) -> list[tuple[str, bool]]:
 
 
 _MODE = "mZ"
-_COPY = dict(
+_COPY: dict[str, Any] = dict(
     short_values="tS", long_values=("target-directory", "suffix"), folders=("t", "target-directory")
 )
-_VIM = dict(short_values="cSuUiTwWsqt", long_values=("cmd",), outputs=("w", "W"), targets="none",
-            special=special.editor_files)  # fmt: skip
+_VIM: dict[str, Any] = dict(short_values="cSuUiTwWsqt", long_values=("cmd",), outputs=("w", "W"),
+                            targets="none", special=special.editor_files)  # fmt: skip
 _COMPRESS = Writer(reads_only=("c", "stdout", "to-stdout", "t", "test", "l", "list", "k", "keep"))
 _SED = Writer(needs=("i", "in-place"), short_values="efl", long_values=("expression", "file"),
               targets="none", special=special.sed_files)  # fmt: skip

@@ -42,7 +42,7 @@ def example_context(engine: object, example: Example) -> Context:
 
 
 def build_context(
-    engine: object, claude: dict, config: dict, fields: dict | None = None  # type: ignore[type-arg]
+    engine: object, claude: dict, config: dict, fields: dict | None = None
 ) -> Context:
     """The engine's context with `claude` rules ({deny, ask, allow}), `config` overrides
     (exclude_commands, transparent_prefixes, disabled_rules, enabled_packs) and request `fields`

@@ -152,7 +152,7 @@ def _scalar(node: object, file: str) -> object:
 
     loader = yaml.SafeLoader("")
     try:
-        return loader.construct_object(node, deep=True)  # type: ignore[arg-type]
+        return loader.construct_object(node, deep=True)
     except yaml.YAMLError as error:
         raise TestFileError(_at(file, node), str(error)) from error
     finally:

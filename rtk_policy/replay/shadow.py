@@ -35,7 +35,7 @@ class Tally:
     errors: int = 0
     examples: dict = attrs.Factory(dict)  #: key (e.g. "none->deny", "gained") → [example dicts]
 
-    def example(self, key: str, data: dict) -> None:  # type: ignore[type-arg]
+    def example(self, key: str, data: dict) -> None:
         """Keep `data` as an example of `key` unless `limit` examples are already kept."""
         kept = self.examples.setdefault(key, [])
         if len(kept) < self.limit:
@@ -158,7 +158,7 @@ def rewrite_change(before: str | None, after: str | None) -> str:
     return "kept" if before == after else "changed"
 
 
-def _example(item: ReplayItem, before: Verdict, now: Verdict) -> dict:  # type: ignore[type-arg]
+def _example(item: ReplayItem, before: Verdict, now: Verdict) -> dict:
     return {"command": item.command, "location": item.location, "happened": item.happened,
             "before": {"verdict": before.verdict, "rewrite": before.rewrite},
             "after": {"verdict": now.verdict, "rewrite": now.rewrite, "rules": list(now.rules)}}

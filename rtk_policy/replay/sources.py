@@ -93,7 +93,7 @@ def read_file(path: str, progress: list[int] | None = None) -> Iterator[ReplayIt
             yield ReplayItem(command, f"{path}:{number}", cwd, UNKNOWN, permission_mode=mode)
 
 
-def _load(line: bytes) -> dict | None:  # type: ignore[type-arg]
+def _load(line: bytes) -> dict | None:
     try:
         value = json.loads(line)
     except ValueError:
@@ -158,7 +158,7 @@ def _transcript_line(
                 )
 
 
-def _happened(result: dict) -> str:  # type: ignore[type-arg]
+def _happened(result: dict) -> str:
     """RAN, or BLOCKED when the result is an error saying the call was rejected or denied."""
     if not result.get("is_error"):
         return RAN

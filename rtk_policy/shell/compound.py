@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rtk_policy.shell.draft import Ctx, Draft
-from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode, read_redirects
+from rtk_policy.shell.redirects import REDIRECT_TYPES, read_redirects
 from rtk_policy.shell.simple import SKIP_TYPES
 from rtk_policy.shell.source import Source
 from rtk_policy.util import record
@@ -24,6 +24,8 @@ from rtk_policy.util import record
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
     from typing import Any
+
+    from rtk_policy.shell.redirects import ReadRedirect
 
 _SIMPLE = frozenset({"command", "variable_assignment"})
 _CHAINS = frozenset({"list", "pipeline", "negated_command"})
@@ -53,7 +55,7 @@ class RedirectedMixin:
         """Emit one simple command (implemented by the walker)."""
         raise NotImplementedError
 
-    def emit(self, src: Source, words: list, redirs: Sequence[RedirectNode], start: int, end: int,
+    def emit(self, src: Source, words: list, redirs: Sequence[ReadRedirect], start: int, end: int,
              ctx: Ctx) -> int:  # pragma: no cover  # fmt: skip
         """Append one draft (implemented by the walker)."""
         raise NotImplementedError

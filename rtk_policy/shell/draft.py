@@ -13,6 +13,10 @@ from rtk_policy.shell.words import Word, basename
 from rtk_policy.shell.wrappers import Peel
 from rtk_policy.util import record
 
+TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+if TYPE_CHECKING:
+    from typing import Any
+
 GRAMMAR_WORDS = frozenset({"{", "}", "!", "(", ")"})
 PIPE_NEIGHBOURS = 100
 MAX_SEGMENTS = 2_000  #: the walker stops collecting commands after this many
@@ -98,7 +102,7 @@ _SEGMENT_FIELDS = (
 _POSITIONAL = tuple(f.name for f in record.fields(Segment)) == _SEGMENT_FIELDS
 
 
-def _segment_by_keywords(*values: object) -> Segment:
+def _segment_by_keywords(*values: Any) -> Segment:
     """A `Segment` from its field values in `_SEGMENT_FIELDS` order, passed as keywords."""
     return Segment(**dict(zip(_SEGMENT_FIELDS, values, strict=True)))
 

@@ -13,8 +13,12 @@ from collections.abc import Sequence
 
 from rtk_policy.shell import git_code, launchers, nested, scripts
 from rtk_policy.shell.draft import Ctx, Draft
-from rtk_policy.shell.redirects import RedirectNode
 from rtk_policy.shell.words import Word
+
+TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+if TYPE_CHECKING:
+    from rtk_policy.shell.redirects import ReadRedirect
+    from rtk_policy.shell.source import Source
 
 #: the programs `launched` looks into
 LAUNCHERS = (
@@ -32,7 +36,7 @@ class LaunchMixin:
     drafts: list[Draft]
 
     def emit(  # pragma: no cover - see simple.CommandsMixin
-        self, src: object, words: list[Word], redirs: Sequence[RedirectNode], start: int,
+        self, src: Source, words: list[Word], redirs: Sequence[ReadRedirect], start: int,
         end: int, ctx: Ctx,
     ) -> int:  # fmt: skip
         """Emit one command (implemented by the walker)."""
@@ -53,7 +57,7 @@ class LaunchMixin:
         d: Draft,
         name: str,
         cmd: list[Word],
-        redirs: Sequence[RedirectNode],
+        redirs: Sequence[ReadRedirect],
         inner: Ctx,
         run_ctx: Ctx,
     ) -> bool:
@@ -73,8 +77,8 @@ class LaunchMixin:
             for line in launchers.crontab_commands(text or ""):
                 self._walk_text(line, inner._replace(origin="shell_c"))
         elif name == "git":
-            for script in git_code.scripts(cmd, d.peel.env):
-                self._walk_text(script, inner._replace(origin="shell_c"))
+            for code in git_code.scripts(cmd, d.peel.env):
+                self._walk_text(code, inner._replace(origin="shell_c"))
             sub = git_code.alias_command(cmd)
             if sub:
                 self.emit(d.src, sub, [], sub[0].start, sub[-1].end, run_ctx)
@@ -88,7 +92,7 @@ class LaunchMixin:
         return True
 
     def interpreted(
-        self, d: Draft, lang: str, cmd: list[Word], redirs: Sequence[RedirectNode], inner: Ctx
+        self, d: Draft, lang: str, cmd: list[Word], redirs: Sequence[ReadRedirect], inner: Ctx
     ) -> None:
         """What a script handed to an interpreter does (`scripts.py`): the shell commands and
         argument lists it runs, and its deletions and uploads as the commands that do them (a
@@ -116,7 +120,7 @@ class LaunchMixin:
         self,
         d: Draft,
         cmd: list[Word],
-        redirs: Sequence[RedirectNode],
+        redirs: Sequence[ReadRedirect],
         inner: Ctx,
         run_ctx: Ctx,
     ) -> None:
@@ -144,7 +148,7 @@ class LaunchMixin:
                 self._walk_text(filled, shell._replace(guess=shell.guess or guess), quiet=k > 0)
 
     def xargs_replaced(self, d: Draft, sub: list[Word], options: Sequence[str],
-                       redirs: Sequence[RedirectNode], run_ctx: Ctx) -> None:  # fmt: skip
+                       redirs: Sequence[ReadRedirect], run_ctx: Ctx) -> None:  # fmt: skip
         """`xargs -I R CMD`: CMD with R made each line xargs reads (or a guess of it)."""
         replace = launchers.replace_option(options)
         if replace is None or not launchers.has_placeholder(sub, replace):
@@ -154,7 +158,7 @@ class LaunchMixin:
             run = run_ctx._replace(guess=True) if guess else run_ctx
             self.emit(d.src, filled, [], filled[0].start, filled[-1].end, run)
 
-    def _fed(self, d: Draft, redirs: Sequence[RedirectNode]) -> list[str] | None:
+    def _fed(self, d: Draft, redirs: Sequence[ReadRedirect]) -> list[str] | None:
         """The lines a command reads on stdin when the command shows them (a here-string or
         heredoc, `echo`/`printf` of literal words piped into it), else None."""
         text = nested.here_input([r.redirect for r in redirs], [r.body for r in redirs if r.body])
@@ -163,7 +167,7 @@ class LaunchMixin:
         stage = self._previous_stage(d)
         return launchers.echoed_lines(stage.words[stage.peel.program_index :]) if stage else None
 
-    def _stdin_text(self, d: Draft, redirs: Sequence[RedirectNode]) -> str | None:
+    def _stdin_text(self, d: Draft, redirs: Sequence[ReadRedirect]) -> str | None:
         """The text a command reads on stdin, when the command shows it."""
         lines = self._fed(d, redirs)
         return "\n".join(lines) if lines is not None else None

@@ -9,7 +9,20 @@ from rtk_policy.shell.words import Word, make_word
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
+
+    class ReadRedirect(Protocol):
+        """What the walker reads of a redirect once found: a `RedirectNode`, or the plain path's
+        `plainpath.PlainRedirect`."""
+
+        @property
+        def redirect(self) -> Redirect: ...  # noqa: D102
+        @property
+        def start(self) -> int: ...  # noqa: D102
+        @property
+        def end(self) -> int: ...  # noqa: D102
+        @property
+        def body(self) -> str: ...  # noqa: D102
 
 REDIRECT_TYPES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _LIST_OPS = frozenset({"&&", "||", ";", "&", "|", "|&"})

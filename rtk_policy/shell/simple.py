@@ -23,6 +23,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on
 if TYPE_CHECKING:
     from typing import Any
 
+    from rtk_policy.shell.redirects import ReadRedirect
+
 _SUB_RE = lazy(globals(), "_SUB_RE", r"\$\(|`|[<>]\(")
 _KEYWORD_TOKENS = frozenset(
     {
@@ -81,6 +83,25 @@ class CommandsMixin:
     def sequence(self, src: Source, children: Sequence[Any], ctx: Ctx) -> None:  # pragma: no cover
         """Walk a list of statements (implemented by the walker)."""
         raise NotImplementedError
+
+    if TYPE_CHECKING:  # the methods of `launch_walk.LaunchMixin` this mixin calls
+
+        def launched(
+            self, d: Draft, name: str, cmd: list[Word], redirs: Sequence[ReadRedirect],
+            inner: Ctx, run_ctx: Ctx,
+        ) -> bool:  # fmt: skip
+            """`launch_walk.LaunchMixin.launched`."""
+
+        def interpreted(
+            self, d: Draft, lang: str, cmd: list[Word], redirs: Sequence[ReadRedirect], inner: Ctx
+        ) -> None:
+            """`launch_walk.LaunchMixin.interpreted`."""
+
+        def xargs_replaced(
+            self, d: Draft, sub: list[Word], options: Sequence[str],
+            redirs: Sequence[ReadRedirect], run_ctx: Ctx,
+        ) -> None:  # fmt: skip
+            """`launch_walk.LaunchMixin.xargs_replaced`."""
 
     def simple(self, src: Source, kids: Sequence[Any], span: Any, ctx: Ctx) -> None:
         """Collect the words and redirects of one simple command and emit it."""
@@ -155,6 +176,7 @@ class CommandsMixin:
         if src.has_newline and len(words) > 1 and "\n" in src.text[words[0].end : words[-1].start]:
             chunks = _newline_chunks(src.text, words, redirs)
         emitted: list[tuple[int, int]] = []  # (start offset, draft index) per chunk
+        c_redirs: list[ReadRedirect]
         for k, chunk in enumerate(chunks):
             sub_ctx, c_start, c_end, c_redirs = ctx, start, end, list(redirs)
             if len(chunks) > 1:  # tree-sitter glued commands of two lines into one
@@ -177,7 +199,7 @@ class CommandsMixin:
         self,
         src: Source,
         words: list[Word],
-        redirs: Sequence[RedirectNode],
+        redirs: Sequence[ReadRedirect],
         start: int,
         end: int,
         ctx: Ctx,
@@ -231,7 +253,7 @@ class CommandsMixin:
         return d.index
 
     def _nested(
-        self, d: Draft, cmd: list[Word], redirs: Sequence[RedirectNode], inner: Ctx, ctx: Ctx
+        self, d: Draft, cmd: list[Word], redirs: Sequence[ReadRedirect], inner: Ctx, ctx: Ctx
     ) -> None:
         """Walk what a command runs itself: shell scripts, eval and trap text, what `source` reads
         from stdin, xargs/find -exec commands, the commands of tool runners, ssh's remote
@@ -253,8 +275,8 @@ class CommandsMixin:
             if script is not None:
                 self._script(script, inner, "shell_c", d)
         elif name == "watch":
-            for k, text in enumerate(nested.watch_command(cmd)):
-                self._walk_text(text, inner._replace(origin="shell_c"), quiet=k > 0)
+            for k, watched in enumerate(nested.watch_command(cmd)):
+                self._walk_text(watched, inner._replace(origin="shell_c"), quiet=k > 0)
         elif name == "eval":
             text, dynamic = nested.eval_script(cmd[1:])
             d.dynamic = d.dynamic or dynamic
@@ -277,8 +299,8 @@ class CommandsMixin:
                 options = [w.value for w in cmd[1 : len(cmd) - len(sub)]]
                 self.xargs_replaced(d, sub, options, redirs, _exec_ctx(ctx, d))
         elif name == "find":
-            for sub in nested.find_exec_commands(cmd):
-                sub = list(sub)
+            for found in nested.find_exec_commands(cmd):
+                sub = list(found)
                 self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
         elif name == "ssh":
             text = nested.ssh_command(cmd)
@@ -296,7 +318,7 @@ class CommandsMixin:
             if sub:
                 self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
 
-    def _walk_stdin(self, redirs: Sequence[RedirectNode], inner: Ctx) -> None:
+    def _walk_stdin(self, redirs: Sequence[ReadRedirect], inner: Ctx) -> None:
         """Walk the script a shell (or `source /dev/stdin`) reads from a here-string or heredoc."""
         text = nested.here_input([r.redirect for r in redirs], [r.body for r in redirs if r.body])
         if text is not None:
@@ -431,7 +453,7 @@ def _absorb_cr(text: str, words: list[Word]) -> list[Word]:
     return out
 
 
-def _glued_fds(words: list[Word], redirs: Sequence[RedirectNode]) -> None:
+def _glued_fds(words: list[Word], redirs: Sequence[ReadRedirect]) -> None:
     """Drop a digit word glued to a following redirect (`2>&-0>&1`, `0<&1`): it is that fd."""
     starts = {r.start for r in redirs if r.redirect.fd < 0}
     if starts:
@@ -439,7 +461,7 @@ def _glued_fds(words: list[Word], redirs: Sequence[RedirectNode]) -> None:
 
 
 def _newline_chunks(
-    text: str, words: list[Word], redirs: Sequence[RedirectNode]
+    text: str, words: list[Word], redirs: Sequence[ReadRedirect]
 ) -> list[list[Word]]:
     """Split words at an unescaped newline between them that no redirect (heredoc) covers."""
     chunks = [words[:1]]
@@ -463,10 +485,10 @@ def _chunk_part(
     ctx: Ctx,
     chunks: list[list[Word]],
     k: int,
-    redirs: Sequence[RedirectNode],
+    redirs: Sequence[ReadRedirect],
     start: int,
     end: int,
-) -> tuple[Ctx, int, int, list[RedirectNode]]:
+) -> tuple[Ctx, int, int, list[ReadRedirect]]:
     """Context, span and redirects of chunk `k` of a command split at newlines."""
     first, last = k == 0, k == len(chunks) - 1
     lo = start if first else chunks[k][0].start

@@ -16,8 +16,12 @@ from itertools import product
 
 from rtk_policy.shell import paths, values
 from rtk_policy.shell.draft import Ctx, Draft
-from rtk_policy.shell.redirects import RedirectNode
 from rtk_policy.shell.words import Word, assignment_name, basename, dequote
+
+TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+if TYPE_CHECKING:
+    from rtk_policy.shell.redirects import ReadRedirect
+    from rtk_policy.shell.source import Source
 
 #: commands whose guessed copies are not made: they delete nothing and a guessed `cd /` would
 #: mislead the rules that read the commands before another
@@ -46,7 +50,7 @@ class ValuesMixin:
     cwd: str
 
     def emit(  # pragma: no cover - see simple.CommandsMixin
-        self, src: object, words: list[Word], redirs: Sequence[RedirectNode], start: int,
+        self, src: Source, words: list[Word], redirs: Sequence[ReadRedirect], start: int,
         end: int, ctx: Ctx,
     ) -> int:  # fmt: skip
         """Emit one command (implemented by the walker)."""
@@ -70,7 +74,7 @@ class ValuesMixin:
         """Put back what `state` saved."""
         self.cwd, self.known = saved
 
-    def after_emit(self, d: Draft, redirs: Sequence[RedirectNode], ctx: Ctx) -> None:
+    def after_emit(self, d: Draft, redirs: Sequence[ReadRedirect], ctx: Ctx) -> None:
         """Copy the command `d` with the values bash knows, its calls of functions with their
         arguments, then learn what it sets."""
         if self.copying or not d.words:
@@ -127,7 +131,7 @@ class ValuesMixin:
         self,
         d: Draft,
         words: list[Word],
-        redirs: Sequence[RedirectNode],
+        redirs: Sequence[ReadRedirect],
         ctx: Ctx,
         guessed: bool,
     ) -> None:

@@ -29,7 +29,7 @@ def lock(fd: int, shared: bool = False) -> None:
     os.lseek(fd, 0, os.SEEK_SET)
     for _ in range(_WINDOWS_RETRIES):
         try:
-            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
+            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
             return
         except OSError:  # still held after LK_LOCK's own retries
             continue
@@ -48,7 +48,7 @@ def try_lock(fd: int) -> bool:
 
     os.lseek(fd, 0, os.SEEK_SET)
     try:
-        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
     except OSError:
         return False
     return True
@@ -63,7 +63,7 @@ def unlock(fd: int) -> None:
     import msvcrt
 
     os.lseek(fd, 0, os.SEEK_SET)
-    msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+    msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
 
 
 def write_at(fd: int, data: bytes, offset: int) -> int:

@@ -9,10 +9,10 @@ same builtin (no `hmac` import either): the keyed audit chain uses it.
 from __future__ import annotations
 
 try:
-    from _sha256 import sha256  # CPython <= 3.11
+    from _sha256 import sha256  # type: ignore[import-not-found]  # CPython <= 3.11, no stubs
 except ImportError:  # pragma: no cover - depends on the interpreter
     try:
-        from _sha2 import sha256  # CPython >= 3.12
+        from _sha2 import sha256  # type: ignore[import-not-found]  # CPython >= 3.12, no stubs
     except ImportError:
         from hashlib import sha256
 

@@ -35,7 +35,7 @@ def _load_library() -> Any:
     """Import cel-expr-python (once) and build the type tables."""
     global cel, _T
     if cel is None:
-        from cel_expr_python import cel as library
+        from cel_expr_python import cel as library  # type: ignore[import-untyped]  # no types
 
         t = library.Type
         _TYPES.update(

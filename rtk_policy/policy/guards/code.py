@@ -166,7 +166,7 @@ class _Writer:
         writer = getattr(self, "_n_" + kind, None) if kind in _KINDS else None
         if writer is None:
             return [], "U"
-        return writer(ir, scope)  # type: ignore[no-any-return]
+        return writer(ir, scope)
 
     def _n_lit(self, ir: Any, scope: dict[str, str]) -> tuple[list[str], str]:
         return [], self.constant(ir[1])

@@ -61,7 +61,7 @@ def _build(ir: tuple[Any, ...], fns: dict[str, Any]) -> Guard:
     builder = _BUILDERS.get(kind)
     if builder is None:
         return unknown
-    return builder(ir, fns)  # type: ignore[no-any-return]
+    return builder(ir, fns)
 
 
 def _b_lit(ir: tuple[Any, ...], fns: dict[str, Any]) -> Guard:
@@ -232,11 +232,11 @@ def _literal_pattern(node: Any) -> str | None:
     if len(node) == 3 and node[0] == "call" and node[1] == "re_matches":
         args = node[2]
         if len(args) == 2 and args[1][0] == "lit" and type(args[1][1]) is str:
-            return args[1][1]  # type: ignore[no-any-return]
+            return args[1][1]
     if len(node) == 4 and node[0] == "mcall" and node[1] == "matches":
         args = node[3]
         if len(args) == 1 and args[0][0] == "lit" and type(args[0][1]) is str:
-            return args[0][1]  # type: ignore[no-any-return]
+            return args[0][1]
     return None
 
 

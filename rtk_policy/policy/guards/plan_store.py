@@ -51,7 +51,7 @@ class PlanTables(record.NamedTuple):
         the planner then works the plan out, as for a program that is not indexed)."""
         found = self.steps.get(program)
         if type(found) is not str:
-            return found  # type: ignore[no-any-return]
+            return found
         try:
             pairs = tuple(map(int, found.split(","))) if found else ()
         except ValueError:
@@ -108,7 +108,7 @@ def _code(
         else:
             codes[key] = len(residuals)
             residuals.append(residual)
-    return codes[key]  # type: ignore[no-any-return]
+    return codes[key]
 
 
 def tables_data(tables: PlanTables, forms: FormTable) -> list[Any]:

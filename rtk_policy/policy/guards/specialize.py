@@ -111,7 +111,7 @@ class Specializer:
         """`ir` with `segment.program` replaced by `program` and constants folded."""
         if not ir or ir[0] == "unknown":
             return ir
-        return self._spec(ir, program, frozenset())  # type: ignore[no-any-return]
+        return self._spec(ir, program, frozenset())
 
     def _spec(self, ir: Any, program: str, bound: frozenset[str]) -> Any:
         if not self.mentions(ir):
@@ -174,7 +174,7 @@ def _chain(kind: str, parts: list[Any]) -> tuple[Any, ...]:
     node = kept[-1]
     for part in reversed(kept[:-1]):
         node = (kind, part, node)
-    return node  # type: ignore[no-any-return]
+    return node
 
 
 def _constant(ir: Any) -> bool:
