@@ -5,15 +5,29 @@ from __future__ import annotations
 
 from rtk_policy.util import record
 
-#: Verdicts of a whole command. "none" means no opinion: the host's own rules decide.
-VERDICT_ALLOW, VERDICT_ASK, VERDICT_DENY, VERDICT_NONE = "allow", "ask", "deny", "none"
+TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Literal
+
+    from rtk_policy.policy.model import Evaluation, RuleResult
+    from rtk_policy.shell.model import CommandLine, Segment
+
+    #: The verdict of a whole command or segment. "none" means no opinion: the host's own rules
+    #: decide.
+    Verdict = Literal["allow", "ask", "deny", "none"]
+
+VERDICT_ALLOW: Verdict = "allow"
+VERDICT_ASK: Verdict = "ask"
+VERDICT_DENY: Verdict = "deny"
+VERDICT_NONE: Verdict = "none"
 
 
 @record.frozen
 class Decision:
     """What rtk-policy answers for one command."""
 
-    verdict: str  #: "allow" | "ask" | "deny" | "none"
+    verdict: Verdict  #: "allow" | "ask" | "deny" | "none"
     command: str  #: the command as given
     rewrite: (
         str | None
@@ -29,18 +43,17 @@ class Decision:
 
 
 def decide(
-    command_line: object,
-    evaluation: object,
+    command_line: CommandLine,
+    evaluation: Evaluation,
     rewrite: str | None,
-    recheck: object | None = None,
+    recheck: Evaluation | None = None,
 ) -> Decision:
     """Combine the rule results of one command into a `Decision` (DESIGN §6).
 
-    `command_line` is a shell.CommandLine, `evaluation` its policy Evaluation, `rewrite` the command
-    the rewrite rules selected (None when none did) and `recheck` the Evaluation of that rewritten
-    command.
+    `evaluation` holds the rule results of `command_line`, `rewrite` is the command the rewrite
+    rules selected (None when none did) and `recheck` the evaluation of that rewritten command.
     """
-    if any(result.permission_hits for result in evaluation.results):  # type: ignore[attr-defined]
+    if any(result.permission_hits for result in evaluation.results):
         hits = _enforced_hits(evaluation)
         verdict = _combine(command_line, evaluation, hits)
         reasons = _reasons(hits, verdict)
@@ -53,7 +66,7 @@ def decide(
     if (
         recheck is not None
         and verdict != VERDICT_DENY
-        and any(result.permission_hits for result in recheck.results)  # type: ignore[attr-defined]
+        and any(result.permission_hits for result in recheck.results)
     ):
         recheck_hits = _enforced_hits(recheck)
         if any(segment_verdict(segment_hits) == VERDICT_DENY for segment_hits in recheck_hits):
@@ -62,7 +75,7 @@ def decide(
     rewritten, gate = _gate(command_line, rewrite, verdict)
     return Decision(
         verdict=verdict,
-        command=command_line.text,  # type: ignore[attr-defined]
+        command=command_line.text,
         rewrite=rewrite,
         rewritten=rewritten,
         reasons=reasons,
@@ -73,7 +86,7 @@ def decide(
     )
 
 
-def segment_verdict(hits: tuple) -> str:
+def segment_verdict(hits: tuple[RuleResult, ...]) -> Verdict:
     """The verdict of one segment from its enforce-mode permission hits: deny > ask > allow >
     none."""
     decisions = {hit.rule.decision for hit in hits}
@@ -83,26 +96,28 @@ def segment_verdict(hits: tuple) -> str:
     return VERDICT_NONE
 
 
-def _all_hits(evaluation: object) -> list:
-    return [hit for result in evaluation.results for hit in result.permission_hits]  # type: ignore[attr-defined]
+def _all_hits(evaluation: Evaluation) -> list[RuleResult]:
+    return [hit for result in evaluation.results for hit in result.permission_hits]
 
 
-def _enforced_hits(evaluation: object) -> list[tuple]:
+def _enforced_hits(evaluation: Evaluation) -> list[tuple[RuleResult, ...]]:
     """Per segment, the permission hits of enforce-mode rules."""
     return [
         tuple(hit for hit in result.permission_hits if hit.rule.mode == "enforce")
-        for result in evaluation.results  # type: ignore[attr-defined]
+        for result in evaluation.results
     ]
 
 
-def _combine(command_line: object, evaluation: object, hits: list[tuple]) -> str:
+def _combine(
+    command_line: CommandLine, evaluation: Evaluation, hits: list[tuple[RuleResult, ...]]
+) -> Verdict:
     """deny > ask > allow (every segment allowed, the whole attestable) > none. A guessed copy of a
     command (`Segment.guessed`, whose denies the policy stage made asks) counts only when it
     asks."""
-    segments = command_line.segments  # type: ignore[attr-defined]
+    segments = command_line.segments
     verdicts = [
         segment_verdict(segment_hits)
-        for result, segment_hits in zip(evaluation.results, hits, strict=True)  # type: ignore[attr-defined]
+        for result, segment_hits in zip(evaluation.results, hits, strict=True)
         if segment_hits or not _guessed(segments, result.segment_index)
     ]
     if VERDICT_DENY in verdicts:
@@ -114,36 +129,38 @@ def _combine(command_line: object, evaluation: object, hits: list[tuple]) -> str
     return VERDICT_NONE
 
 
-def _guessed(segments: tuple, index: int) -> bool:
+def _guessed(segments: tuple[Segment, ...], index: int) -> bool:
     return index < len(segments) and segments[index].guessed
 
 
-def _attestable(command_line: object) -> bool:
+def _attestable(command_line: CommandLine) -> bool:
     """The engine can vouch for what will run: parsed, no hidden program, no unattestable
     construct."""
     return not (
-        command_line.parse_error  # type: ignore[attr-defined]
-        or command_line.unattestable  # type: ignore[attr-defined]
-        or any(segment.dynamic_program for segment in command_line.segments)  # type: ignore[attr-defined]
+        command_line.parse_error
+        or command_line.unattestable
+        or any(segment.dynamic_program for segment in command_line.segments)
     )
 
 
-def _reasons(hits: list[tuple], verdict: str) -> tuple[str, ...]:
+def _reasons(hits: list[tuple[RuleResult, ...]], verdict: Verdict) -> tuple[str, ...]:
     return _dedupe(
         hit.message for segment_hits in hits for hit in segment_hits if hit.rule.decision == verdict
     )
 
 
-def _fired_rule_ids(evaluation: object) -> tuple[str, ...]:
+def _fired_rule_ids(evaluation: Evaluation) -> tuple[str, ...]:
     ids: list[str] = []
-    for result in evaluation.results:  # type: ignore[attr-defined]
+    for result in evaluation.results:
         ids.extend(hit.rule.id for hit in result.permission_hits if hit.rule.mode == "enforce")
         if result.rewrite is not None:
             ids.append(result.rewrite.rule.id)
     return _dedupe(ids)
 
 
-def _gate(command_line: object, rewrite: str | None, verdict: str) -> tuple[str | None, str]:
+def _gate(
+    command_line: CommandLine, rewrite: str | None, verdict: Verdict
+) -> tuple[str | None, str]:
     """The rewrite the host should run, and why a rewrite is (or would be) withheld.
 
     An unattestable command is marked so even when no rewrite was selected: `rewrite` then defers it
@@ -151,14 +168,14 @@ def _gate(command_line: object, rewrite: str | None, verdict: str) -> tuple[str 
     """
     if verdict == VERDICT_DENY:
         return None, "deny" if rewrite is not None else ""
-    if command_line.unattestable:  # type: ignore[attr-defined]
+    if command_line.unattestable:
         return None, "unattestable"
     if rewrite is None:
         return None, ""
-    if rewrite == command_line.text:  # type: ignore[attr-defined]
+    if rewrite == command_line.text:
         return None, "identity"
     return rewrite, ""
 
 
-def _dedupe(items: object) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(item for item in items if item))  # type: ignore[attr-defined]
+def _dedupe(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(item for item in items if item))

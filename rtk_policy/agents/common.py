@@ -127,6 +127,7 @@ def new_request(
         tool_input=tool_input,
         cwd=text_field(payload, "cwd"),
         raw=payload,
+        tool=None,
         **fields,
     )
 

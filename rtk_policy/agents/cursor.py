@@ -45,7 +45,7 @@ def parse_request(payload: dict[str, Any]) -> HookRequest | None:
     if event in AFTER_EVENTS:
         return None
     if event == READ_EVENT:
-        tool_input = {"file_path": common.text_field(payload, "file_path")}
+        tool_input: Any = {"file_path": common.text_field(payload, "file_path")}
         return common.tool_request(NAME, payload, "Read", tool_input, variant=READ_EVENT, **ids)
     if "tool_input" in payload or "tool_name" in payload:
         tool_name = common.text_field(payload, "tool_name")

@@ -35,6 +35,12 @@ import os
 from rtk_policy.config.layers import MANAGED, PROJECT, Layer, find_layers
 from rtk_policy.util import record
 
+TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _T = TypeVar("_T")
+
 FAIL_MODES = ("open", "closed", "deny")  #: weakest first
 BACKENDS = ("cel-expr", "cel-python")
 _LIST_KEYS = (
@@ -273,7 +279,7 @@ def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
     )
 
 
-def _typed(table: dict, key: str, kind: type, default: object) -> object:
+def _typed(table: dict[str, object], key: str, kind: type[_T], default: _T) -> _T:
     value = table.get(key, default)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise ConfigError(f"config: [audit] {key} must be a {kind.__name__}")

@@ -34,9 +34,12 @@ def layer_digest(layer: Layer) -> str:
 
 def loaded_files(layer: Layer) -> list[tuple[str, bytes]]:
     """The (path, bytes) of every file the layer loads, config first."""
-    config = layer.config
-    found = [config] if config is not None and config[1] is not None else []
-    return found + list(layer.policies)
+    found = list(layer.policies)
+    if layer.config is not None:
+        path, data = layer.config
+        if data is not None:
+            found.insert(0, (path, data))
+    return found
 
 
 def read_records(path: str | None = None) -> dict[str, dict]:

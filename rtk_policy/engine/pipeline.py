@@ -15,9 +15,11 @@ from rtk_policy.shell import CommandLine, parse
 from rtk_policy.shell.model import Segment
 from rtk_policy.util import record
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
 if TYPE_CHECKING:
     from typing import Any
+
+    from rtk_policy.policy.policyset import PolicySet
 
 
 @record.frozen
@@ -33,7 +35,7 @@ class Outcome:
 class Engine:
     """A loaded policy set and config, ready to decide commands."""
 
-    policies: object  #: a rtk_policy.policy.PolicySet
+    policies: PolicySet
     config: Config
     #: files of any layer that did not load (left out): every answer is then at least ask
     problems: tuple[str, ...] = ()
@@ -42,17 +44,17 @@ class Engine:
     #: ids of the untrusted layers' loosening rules, never evaluated (`engine/layered.py`)
     suppressed: tuple[str, ...] = ()
 
-    def context(self, **fields: object) -> Context:
+    def context(self, **fields: Any) -> Context:
         """A `Context` carrying this engine's config plus the given request fields (which may
         replace a config list, e.g. `exclude_commands`)."""
-        configured: dict[str, object] = {
+        configured: dict[str, Any] = {
             "exclude_commands": self.config.exclude_commands,
             "transparent_prefixes": self.config.transparent_prefixes,
             "disabled_rules": self.config.disabled_rules,
             "enabled_packs": self.config.enabled_packs,
             "suppressed_rules": self.suppressed,
         }
-        return Context(**{**configured, **fields})  # type: ignore[arg-type]
+        return Context(**{**configured, **fields})
 
     def evaluate(self, text: str, context: Context, trace: bool = False) -> Outcome:
         """Parse `text`, evaluate the policies on it and combine the results.
@@ -64,24 +66,19 @@ class Engine:
         """
         clean = _valid_unicode(text)
         command_line = parse(clean, context.transparent_prefixes)
-        evaluation = self.policies.evaluate(command_line, context, trace)  # type: ignore[attr-defined]
+        evaluation = self.policies.evaluate(command_line, context, trace)
         changed = replacements(command_line, evaluation) if clean == text else None
         rewrite = splice(command_line, changed) if changed is not None else None
         recheck = None
-        if rewrite is not None and rewrite != text and (trace or self._recheck_needed(
-            command_line, evaluation, changed, rewrite, context
+        if rewrite is not None and rewrite != text and (trace or recheck_needed(
+            command_line, evaluation, changed, rewrite, context, self.policies
         )):  # fmt: skip
             # only an enforced deny of the rewritten command can change the decision (decision.py);
             # `recheck.py` says when none can be found
             rewritten_line = parse(rewrite, context.transparent_prefixes)
-            recheck = self.policies.evaluate(  # type: ignore[attr-defined]
-                rewritten_line, context, trace, deny_only=True
-            )
+            recheck = self.policies.evaluate(rewritten_line, context, trace, deny_only=True)
         decision = decide(command_line, evaluation, rewrite, recheck)
         return Outcome(command_line, evaluation, self._layer_state(decision))
-
-    def _recheck_needed(self, *facts: object) -> bool:
-        return recheck_needed(*facts, self.policies)
 
     def evaluate_tool(self, call: ToolCall, context: Context, trace: bool = False) -> Outcome:
         """Evaluate the rules on a tool call that is not a shell command (`tools:` of its kind),
@@ -90,8 +87,7 @@ class Engine:
 
         command_line = tool_command_line(call)
         tool = tool_call_value(call, context.cwd)
-        policies: Any = self.policies
-        evaluation = policies.evaluate_tool(command_line, tool, context, trace)
+        evaluation = self.policies.evaluate_tool(command_line, tool, context, trace)
         decision = decide(command_line, evaluation, None)
         return Outcome(command_line, evaluation, self._layer_state(decision))
 

@@ -85,7 +85,9 @@ def kills_guard(argv: list[str]) -> bool:
     if program == "kill":
         return any(_our_pid(a) for a in args)
     names, lines = _our_processes()
-    flags, operands, at = set(), [], 0
+    flags: set[str] = set()
+    operands: list[str] = []
+    at = 0
     while at < len(args):
         word = args[at]
         at += 1

@@ -160,7 +160,7 @@ SOURCES = (*LAYERS, *STATE, *RUNTIME, package_paths, agent_settings)
 
 #: paths the loaded config names (the audit log when moved), added by `remember_configured`
 _configured: tuple[str, ...] = ()
-_tables: dict[tuple[str | None, ...], tuple[tuple[str, str], ...]] = {}
+_tables: dict[tuple[str | None, ...], tuple[dict[str, str], dict[str, str]]] = {}
 _ENV = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "TMPDIR",
         "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME")  # fmt: skip
 

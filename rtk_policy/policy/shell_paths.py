@@ -97,7 +97,9 @@ def _assignments(segment: Segment, variables: dict[str, list[str]]) -> None:
     pairs = list(segment.env)
     if segment.program in _DECLARE:
         pairs += [
-            tuple(a.split("=", 1)) for a in segment.args if "=" in a and not a.startswith("-")
+            (name, value)
+            for name, equals, value in (a.partition("=") for a in segment.args)
+            if equals and not name.startswith("-")
         ]
     for name, value in pairs:
         values = variables.setdefault(name, [])

@@ -144,7 +144,7 @@ RACY_NS = 50_000_000
 def stat_stamp(paths: tuple[str, ...], folders_by_identity: bool = False) -> tuple:
     """(mode, inode, mtime, size) of each path (following symlinks), None for a missing one;
     with `folders_by_identity`, a folder's entry is its (mode, inode) only."""
-    stamp = []
+    stamp: list[tuple[int, ...] | None] = []
     for path in paths:
         try:
             info = os.stat(path)

@@ -112,10 +112,11 @@ def _covering_groups(data: dict[str, Any], spec: Target) -> list[list[Any]]:
     entries = _event_list(data, spec)
     if spec.matcher is None:
         return [entries]
+    tool = spec.covers or ""  # never None here: the group has a matcher
     return [
         _handlers(entry)
         for entry in entries
-        if matcher_covers(entry.get("matcher") if isinstance(entry, dict) else None, spec.covers)
+        if matcher_covers(entry.get("matcher") if isinstance(entry, dict) else None, tool)
     ]
 
 
@@ -142,7 +143,7 @@ def sibling_hooks(data: dict[str, Any], spec: Target) -> list[str]:
         if spec.matcher is None:
             handlers = [entry]
         elif matcher_covers(
-            entry.get("matcher") if isinstance(entry, dict) else None, spec.covers
+            entry.get("matcher") if isinstance(entry, dict) else None, spec.covers or ""
         ):
             handlers = _handlers(entry)
         else:

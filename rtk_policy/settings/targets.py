@@ -153,7 +153,7 @@ def target(agent: str, global_: bool, cwd: str | None = None) -> Target:
         )
     if agent == "gemini":
         base = _home("GEMINI_CLI_HOME", "") / ".gemini" if global_ else here / ".gemini"
-        extra = (("type", "command"), ("name", "rtk-policy"))
+        extra: tuple[tuple[str, object], ...] = (("type", "command"), ("name", "rtk-policy"))
         return Target(
             agent,
             base / "settings.json",

@@ -100,7 +100,7 @@ def module_file(dotted: str) -> str:
         if spec is None or (depth < len(parts) and not spec.submodule_search_locations):
             raise ImportError(f"No module named {dotted!r}")
         locations = spec.submodule_search_locations
-    if not spec.origin:
+    if spec is None or not spec.origin:
         raise ImportError(f"No module named {dotted!r}")
     return spec.origin
 

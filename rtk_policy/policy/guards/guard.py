@@ -125,7 +125,7 @@ def chain_operands(ir: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     """
     if ir[0] not in ("and", "or"):
         return [ir]
-    found = []
+    found: list[tuple[Any, ...]] = []
     for side in ir[1:]:
         found.extend(chain_operands(side) if side[0] == ir[0] else [side])
     return sorted(found, key=_cost)

@@ -131,7 +131,8 @@ def _alternatives(pattern: str) -> list[str]:
 
 def _top_level_runs(pattern: str) -> list[str]:
     """The runs of mandatory literal characters at the top level; ValueError when unsure."""
-    runs, current = [], []
+    runs: list[str] = []
+    current: list[str] = []
     depth, at, size = 0, 0, len(pattern)
     while at < size:
         char = pattern[at]

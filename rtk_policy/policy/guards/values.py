@@ -44,7 +44,7 @@ def relation(op: str, right_ir: tuple[Any, ...], left: Guard, right: Guard) -> G
         if len(kinds) == 1:  # a literal list of one type: a set lookup
             kind, members = kinds.pop(), frozenset(values)
             return lambda env: (v in members) if type(v := left(env)) is kind else UNKNOWN
-    literal = right_ir[1] if right_ir[0] == "lit" else None
+    literal: Any = right_ir[1] if right_ir[0] == "lit" else None
     if op in ("eq", "ne") and _scalar(literal):  # `x == "lit"`
         value, kind, equal = literal, type(literal), op == "eq"
         return lambda env: ((v == value) is equal) if type(v := left(env)) is kind else UNKNOWN
@@ -134,7 +134,8 @@ def function_call(name: str, args: list[Guard], fns: dict[Any, Any]) -> Guard:
     if name == "string" and len(args) == 1:
         return _caller(cel_string, None, args)
     if (name, len(args)) in fns:
-        return _caller(*fns[(name, len(args))], args)
+        impl, params = fns[(name, len(args))]
+        return _caller(impl, params, args)
     return unknown
 
 
