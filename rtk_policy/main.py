@@ -1,5 +1,6 @@
 """The command line: all argparse lives here; each subcommand is a function in
-`rtk_policy.commands`.
+`rtk_policy.commands`, called with the parsed options as typed keyword parameters (never the
+argparse namespace).
 
 Subcommand modules are imported only when chosen, so `rtk-policy hook` never pays for the others.
 """
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", metavar="FILE", help="JSON lines in, JSON lines out ('-' = stdin)")
     p.add_argument(
         "--json",
+        dest="as_json",
         action="store_true",
         help="print the answer as JSON (exit, stdout, verdict, rewrite, rules), as --batch does",
     )
@@ -93,8 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
         nargs=argparse.REMAINDER,
         help="the command, its words taken as rewrite takes them (`explain git log --oneline`)",
     )
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--all", action="store_true", help="list every rule tried, not only matches")
+    p.add_argument("--json", dest="as_json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--all", dest="every", action="store_true", help="list every rule tried, not only matches"
+    )
     p.add_argument(
         "--agent",
         default="",
@@ -168,7 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", nargs="?", help="a folder of the project (default: the working folder)")
     action = p.add_mutually_exclusive_group()
     action.add_argument("--revoke", action="store_true", help="forget the trust in it")
-    action.add_argument("--list", action="store_true", help="list the trusted projects")
+    action.add_argument(
+        "--list", dest="list_trusted", action="store_true", help="list the trusted projects"
+    )
 
     p = sub.add_parser("audit", help="read the audit log")
     audit_sub = p.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
@@ -177,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("-n", "--lines", type=int, default=10)
     a.add_argument("--file", help="audit log path")
     a = audit_sub.add_parser("stats", help="verdicts, top rules, latency")
-    a.add_argument("--json", action="store_true")
+    a.add_argument("--json", dest="as_json", action="store_true")
     a.add_argument("--file", help="audit log path")
     a = audit_sub.add_parser("verify", help="check the hash chain against its anchor")
     a.add_argument("--file", help="audit log path")
@@ -193,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "inputs", nargs="*", help="transcripts or audit logs (default: ~/.claude/projects)"
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", dest="as_json", action="store_true")
     p.add_argument(
         "--jobs", type=int, default=0, help="processes (default: 1, all cores for large inputs)"
     )
@@ -256,7 +262,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = HookOptions(args.agent, args.policies, args.backend, args.config, args.system)
         return hook.run(options, sys.stdin, sys.stdout, sys.stderr)
     module = importlib.import_module(f"rtk_policy.commands.{args.subcommand}")
-    return int(module.run(args, sys.stdin, sys.stdout, sys.stderr))
+    options = {name: value for name, value in vars(args).items() if name != "subcommand"}
+    # each option is a keyword parameter of the command's `run`, named by its argparse dest
+    return int(module.run(stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr, **options))
 
 
 def cli() -> None:

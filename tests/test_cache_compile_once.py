@@ -12,7 +12,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -121,8 +120,9 @@ def test_init_compiles_the_hooks_policies_ahead(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     out, err = io.StringIO(), io.StringIO()
-    args = SimpleNamespace(agent="claude", global_=True, serve=False, in_process=True)
-    assert init.run(args, None, out, err) == 0, err.getvalue()
+    assert init.run(agent="claude", global_=True, in_process=True, stdout=out, stderr=err) == 0, (
+        err.getvalue()
+    )
     assert "Policies compiled for the hook:" in out.getvalue()
     assert len(_sets(tmp_path / "cache")) == 1
     _no_compile(monkeypatch)
@@ -135,11 +135,9 @@ def test_check_stores_the_search_paths_set_but_not_other_paths(tmp_path, monkeyp
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     out, err = io.StringIO(), io.StringIO()
-    args = SimpleNamespace(paths=[PACKS], backend=None, config=None)
-    assert check.run(args, None, out, err) == 0, err.getvalue()
+    assert check.run(paths=[PACKS], stdout=out, stderr=err) == 0, err.getvalue()
     assert _sets(tmp_path / "cache") == []  # explicit paths: checked, not stored
-    args = SimpleNamespace(paths=[], backend=None, config=None)
-    assert check.run(args, None, out, err) == 0, err.getvalue()
+    assert check.run(paths=[], stdout=out, stderr=err) == 0, err.getvalue()
     assert len(_sets(tmp_path / "cache")) == 1
     _no_compile(monkeypatch)
     assert load_policy_set(policy_search_path(str(tmp_path))).rules

@@ -200,19 +200,13 @@ def test_broken_install_says_so_and_has_no_opinion(env, tmp_path):
 
 def test_init_serve_installs_the_thin_client_and_uninstall_removes_it(env, tmp_path, monkeypatch):
     import io
-    from types import SimpleNamespace
 
     from rtk_policy.commands import init, uninstall
     from rtk_policy.settings.hook_command import unguarded
 
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     out = io.StringIO()
-    assert (
-        init.run(
-            SimpleNamespace(global_=True, agent="claude", serve=True), None, out, io.StringIO()
-        )
-        == 0
-    )
+    assert init.run(global_=True, agent="claude", serve=True, stdout=out, stderr=io.StringIO()) == 0
     assert "no opinion" in out.getvalue()
     settings = json.loads((tmp_path / "claude" / "settings.json").read_text())
     command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
@@ -222,12 +216,8 @@ def test_init_serve_installs_the_thin_client_and_uninstall_removes_it(env, tmp_p
     )
     assert json.loads(done.stdout)["hookSpecificOutput"]["updatedInput"] == EXPECTED
     wait_for_server(env)
-    assert (
-        uninstall.run(
-            SimpleNamespace(global_=True, agent="claude"), None, io.StringIO(), io.StringIO()
-        )
-        == 0
-    )
+    quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
+    assert uninstall.run(global_=True, agent="claude", **quiet) == 0
     left = tmp_path / "claude" / "settings.json"
     assert not left.exists() or "client.py" not in left.read_text()
 

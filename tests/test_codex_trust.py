@@ -13,7 +13,6 @@ import os
 import subprocess
 import threading
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from test_init import stop_server
@@ -122,7 +121,7 @@ def hooks_list(env: dict[str, str], cwd: Path) -> list[dict]:
 def test_hashes_and_statuses_match_the_real_codex(codex_home, tmp_path) -> None:
     """What init installs: Codex's own currentHash and trustStatus equal ours, before and after
     the state is written; a foreign hook with no timeout and non-ASCII text too."""
-    init.run(SimpleNamespace(agent="codex", global_=True), None, io.StringIO(), io.StringIO())
+    init.run(agent="codex", global_=True, stdout=io.StringIO(), stderr=io.StringIO())
     hooks = json.loads((codex_home / "hooks.json").read_text())
     hooks["hooks"]["PreToolUse"].append(
         {"matcher": "^Bash$", "hooks": [{"type": "command", "command": "echo é >&2"}]}
@@ -150,15 +149,15 @@ def test_init_tells_about_the_review_and_warns_when_a_trusted_hook_changes(codex
     """First init: the /hooks note. Trusted, init again with no change: no warning. A change (here
     the fail mode, so the command): a warning that Codex must be told to trust it again."""
     out, err = io.StringIO(), io.StringIO()
-    init.run(SimpleNamespace(agent="codex", global_=True), None, out, err)
+    init.run(agent="codex", global_=True, stdout=out, stderr=err)
     assert "/hooks" in out.getvalue() and "warning" not in err.getvalue()
     trust(codex_home, {})
     out, err = io.StringIO(), io.StringIO()
-    init.run(SimpleNamespace(agent="codex", global_=True), None, out, err)
+    init.run(agent="codex", global_=True, stdout=out, stderr=err)
     assert "already installed" in out.getvalue() and "Codex trusts this hook" in out.getvalue()
     assert err.getvalue() == ""
     out, err = io.StringIO(), io.StringIO()
-    init.run(SimpleNamespace(agent="codex", global_=True, fail="deny"), None, out, err)
+    init.run(agent="codex", global_=True, fail="deny", stdout=out, stderr=err)
     assert "trust it again in `/hooks`" in err.getvalue()
     assert "Codex runs this hook only after you trust it" in out.getvalue()
 
@@ -170,14 +169,14 @@ def test_doctor_says_whether_codex_trusts_the_hook(codex_home, tmp_path, monkeyp
     runtime.mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     monkeypatch.setenv("RTK_POLICY_SERVE_IDLE", "5")
-    init.run(SimpleNamespace(agent="codex", global_=True), None, io.StringIO(), io.StringIO())
+    init.run(agent="codex", global_=True, stdout=io.StringIO(), stderr=io.StringIO())
     try:
         out = io.StringIO()
-        doctor.run(SimpleNamespace(), None, out, io.StringIO())
+        doctor.run(stdout=out, stderr=io.StringIO())
         assert "PROBLEM Codex does not run this hook until you trust it" in out.getvalue()
         trust(codex_home, {})
         out = io.StringIO()
-        doctor.run(SimpleNamespace(), None, out, io.StringIO())
+        doctor.run(stdout=out, stderr=io.StringIO())
         assert "ok      Codex trusts this hook" in out.getvalue()
     finally:
         stop_server(runtime)  # the one the hook command started

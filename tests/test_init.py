@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-from types import SimpleNamespace
 
 import pytest
 from conftest import private_folders
@@ -44,8 +43,8 @@ def home(tmp_path, monkeypatch):
 
 def cli(module, agent="claude", global_=True, in_process=False, serve=False):
     out, err = io.StringIO(), io.StringIO()
-    args = SimpleNamespace(agent=agent, global_=global_, serve=serve, in_process=in_process)
-    code = module.run(args, None, out, err)
+    options = {"in_process": in_process, "serve": serve} if module is init else {}
+    code = module.run(agent=agent, global_=global_, stdout=out, stderr=err, **options)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -196,7 +195,7 @@ def test_other_agents_install_idempotently(home, agent, relative, event):
 
 def test_doctor_reports_a_missing_hook(home):
     out = io.StringIO()
-    assert doctor.run(SimpleNamespace(), None, out, io.StringIO()) == 1
+    assert doctor.run(stdout=out, stderr=io.StringIO()) == 1
     assert "PROBLEM an rtk-policy hook is installed" in out.getvalue()
 
 
@@ -228,7 +227,7 @@ def test_doctor_passes_after_init(home, monkeypatch, tmp_path, runtime, in_proce
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     cli(init, in_process=in_process)
     out = io.StringIO()
-    code = doctor.run(SimpleNamespace(), None, out, io.StringIO())
+    code = doctor.run(stdout=out, stderr=io.StringIO())
     text = out.getvalue()
     kind = "in-process" if in_process else "the thin client"
     assert f"claude hook installed in {home}" in text and f"({kind}" in text
@@ -398,10 +397,10 @@ def test_doctor_reports_file_tools_that_an_older_init_left_unhooked(home):
     """An entry from before the file tools were hooked: doctor says so, and `init` adds it."""
     write_settings(home, old_settings("/old/venv/bin/rtk-policy hook claude"))
     out = io.StringIO()
-    doctor.run(SimpleNamespace(), None, out, io.StringIO())
+    doctor.run(stdout=out, stderr=io.StringIO())
     line = "file-writing tools (Write|Edit|MultiEdit|NotebookEdit) are hooked"
     assert f"PROBLEM claude's {line}" in out.getvalue()
     assert cli(init, in_process=True)[0] == 0
     out = io.StringIO()
-    doctor.run(SimpleNamespace(), None, out, io.StringIO())
+    doctor.run(stdout=out, stderr=io.StringIO())
     assert f"ok      claude's {line}" in out.getvalue()

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -55,9 +54,7 @@ def root(tmp_path, monkeypatch):
 def run(module, **fields):
     """A command module run with `fields` as its arguments: (exit code, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()
-    defaults = {"agent": None, "global_": False, "in_process": False, "serve": False}
-    args = SimpleNamespace(**{**defaults, **fields})
-    code = module.run(args, None, out, err)
+    code = module.run(stdout=out, stderr=err, **fields)
     return code, out.getvalue(), err.getvalue()
 
 

@@ -427,10 +427,9 @@ def test_the_fail_mode_init_bakes_in_follows_the_same_rule(
 ):
     """`init` writes the broken-install answer into the hook command: the environment can make it
     stricter than the config, never looser; only the user's own `--fail` chooses freely."""
-    from types import SimpleNamespace
 
     from rtk_policy.commands.init import chosen_fail_mode
 
     write(user / "config.toml", f'fail_mode = "{configured}"\n')
     monkeypatch.setenv("RTK_POLICY_FAIL", env)
-    assert chosen_fail_mode(SimpleNamespace(fail=flag)) == expected
+    assert chosen_fail_mode(flag) == expected

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
@@ -16,23 +15,35 @@ from rtk_policy.audit.verify import verify
 from rtk_policy.util.term import wants_colour
 
 
-def run(args: argparse.Namespace, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
-    """Run the chosen audit action; returns the exit code."""
-    path = _log_path(args, stderr)
+def run(
+    *,
+    audit_command: str,
+    file: str | None = None,
+    lines: int = 10,
+    follow: bool = False,
+    as_json: bool = False,
+    key: str | None = None,
+    stdin: IO[str] | None = None,
+    stdout: IO[str],
+    stderr: IO[str],
+) -> int:
+    """Run the audit action `audit_command` ("tail", "stats" or "verify") on the log `file`
+    (default: the configured one); returns the exit code."""
+    path = _log_path(file, stderr)
     if path is None:
         return 2
-    if args.audit_command == "tail":
-        return tail(path, args.lines, args.follow, stdout)
-    if args.audit_command == "stats":
-        return stats(path, args.json, stdout)
-    return verify_command(path, stdout, stderr, getattr(args, "key", None))
+    if audit_command == "tail":
+        return tail(path, lines, follow, stdout)
+    if audit_command == "stats":
+        return stats(path, as_json, stdout)
+    return verify_command(path, stdout, stderr, key)
 
 
-def _log_path(args: argparse.Namespace, stderr: IO[str]) -> str | None:
-    """`--file`, else the path the config selects (a config file that does not load is named on
-    `stderr` and left out)."""
-    if getattr(args, "file", None):
-        return str(args.file)
+def _log_path(file: str | None, stderr: IO[str]) -> str | None:
+    """`file` (`--file`), else the path the config selects (a config file that does not load is
+    named on `stderr` and left out)."""
+    if file:
+        return file
     from rtk_policy.config.load import load_config
 
     config = load_config()

@@ -21,12 +21,16 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import attrs
 
 from rtk_policy.engine.answers import batch_answer, dumps, request_context
 from rtk_policy.util import record
+
+if TYPE_CHECKING:
+    from rtk_policy.engine.pipeline import Engine
+    from rtk_policy.policy.model import Context
 
 _CONFIG_KEYS = {"exclude_commands", "transparent_prefixes", "disabled_rules", "enabled_packs"}
 
@@ -40,7 +44,7 @@ MEMO_LINES = 4096
 class Answers:
     """The answer line of each input line, remembered by the line's text."""
 
-    def __init__(self, engine: object, base: object) -> None:
+    def __init__(self, engine: Engine, base: Context) -> None:
         self.engine = engine
         self.base = base
         self._known: dict[str, str] = {}
@@ -59,7 +63,7 @@ class Answers:
 
 
 def run_batch(
-    engine: object, source: str, agent: str, stdin: IO[str], stdout: IO[str], stderr: IO[str]
+    engine: Engine, source: str, agent: str, stdin: IO[str], stdout: IO[str], stderr: IO[str]
 ) -> int:
     """Answer every line of `source` ('-' = stdin); returns 0, or 1 when the file cannot be read."""
     answer = Answers(engine, request_context(engine, os.getcwd(), agent=agent))
@@ -152,12 +156,12 @@ def _answer_chunk(lines: list[str]) -> str:
     return "".join(map(_WORKER, lines))
 
 
-def answer_line(engine: object, base: object, line: str) -> dict[str, object]:
+def answer_line(engine: Engine, base: Context, line: str) -> dict[str, object]:
     """The answer object for one input line."""
     try:
         request = json.loads(line)
         context = _line_context(base, request)
-        decision = engine.decide(request["command"], context)  # type: ignore[attr-defined]
+        decision = engine.decide(request["command"], context)
     except (ValueError, KeyError, TypeError) as error:
         return {"error": _describe(error)}
     except Exception as error:  # noqa: BLE001 - one bad line never stops the batch
@@ -165,7 +169,7 @@ def answer_line(engine: object, base: object, line: str) -> dict[str, object]:
     return batch_answer(decision)
 
 
-def _line_context(base: object, request: object) -> object:
+def _line_context(base: Context, request: object) -> Context:
     if not isinstance(request, dict):
         raise TypeError("a line must be a JSON object")
     command = request.get("command")

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import IO
 
 _BACKENDS = {"both": ("cel-expr", "cel-python")}
 
 
-def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
-    """Entry point of `rtk-policy check`; exit 1 when a policy has a problem or an example fails."""
-    backend = args.backend  # type: ignore[attr-defined]
+def run(
+    *,
+    paths: Sequence[str] = (),
+    backend: str | None = None,
+    config: str | None = None,
+    stdin: IO[str] | None = None,
+    stdout: IO[str],
+    stderr: IO[str],
+) -> int:
+    """Entry point of `rtk-policy check` (`backend` "both": each in turn); exit 1 when a policy has
+    a problem or an example fails."""
     backends = _BACKENDS.get(backend or "", (backend,))
     failed = False
     for name in backends:
-        failed |= not check_once(args.paths or None, name, args.config, stdout, stderr)  # type: ignore[attr-defined]
+        failed |= not check_once(list(paths) or None, name, config, stdout, stderr)
     return 1 if failed else 0
 
 

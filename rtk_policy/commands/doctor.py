@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
-from typing import IO, Any
+from typing import IO
 
 from rtk_policy.agents import AGENTS
 from rtk_policy.agents.samples import sample_payload
@@ -81,7 +81,7 @@ def engine_findings(cwd: str) -> list[Finding]:
     return [loaded, *notes, trip]
 
 
-def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
+def run(*, stdin: IO[str] | None = None, stdout: IO[str], stderr: IO[str]) -> int:
     """Run every check and print one line per finding."""
     cwd = os.getcwd()
     findings = installed_findings(cwd) + engine_findings(cwd)

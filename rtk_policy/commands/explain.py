@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import IO
+from typing import IO, TYPE_CHECKING, Any
 
 from rtk_policy.agents import AGENTS, agent_module
 from rtk_policy.agents.common import notes, rewritten_of
@@ -15,43 +15,57 @@ from rtk_policy.engine.answers import command_words, exit_code, join_words, requ
 from rtk_policy.util import record
 from rtk_policy.util.term import paint, wants_colour
 
+if TYPE_CHECKING:
+    from rtk_policy.decision import Decision
+    from rtk_policy.engine.pipeline import Outcome
+
 _FLAGS = ("parse_error", "unattestable", "has_substitution", "has_heredoc", "has_here_string",
           "has_file_redirect", "multiline", "rewrite_refused")
 
 
-def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
-    """Entry point of `rtk-policy explain`."""
+def run(
+    *,
+    cmd: list[str],
+    agent: str = "",
+    as_json: bool = False,
+    every: bool = False,
+    policies: list[str] | None = None,
+    backend: str | None = None,
+    config: str | None = None,
+    stdin: IO[str] | None = None,
+    stdout: IO[str],
+    stderr: IO[str],
+) -> int:
+    """Entry point of `rtk-policy explain CMD`: the rules that matched (`every`: every rule tried)
+    and the decision, as text or `as_json`; with a known `agent`, also its hook's answer."""
     from rtk_policy.engine.pipeline import load_engine
 
     try:
-        engine = load_engine(args.policies, args.backend, args.config)  # type: ignore[attr-defined]
+        engine = load_engine(policies, backend, config)
     except Exception as error:  # noqa: BLE001 - a load error is reported, not raised
         stderr.write(f"rtk-policy: cannot load policies:\n{error}\n")
         return 1
-    words = command_words(args.cmd)  # type: ignore[attr-defined]
+    words = command_words(cmd)
     if not words:
         from rtk_policy.commands import EX_USAGE
 
         stderr.write("rtk-policy explain: give a command\n")
         return EX_USAGE
     command = join_words(words)
-    context = request_context(engine, os.getcwd(), agent=args.agent)
+    context = request_context(engine, os.getcwd(), agent=agent)
     outcome = engine.evaluate(command, context, trace=True)
-    agent = None
-    if args.agent in AGENTS:  # type: ignore[attr-defined]
-        agent = agent_answer(args.agent, outcome.decision, command)  # type: ignore[attr-defined]
-    if args.json:  # type: ignore[attr-defined]
+    answer = agent_answer(agent, outcome.decision, command) if agent in AGENTS else None
+    if as_json:
         data = explain_data(outcome)
-        if agent is not None:
-            data["agent"] = agent
+        if answer is not None:
+            data["agent"] = answer
         stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     else:
-        every = getattr(args, "all", False)
-        stdout.write(explain_text(outcome, every=every, colour=wants_colour(stdout), agent=agent))
+        stdout.write(explain_text(outcome, every=every, colour=wants_colour(stdout), agent=answer))
     return 0
 
 
-def agent_answer(agent: str, decision: object, command: str) -> dict[str, object]:
+def agent_answer(agent: str, decision: Decision, command: str) -> dict[str, object]:
     """What `agent`'s hook answers for `decision` (its wire JSON, None for no output) and the notes
     on what the agent's CLI does with that answer."""
     module = agent_module(agent)
@@ -61,16 +75,16 @@ def agent_answer(agent: str, decision: object, command: str) -> dict[str, object
     return {
         "name": agent,
         "answer": json.loads(line) if line else None,
-        "notes": notes(module, decision.verdict, rewritten),  # type: ignore[attr-defined]
+        "notes": notes(module, decision.verdict, rewritten),
     }
 
 
-def explain_data(outcome: object) -> dict[str, object]:
+def explain_data(outcome: Outcome) -> dict[str, Any]:
     """The explanation as plain data (what `--json` prints)."""
-    line = outcome.command_line  # type: ignore[attr-defined]
-    decision = outcome.decision  # type: ignore[attr-defined]
+    line = outcome.command_line
+    decision = outcome.decision
     segments = []
-    for segment, result in zip(line.segments, outcome.evaluation.results, strict=True):  # type: ignore[attr-defined]
+    for segment, result in zip(line.segments, outcome.evaluation.results, strict=True):
         data = record.asdict(segment)
         data["rules"] = [
             {"id": tried.rule.id, "kind": tried.rule.kind, "decision": tried.rule.decision,
@@ -89,13 +103,13 @@ def explain_data(outcome: object) -> dict[str, object]:
         "decision": record.asdict(decision),
         "exit": code,
         "stdout": stdout,
-        "policy_digest": outcome.evaluation.policy_digest,  # type: ignore[attr-defined]
-        "backend": outcome.evaluation.backend,  # type: ignore[attr-defined]
+        "policy_digest": outcome.evaluation.policy_digest,
+        "backend": outcome.evaluation.backend,
     }
 
 
 def explain_text(
-    outcome: object, every: bool = False, colour: bool = False, agent: dict | None = None
+    outcome: Outcome, every: bool = False, colour: bool = False, agent: dict | None = None
 ) -> str:
     """The explanation for a person at a terminal: per segment the rules that matched (`every`:
     every rule tried), then the verdict and why; `colour` paints the verdict and the matches;

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from rtk_policy.agents import AGENTS
 from rtk_policy.settings import codex_trust
@@ -69,12 +69,11 @@ CODEX_TRUST_NOTE = (
 )
 
 
-def chosen_fail_mode(args: Any) -> str:
-    """`--fail`, else the config's `fail_mode` made stricter (never looser) by `$RTK_POLICY_FAIL`
-    (`config.load.effective_fail_mode`)."""
-    mode = getattr(args, "fail", None)
-    if mode in FAIL_MODES:
-        return str(mode)
+def chosen_fail_mode(fail: str | None) -> str:
+    """`fail` (`--fail`), else the config's `fail_mode` made stricter (never looser) by
+    `$RTK_POLICY_FAIL` (`config.load.effective_fail_mode`)."""
+    if fail in FAIL_MODES:
+        return str(fail)
     from rtk_policy.config.load import effective_fail_mode, load_config
 
     return effective_fail_mode(load_config())
@@ -102,14 +101,28 @@ def retrust_warning(before: dict[str, str], after: dict[str, str]) -> str:
     )
 
 
-def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
-    """Install the hook idempotently; exit 1 (file untouched) when the settings file is not JSON."""
-    if getattr(args, "system", False):
-        return run_system(args, stdout, stderr)
-    agent = getattr(args, "agent", None) or "claude"
-    specs = targets(agent, bool(getattr(args, "global_", False)))
-    mode = chosen_fail_mode(args)
-    in_process = bool(getattr(args, "in_process", False))
+def run(
+    *,
+    agent: str | None = None,
+    global_: bool = False,
+    system: bool = False,
+    root: str = "/",
+    in_process: bool = False,
+    serve: bool = False,
+    fail: str | None = None,
+    stdin: IO[str] | None = None,
+    stdout: IO[str],
+    stderr: IO[str],
+) -> int:
+    """Install the hook of `agent` (default claude; `global_`: user-wide) idempotently: the thin
+    client, or `rtk-policy hook` with `in_process` (`serve`, the default, is kept as an alias);
+    `fail` chooses the broken-install answer; `system`: every agent's machine-wide settings under
+    `root`. Exit 1 (file untouched) when the settings file is not JSON."""
+    if system:
+        return run_system(agent, root, stdout, stderr)
+    agent = agent or "claude"
+    specs = targets(agent, global_)
+    mode = chosen_fail_mode(fail)
     if not in_process and (reason := thin_client_unavailable()):
         stderr.write(f"rtk-policy init: the thin client cannot be used here ({reason}); ")
         stderr.write("installing the in-process hook\n")
@@ -177,14 +190,13 @@ def _install(
     return change
 
 
-def run_system(args: Any, stdout: IO[str], stderr: IO[str]) -> int:
+def run_system(agent: str | None, root: str, stdout: IO[str], stderr: IO[str]) -> int:
     """`init --system`: refuse unless root with a root-owned install; then every agent's (or the
-    one `--agent`) machine-wide settings, the managed folder and the system cache."""
+    one `agent`) machine-wide settings under `root`, the managed folder and the system cache."""
     import sys
 
     from rtk_policy.settings import system
 
-    root = getattr(args, "root", None) or "/"
     if os.geteuid() != 0:
         stderr.write("rtk-policy init --system: error: run it as root (it writes /etc)\n")
         return 1
@@ -201,9 +213,9 @@ def run_system(args: Any, stdout: IO[str], stderr: IO[str]) -> int:
     for folder in system.prepare_managed(root):
         stdout.write(f"created {folder}\n")
     failed = False
-    for agent in [args.agent] if getattr(args, "agent", None) else AGENTS:
-        specs = system.system_targets(agent, target(agent, True), root)
-        change = _install(specs, system.system_hook_command(agent), stderr)
+    for name in [agent] if agent else AGENTS:
+        specs = system.system_targets(name, target(name, True), root)
+        change = _install(specs, system.system_hook_command(name), stderr)
         failed = failed or change is None
         if change is not None:
             stdout.write(change.message + "\n")

@@ -5,19 +5,36 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from typing import IO
 
 _ARROW = "→"
 
 
-def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
-    """Entry point of `rtk-policy replay`."""
+def run(
+    *,
+    inputs: Sequence[str] = (),
+    as_json: bool = False,
+    jobs: int = 0,
+    baseline: list[str] | None = None,
+    examples: int = 3,
+    no_claude_rules: bool = False,
+    no_shipped: bool = False,
+    policies: list[str] | None = None,
+    backend: str | None = None,
+    config: str | None = None,
+    stdin: IO[str] | None = None,
+    stdout: IO[str],
+    stderr: IO[str],
+) -> int:
+    """Entry point of `rtk-policy replay [INPUTS]`: the candidate `policies` against the `baseline`
+    (both added to the shipped packs unless `no_shipped`), `examples` per change, on `jobs`
+    processes (0: chosen by the input's size), the report as text or `as_json`."""
     from rtk_policy.replay.run import EngineSpec, Progress, choose_jobs, make_evaluator, replay
     from rtk_policy.replay.sources import default_inputs, input_files
 
-    inputs = args.inputs or default_inputs()  # type: ignore[attr-defined]
     try:
-        files = input_files(inputs)
+        files = input_files(list(inputs) or default_inputs())
     except FileNotFoundError as error:
         stderr.write(f"rtk-policy: {error}\n")
         return 1
@@ -26,15 +43,11 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
         return 1
     from rtk_policy.policy.load import with_shipped
 
-    shipped = not getattr(args, "no_shipped", False)
-    given = args.policies or []  # type: ignore[attr-defined]
-    policies = tuple(with_shipped(given, shipped)) if given else None
-    given_baseline = getattr(args, "baseline", None) or []
-    baseline = tuple(with_shipped(given_baseline, shipped)) if given_baseline else None
+    candidate = tuple(with_shipped(policies, not no_shipped)) if policies else None
+    before = tuple(with_shipped(baseline, not no_shipped)) if baseline else None
     spec = EngineSpec(
-        policies=policies, baseline=baseline, compare=policies != baseline,
-        backend=args.backend, config=args.config,  # type: ignore[attr-defined]
-        claude_rules=not getattr(args, "no_claude_rules", False),
+        policies=candidate, baseline=before, compare=candidate != before,
+        backend=backend, config=config, claude_rules=not no_claude_rules,
     )
     try:
         evaluator = make_evaluator(spec)  # also gives the candidate's rule list
@@ -42,14 +55,14 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
         render = getattr(error, "render", None)
         stderr.write(f"rtk-policy: cannot load policies:\n{render() if render else error}\n")
         return 1
-    jobs = choose_jobs(args.jobs, files)  # type: ignore[attr-defined]
-    limit = max(int(getattr(args, "examples", 3)), 0)
+    jobs = choose_jobs(jobs, files)
+    limit = max(examples, 0)
     started = time.monotonic()
     bar = Progress(stderr, sum(_size(name) for name in files))
     tally = replay(files, spec, jobs, limit, bar, evaluator if jobs <= 1 else None)
     rule_ids = [rule.id for rule in evaluator.candidate.policies.rules]  # type: ignore[attr-defined]
     data = report_data(tally, rule_ids, len(files), time.monotonic() - started, jobs, spec)
-    stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n" if args.json  # type: ignore[attr-defined]
+    stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n" if as_json
                  else render_text(data))
     return 0
 

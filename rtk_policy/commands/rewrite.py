@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from rtk_policy.commands import EX_USAGE
 from rtk_policy.engine.answers import (
@@ -23,40 +23,55 @@ from rtk_policy.engine.answers import (
     request_context,
 )
 
+if TYPE_CHECKING:
+    from rtk_policy.engine.pipeline import Engine, Outcome
 
-def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
-    """Entry point of `rtk-policy rewrite`."""
+
+def run(
+    *,
+    cmd: list[str],
+    batch: str | None = None,
+    as_json: bool = False,
+    jobs: int = 1,
+    agent: str = "",
+    policies: list[str] | None = None,
+    backend: str | None = None,
+    config: str | None = None,
+    stdin: IO[str],
+    stdout: IO[str],
+    stderr: IO[str],
+) -> int:
+    """Entry point of `rtk-policy rewrite CMD` (the answer `as_json` too) and of `rewrite --batch
+    FILE` (JSON lines, '-' for stdin; `jobs` processes, 0 for every core)."""
     from rtk_policy.engine.pipeline import load_engine
 
     started = time.perf_counter_ns()
     try:
-        engine = load_engine(args.policies, args.backend, args.config)  # type: ignore[attr-defined]
+        engine = load_engine(policies, backend, config)
     except Exception as error:  # noqa: BLE001 - reported, then the fail mode applies
         stderr.write(f"rtk-policy: cannot load policies: {_first_line(error)}\n")
         return EXIT_DEFER
-    if args.batch:  # type: ignore[attr-defined]
+    if batch:
         from rtk_policy.commands.batch import run_batch
 
-        jobs = getattr(args, "jobs", 1)
         if jobs < 0:
             stderr.write("rtk-policy rewrite: --jobs must be 0 (every core) or more\n")
             return EX_USAGE
         if jobs != 1:
             from rtk_policy.commands.batch import LoadSpec, run_parallel_batch
 
-            spec = LoadSpec(args.policies, args.backend, args.config, args.agent, os.getcwd())  # type: ignore[attr-defined]
-            return run_parallel_batch(spec, jobs, args.batch, stdin, stdout, stderr)  # type: ignore[attr-defined]
-        return run_batch(engine, args.batch, args.agent, stdin, stdout, stderr)  # type: ignore[attr-defined]
-    words = command_words(args.cmd)  # type: ignore[attr-defined]
+            spec = LoadSpec(policies, backend, config, agent, os.getcwd())
+            return run_parallel_batch(spec, jobs, batch, stdin, stdout, stderr)
+        return run_batch(engine, batch, agent, stdin, stdout, stderr)
+    words = command_words(cmd)
     if not words:
         stderr.write("rtk-policy rewrite: give a command or --batch FILE\n")
         return EX_USAGE
-    as_json = getattr(args, "json", False)
-    return _rewrite_one(engine, join_words(words), args.agent, stdout, stderr, started, as_json)  # type: ignore[attr-defined]
+    return _rewrite_one(engine, join_words(words), agent, stdout, stderr, started, as_json)
 
 
 def _rewrite_one(
-    engine: object,
+    engine: Engine,
     command: str,
     agent: str,
     stdout: IO[str],
@@ -69,12 +84,12 @@ def _rewrite_one(
     cwd = os.getcwd()
     try:
         context = request_context(engine, cwd, agent=agent)
-        outcome = engine.evaluate(command, context)  # type: ignore[attr-defined]
+        outcome = engine.evaluate(command, context)
     except Exception as error:  # noqa: BLE001 - internal error: the fail mode decides
         from rtk_policy.config.load import effective_fail_mode
 
         stderr.write(f"rtk-policy: internal error: {_first_line(error)}\n")
-        return FAIL_EXIT.get(effective_fail_mode(engine.config), EXIT_DEFER)  # type: ignore[attr-defined]
+        return FAIL_EXIT.get(effective_fail_mode(engine.config), EXIT_DEFER)
     decision = outcome.decision
     code, text = exit_code(decision, os.environ.get("RTK_REWRITE_HOST") == "openclaw")
     if code == EXIT_DENY and decision.reasons:
@@ -87,13 +102,13 @@ def _rewrite_one(
 
 
 def _audit(
-    engine: object, outcome: object, command: str, cwd: str, agent: str, started: int
+    engine: Engine, outcome: Outcome, command: str, cwd: str, agent: str, started: int
 ) -> None:
     from rtk_policy.audit import log as audit
 
     total_us = (time.perf_counter_ns() - started) // 1000
     request = {"command": command, "cwd": cwd, "session_id": "", "tool_use_id": ""}
-    audit.record(engine.config, agent=agent, request=request, outcome=outcome, total_us=total_us)  # type: ignore[attr-defined]
+    audit.record(engine.config, agent=agent, request=request, outcome=outcome, total_us=total_us)
 
 
 def _first_line(error: Exception) -> str:

@@ -5,12 +5,20 @@ from __future__ import annotations
 from typing import IO
 
 
-def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
-    """Entry point of `rtk-policy serve`; returns when the server has been idle long enough."""
+def run(
+    *,
+    idle: float = 900.0,
+    http: int | None = None,
+    stdin: IO[str] | None = None,
+    stdout: IO[str],
+    stderr: IO[str],
+) -> int:
+    """Entry point of `rtk-policy serve`: exit after `idle` idle seconds; `http`, a loopback port
+    for http hooks too."""
     from rtk_policy.serve.server import serve
 
     try:
-        code = serve(idle=args.idle, http_port=args.http)  # type: ignore[attr-defined]
+        code = serve(idle=idle, http_port=http)
     except OSError as error:  # a socket folder that is not ours, a port in use
         stderr.write(f"rtk-policy serve: {error}\n")
         return 2

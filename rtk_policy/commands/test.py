@@ -9,24 +9,39 @@ their result. Exit 1 on any failure or error.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rtk_policy.engine.pipeline import Engine
 
 _SUFFIXES = (".yaml", ".yml")
 
 
-def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
-    """Entry point of `rtk-policy test`."""
+def run(
+    *,
+    paths: Sequence[str] = (),
+    format: str = "text",
+    coverage: bool = False,
+    backend: str | None = None,
+    stdin: IO[str] | None = None,
+    stdout: IO[str],
+    stderr: IO[str],
+) -> int:
+    """Entry point of `rtk-policy test`: the report in `format` ("text", "json", "junit"), with
+    the rules' `coverage` when asked."""
     from rtk_policy.policytest import report
     from rtk_policy.policytest.files import TestFileError, load_test_file
-    from rtk_policy.policytest.run import coverage, error_result, example_results, run_test_files
+    from rtk_policy.policytest.run import coverage as rule_coverage
+    from rtk_policy.policytest.run import error_result, example_results, run_test_files
 
     try:
-        policy_files, test_paths = collect(args.paths)  # type: ignore[attr-defined]
+        policy_files, test_paths = collect(list(paths))
     except FileNotFoundError as error:
         stderr.write(f"rtk-policy: {error}\n")
         return 1
-    engine = _load(policy_files, args.backend, stderr)  # type: ignore[attr-defined]
+    engine = _load(policy_files, backend, stderr)
     if engine is None:
         return 1
     test_files, results = [], []
@@ -37,11 +52,10 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
             results.append(error_result(error.location, error.message))
     results.extend(run_test_files(engine, test_files))
     results.extend(example_results(engine))
-    cover = coverage(engine, results) if args.coverage else None  # type: ignore[attr-defined]
-    fmt = args.format  # type: ignore[attr-defined]
-    if fmt == "json":
+    cover = rule_coverage(engine, results) if coverage else None
+    if format == "json":
         stdout.write(report.render_json(results, cover))
-    elif fmt == "junit":
+    elif format == "junit":
         stdout.write(report.render_junit(results))
         if cover is not None:
             stderr.write("\n".join(report.coverage_lines(cover)) + "\n")
@@ -83,20 +97,16 @@ def _classify(path: Path, policy_files: list[str], test_files: list[str], explic
         (test_files if is_test_file(member) else policy_files).append(str(member))
 
 
-def _load(policy_files: list[str], backend: str | None, stderr: IO[str]) -> object | None:
+def _load(policy_files: list[str], backend: str | None, stderr: IO[str]) -> Engine | None:
     """The engine for `policy_files` with the default config, or None after reporting the error."""
     from rtk_policy.config.load import Config
     from rtk_policy.engine.pipeline import Engine, load_engine
+    from rtk_policy.policy import PolicyLoadError
 
-    try:
-        from rtk_policy.policy import PolicyLoadError
-    except ImportError:  # pragma: no cover - the policy stage always provides it
-        PolicyLoadError = ValueError  # type: ignore[assignment,misc]  # noqa: N806
     try:
         engine = load_engine(policy_files or None, backend, use_cache=False, strict=True)
     except PolicyLoadError as error:
-        render = getattr(error, "render", None)
-        stderr.write((render() if render else str(error)) + "\n")
+        stderr.write(error.render() + "\n")
         return None
     except Exception as error:  # noqa: BLE001 - any load failure is reported, not raised
         stderr.write(f"rtk-policy: cannot load policies: {error}\n")

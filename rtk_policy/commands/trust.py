@@ -15,13 +15,22 @@ from rtk_policy.config import paths, trust
 from rtk_policy.config.layers import PROJECT, read_layer
 
 
-def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
-    """Entry point of `rtk-policy trust`; exit 1 when there is nothing to trust or revoke."""
-    if getattr(args, "list", False):
-        return list_trusted(stdout)
-    folder = getattr(args, "dir", None) or os.getcwd()
-    if getattr(args, "revoke", False):
-        return revoke(folder, stdout, stderr)
+def run(
+    *,
+    dir: str | None = None,
+    revoke: bool = False,
+    list_trusted: bool = False,
+    stdin: IO[str] | None = None,
+    stdout: IO[str],
+    stderr: IO[str],
+) -> int:
+    """Entry point of `rtk-policy trust [DIR]` (default: the working folder), `--revoke`, `--list`;
+    exit 1 when there is nothing to trust or revoke."""
+    if list_trusted:
+        return list_trusted_projects(stdout)
+    folder = dir or os.getcwd()
+    if revoke:
+        return revoke_folder(folder, stdout, stderr)
     return trust_folder(folder, stdout, stderr)
 
 
@@ -54,7 +63,7 @@ def trust_folder(folder: str, stdout: IO[str], stderr: IO[str]) -> int:
     return 0
 
 
-def revoke(folder: str, stdout: IO[str], stderr: IO[str]) -> int:
+def revoke_folder(folder: str, stdout: IO[str], stderr: IO[str]) -> int:
     """Forget the trust in the project layer of `folder` (also when that folder is gone)."""
     layer_dir = layer_folder(folder) or os.path.join(os.path.realpath(folder), paths.PROJECT_FOLDER)
     try:
@@ -69,7 +78,7 @@ def revoke(folder: str, stdout: IO[str], stderr: IO[str]) -> int:
     return 0
 
 
-def list_trusted(stdout: IO[str]) -> int:
+def list_trusted_projects(stdout: IO[str]) -> int:
     """Print each trusted layer: `trusted`, `changed` (its files differ now) or `missing`."""
     records = trust.read_records()
     for layer_dir, entry in sorted(records.items()):

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import IO, Any
+from typing import IO
 
 from rtk_policy.agents import AGENTS
 from rtk_policy.settings.install import uninstall
@@ -11,16 +11,25 @@ from rtk_policy.settings.jsonfile import SettingsError
 from rtk_policy.settings.targets import Target, target, targets
 
 
-def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
-    """Remove our entries; the original bytes come back when ours was the only change."""
-    agent = getattr(args, "agent", None)
-    if getattr(args, "system", False):
+def run(
+    *,
+    agent: str | None = None,
+    global_: bool = False,
+    system: bool = False,
+    root: str = "/",
+    stdin: IO[str] | None = None,
+    stdout: IO[str],
+    stderr: IO[str],
+) -> int:
+    """Remove our entries (`agent`'s, default claude; `global_`: the user-wide file; `system`: every
+    agent's machine-wide settings under `root`); the original bytes come back when ours was the
+    only change."""
+    if system:
         from rtk_policy.settings.system import system_targets
 
-        root = getattr(args, "root", None) or "/"
         files = [system_targets(a, target(a, True), root) for a in ([agent] if agent else AGENTS)]
     else:
-        files = [targets(agent or "claude", bool(getattr(args, "global_", False)))]
+        files = [targets(agent or "claude", global_)]
     codes = [_uninstall(specs, stdout, stderr) for specs in files]
     return max(codes)
 

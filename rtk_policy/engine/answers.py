@@ -8,6 +8,13 @@ import shlex
 
 from rtk_policy.decision import VERDICT_ALLOW, VERDICT_ASK, VERDICT_DENY, VERDICT_NONE, Decision
 
+TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rtk_policy.engine.pipeline import Engine
+    from rtk_policy.policy.model import Context
+
 EXIT_ALLOW, EXIT_DEFER, EXIT_DENY, EXIT_ASK = 0, 1, 2, 3
 FAIL_EXIT = {"open": EXIT_DEFER, "closed": EXIT_ASK, "deny": EXIT_DENY}
 
@@ -47,15 +54,15 @@ def join_words(words: list[str]) -> str:
     return " ".join(shlex.quote(word) for word in words)
 
 
-def request_context(engine: object, cwd: str, agent: str = "", **fields: object) -> object:
+def request_context(engine: Engine, cwd: str, agent: str = "", **fields: Any) -> Context:
     """The engine context for a request made from `cwd`, with the rules of `agent` (the host's own
     permission rules, `rtk_policy.settings.agent_rules`; Claude Code's by default)."""
     from rtk_policy.settings.agent_rules import load_agent_rules
 
     deny, ask, allow, keep = load_agent_rules(agent or "claude", cwd)
     if keep:
-        fields["exclude_commands"] = (*engine.config.exclude_commands, *keep)  # type: ignore[attr-defined]
-    return engine.context(  # type: ignore[attr-defined]
+        fields["exclude_commands"] = (*engine.config.exclude_commands, *keep)
+    return engine.context(
         agent=agent, cwd=cwd, claude_deny=deny, claude_ask=ask, claude_allow=allow, **fields
     )
 

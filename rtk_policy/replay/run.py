@@ -8,12 +8,14 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import attrs
 
 from rtk_policy.replay.shadow import Evaluator, Tally
 from rtk_policy.replay.sources import ReplayItem, read_file
+
+_T = TypeVar("_T")
 
 CHUNK = 1000  #: commands per task sent to a worker process
 AUTO_PARALLEL_BYTES = 8 * 1024 * 1024  #: inputs larger than this use every core when --jobs is 0
@@ -148,7 +150,7 @@ def replay(
     return tally
 
 
-def chunks(items: Iterable[ReplayItem], size: int) -> Iterator[list[ReplayItem]]:
+def chunks(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
     """Lists of at most `size` items, lazily."""
     iterator = iter(items)
     while chunk := list(islice(iterator, size)):
