@@ -18,7 +18,7 @@ from rtk_policy import __version__
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
     import argparse
-    from typing import NoReturn
+    from typing import Any, NoReturn
 
 AGENTS = ("claude", "copilot", "gemini", "cursor", "codex")
 
@@ -262,9 +262,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = HookOptions(args.agent, args.policies, args.backend, args.config, args.system)
         return hook.run(options, sys.stdin, sys.stdout, sys.stderr)
     module = importlib.import_module(f"rtk_policy.commands.{args.subcommand}")
-    options = {name: value for name, value in vars(args).items() if name != "subcommand"}
-    # each option is a keyword parameter of the command's `run`, named by its argparse dest
+    options = command_options(args)
     return int(module.run(stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr, **options))
+
+
+def command_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The parsed options of a subcommand as the keyword parameters of its `run` (each named by
+    its argparse dest)."""
+    return {name: value for name, value in vars(args).items() if name != "subcommand"}
 
 
 def cli() -> None:

@@ -13,13 +13,13 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from rtk_policy.commands import hook
 from rtk_policy.config.load import Config
 from rtk_policy.engine.pipeline import Engine
+from rtk_policy.hook.service import HookOptions
 from rtk_policy.policy import load_policy_set
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,7 +134,7 @@ def test_rewrite_batch_cli_agrees(tmp_path):
 
 def test_hook_claude_answers_agree(engine):
     """`hook claude` (in-process, real engine): deny and ask reach Claude Code as permissionDecision."""
-    args = SimpleNamespace(agent="claude", policies=None, backend=None, config=None)
+    args = HookOptions(agent="claude")
     wrong = []
     for row in ROWS:
         if row["command"] in KNOWN_GAPS:

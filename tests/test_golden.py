@@ -58,6 +58,8 @@ AGENT_SHAPES = ("copilot_cli", "copilot_claude", "gemini", "cursor", "codex")
 try:  # the hook command is written by another helper; until it exists the golden tests skip
     from rtk_policy.commands import hook as hook_command
     from rtk_policy.commands import rewrite as rewrite_command
+    from rtk_policy.hook.service import HookOptions
+    from rtk_policy.main import command_options
 except ImportError as error:  # pragma: no cover - only while the pipeline is incomplete
     pytestmark = pytest.mark.skip(reason=f"the hook/rewrite commands are not importable: {error}")
 
@@ -250,9 +252,12 @@ def hook_stdout(box: Sandbox, shape: str, command: str, which: str, agent: str |
     project = str(box.projects[which])
     name = AGENT_OF_SHAPE[shape] if agent == "" else agent
     args = cli_parser().parse_args(["hook", *([name] if name else [])])
+    options = HookOptions(args.agent, args.policies, args.backend, args.config, args.system)
     stdin = io.StringIO(json.dumps(payload(shape, command, project, os.environ["HOME"])))
     stdout, stderr = io.StringIO(), io.StringIO()
-    assert hook_command.run(args, stdin, stdout, stderr, engine=box.engine) == 0, stderr.getvalue()
+    assert hook_command.run(options, stdin, stdout, stderr, engine=box.engine) == 0, (
+        stderr.getvalue()
+    )
     return stdout.getvalue()
 
 
@@ -269,7 +274,8 @@ def rewrite_answer(box: Sandbox, command: str, which: str) -> dict[str, Any]:
     args = cli_parser().parse_args(["rewrite", "--", command])
     stdout, stderr = io.StringIO(), io.StringIO()
     box.monkeypatch.chdir(box.projects[which])
-    code = rewrite_command.run(args, io.StringIO(), stdout, stderr)
+    options = command_options(args)
+    code = rewrite_command.run(stdin=io.StringIO(), stdout=stdout, stderr=stderr, **options)
     return {"exit": code, "stdout": box.scrub(stdout.getvalue())}
 
 

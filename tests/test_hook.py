@@ -11,6 +11,8 @@ import pytest
 from rtk_policy.commands import hook
 from rtk_policy.config.load import Config
 from rtk_policy.decision import Decision
+from rtk_policy.hook.service import HookOptions
+from rtk_policy.policy.model import Context
 
 PAYLOAD = {
     "session_id": "9f1c2a3e-0b7d-4c55-9a61-3c2e8f0d1b42",
@@ -30,7 +32,10 @@ PAYLOAD = {
 
 
 class FakeEngine:
-    """Answers every command with a fixed Decision and remembers what it was asked."""
+    """Answers every command with a fixed Decision and remembers what it was asked (the hook's
+    `HookEngine` interface, without a parser or policies)."""
+
+    folder_facts = None
 
     def __init__(
         self, verdict="none", rewritten=None, reasons=(), warnings=(), error=None, fail_mode="open"
@@ -52,6 +57,18 @@ class FakeEngine:
             raise self.error
         decision = Decision(self.verdict, "", None, None, tuple(self.reasons), ("r",), (), (), "")
         return SimpleNamespace(decision=decision, evaluation=None, command_line=None)
+
+    def context(self, **fields):
+        """The request's `Context`, with no config of the engine's own."""
+        return Context(**fields)
+
+    def evaluate(self, text, context):
+        """The fixed decision for `text` as an outcome (no parse, no rule results)."""
+        decision = self.decide(text, context)
+        return SimpleNamespace(decision=decision, evaluation=None, command_line=None)
+
+    def rendered(self, module, decision, request):
+        return module.render(decision, request)
 
     def decide(self, text, context):
         self.calls.append((text, context))
@@ -85,8 +102,8 @@ def call(stdin, engine=None, agent="claude", config=None):
     """Run the hook; returns (stdout text, stderr text, exit code)."""
     data = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
     out, err = io.StringIO(), io.StringIO()
-    args = SimpleNamespace(agent=agent, policies=None, backend=None, config=config)
-    code = hook.run(args, io.BytesIO(data), out, err, engine=engine)
+    options = HookOptions(agent=agent, config=config)
+    code = hook.run(options, io.BytesIO(data), out, err, engine=engine)
     return out.getvalue(), err.getvalue(), code
 
 

@@ -15,7 +15,6 @@ import json
 import shlex
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,6 +23,7 @@ from hypothesis import strategies as st
 from rtk_policy.commands import hook
 from rtk_policy.config.load import Config
 from rtk_policy.engine.pipeline import Engine
+from rtk_policy.hook.service import HookOptions
 from rtk_policy.policy import load_policy_set
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -163,7 +163,7 @@ def test_rewriting_is_active_in_the_shipped_set(shipped):
 
 # -- 3. fuzzing the hook entry ------------------------------------------------------------------------
 
-ARGS = SimpleNamespace(agent="claude", policies=None, backend=None, config=None)
+ARGS = HookOptions(agent="claude")
 
 
 def _hook(engine: Engine, stdin: bytes) -> tuple[dict | None, str, float]:

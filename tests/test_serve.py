@@ -14,17 +14,13 @@ import time
 import pytest
 from conftest import private_folders
 
-from rtk_policy.serve import client
-
-from rtk_policy.util import record
-
-from rtk_policy.serve import server as serve
-
-from rtk_policy.serve import http_hook as serve_http
-
-from rtk_policy.serve import memo as serve_memo
 from rtk_policy.audit.verify import verify
 from rtk_policy.hook.service import answer_payload
+from rtk_policy.serve import client
+from rtk_policy.serve import http_hook as serve_http
+from rtk_policy.serve import memo as serve_memo
+from rtk_policy.serve import server as serve
+from rtk_policy.util import record
 
 
 def payload(command: str, tool: str = "Bash", cwd: str = "/tmp") -> bytes:
@@ -294,17 +290,19 @@ def test_memo_engine_skips_unhashable_contexts_and_stays_bounded():
         calls = 0
 
         def evaluate(self, text, context):
-            from rtk_policy.util import record
             from rtk_policy.policy.model import Evaluation
+            from rtk_policy.shell import CommandLine, parse
+            from rtk_policy.util import record
 
             Counting.calls += 1
 
             @record.frozen
             class Outcome:
+                command_line: CommandLine
                 evaluation: Evaluation
                 decision: str
 
-            return Outcome(Evaluation((), "d", "b", 7), text)
+            return Outcome(parse(text), Evaluation((), "d", "b", 7), text)
 
     memo = MemoEngine(Counting(), size=2)
     assert memo.evaluate("a", ("ctx",)).evaluation.eval_us == 7

@@ -18,9 +18,11 @@ from rtk_policy.agents import common
 from rtk_policy.agents.common import HookRequest
 from rtk_policy.util import record
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
 if TYPE_CHECKING:
     from typing import Any
+
+    from rtk_policy.decision import Decision
 
 NAME = "claude"
 #: Tool names carrying a bash command. An absent tool_name is taken as Bash (the matcher filtered
@@ -81,7 +83,7 @@ def output(
     return common.dump(result) if result else None
 
 
-def render(decision: Any, request: HookRequest) -> str | None:
+def render(decision: Decision, request: HookRequest) -> str | None:
     """The Claude Code answer for `decision`."""
     if request.tool is not None:
         return render_tool(decision, request)
@@ -98,7 +100,7 @@ def render(decision: Any, request: HookRequest) -> str | None:
     return output(None, reason, updated, warning)
 
 
-def render_tool(decision: Any, request: HookRequest) -> str | None:
+def render_tool(decision: Decision, request: HookRequest) -> str | None:
     """The answer for a tool that is not Bash: its verdict and reason, never `updatedInput`."""
     verdict, reason = common.tool_verdict(decision)
     if verdict == "none":

@@ -19,10 +19,14 @@ tool call, where Codex likewise enforces only a deny, so an ask is a deny that s
 
 from __future__ import annotations
 
-from typing import Any
-
 from rtk_policy.agents import claude, common
 from rtk_policy.agents.common import HookRequest
+
+TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rtk_policy.decision import Decision
 
 NAME = "codex"
 SHELL_TOOLS = ("Bash", "bash")
@@ -68,7 +72,7 @@ def needs_approval(reason: str) -> str:
     return f"this command needs the user's approval ({reason}); {CANNOT_ASK}"
 
 
-def render(decision: Any, request: HookRequest) -> str | None:
+def render(decision: Decision, request: HookRequest) -> str | None:
     """The Codex answer for `decision`."""
     if request.tool is not None:
         return render_tool(decision, request)
@@ -86,7 +90,7 @@ def render(decision: Any, request: HookRequest) -> str | None:
     return claude.output(None, None, None, warning)
 
 
-def render_tool(decision: Any, request: HookRequest) -> str | None:
+def render_tool(decision: Decision, request: HookRequest) -> str | None:
     """A deny (an ask too, said to be one); nothing otherwise (Codex takes no other answer)."""
     verdict, reason = common.tool_verdict(decision)
     if verdict == "deny":

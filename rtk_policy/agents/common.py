@@ -1,7 +1,8 @@
 """What every agent protocol shares: the normalised `HookRequest`, input errors and JSON output
 helpers.
 
-An agent module (`claude`, `copilot`, `gemini`, `cursor`, `codex`) offers:
+An agent module (`claude`, `copilot`, `gemini`, `cursor`, `codex`) offers (`protocol.AgentProtocol`
+declares it):
 
 - `parse_request(payload) -> HookRequest | None` — a shell call, or another tool's call (`tool`
   set: a file tool, `agents/tools.py`); None: nothing to judge, pass it through; raises `BadRequest`
@@ -22,8 +23,11 @@ from rtk_policy.util import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
+    from rtk_policy.agents.protocol import AgentProtocol
+    from rtk_policy.decision import Decision
     from rtk_policy.policy.model import ToolCall
 
 #: The reason RTK gives for a plain rewrite; kept so that RTK-shaped consumers see the same text.
@@ -151,7 +155,7 @@ def tool_request(
     )
 
 
-def tool_verdict(decision: Any) -> tuple[str, str]:
+def tool_verdict(decision: Decision) -> tuple[str, str]:
     """The verdict of a decision on a tool call and the reason to give with it ("" for none)."""
     verdict = verdict_of(decision)
     if verdict == "deny":
@@ -159,7 +163,7 @@ def tool_verdict(decision: Any) -> tuple[str, str]:
     if verdict == "ask":
         return verdict, ask_reason(decision)
     if verdict == "allow":
-        return verdict, joined(getattr(decision, "reasons", ())) or ALLOW_REASON
+        return verdict, joined(decision.reasons) or ALLOW_REASON
     return "none", ""
 
 
@@ -168,17 +172,17 @@ def unaskable_reason(reason: str) -> str:
     return f"{reason} (it needs the user's approval, which this agent's hook cannot ask for)"
 
 
-def verdict_of(decision: Any) -> str:
+def verdict_of(decision: Decision) -> str:
     """The decision's verdict ("none" when it carries none)."""
-    return getattr(decision, "verdict", "none")
+    return decision.verdict
 
 
-def rewritten_of(decision: Any, request: HookRequest) -> str | None:
+def rewritten_of(decision: Decision, request: HookRequest) -> str | None:
     """The command to run instead, or None when there is none (or it is the same text)."""
-    rewritten = getattr(decision, "rewritten", None)
+    rewritten = decision.rewritten
     if not rewritten or rewritten == request.command:
         return None
-    return str(rewritten)
+    return rewritten
 
 
 def with_command(tool_input: dict[str, Any], command: str, key: str = "command") -> dict[str, Any]:
@@ -188,7 +192,7 @@ def with_command(tool_input: dict[str, Any], command: str, key: str = "command")
     return updated
 
 
-def verdict_and_warning(decision: Any) -> tuple[str, str]:
+def verdict_and_warning(decision: Decision) -> tuple[str, str]:
     """The decision's verdict and its warn-mode line (see `verdict_of` and `warning_text`)."""
     return verdict_of(decision), warning_text(decision)
 
@@ -213,35 +217,35 @@ def permission_fields(
     return result
 
 
-def joined(messages: Any) -> str:
+def joined(messages: Iterable[str]) -> str:
     """Messages joined for one reason line ("" when there are none)."""
-    return "; ".join(str(m) for m in (messages or ()) if str(m).strip())
+    return "; ".join(m for m in messages if m.strip())
 
 
-def deny_reason(decision: Any) -> str:
+def deny_reason(decision: Decision) -> str:
     """The text telling the agent why its command is blocked."""
-    text = joined(getattr(decision, "reasons", ()))
+    text = joined(decision.reasons)
     if text:
         return text
-    rule_ids = ", ".join(getattr(decision, "rule_ids", ()) or ())
+    rule_ids = ", ".join(decision.rule_ids)
     return f"{DENY_REASON} ({rule_ids})" if rule_ids else DENY_REASON
 
 
-def ask_reason(decision: Any) -> str:
+def ask_reason(decision: Decision) -> str:
     """The text shown to the user when a policy asks for approval."""
-    return joined(getattr(decision, "reasons", ())) or ASK_REASON
+    return joined(decision.reasons) or ASK_REASON
 
 
-def allow_reason(decision: Any, rewritten: str | None) -> str:
+def allow_reason(decision: Decision, rewritten: str | None) -> str:
     """The text shown to the user for an allow: the rewrite marker or the policies' messages."""
     if rewritten is not None:
         return REWRITE_REASON
-    return joined(getattr(decision, "reasons", ())) or ALLOW_REASON
+    return joined(decision.reasons) or ALLOW_REASON
 
 
-def warning_text(decision: Any) -> str:
+def warning_text(decision: Decision) -> str:
     """The warn-mode messages as one user-facing line ("" when none)."""
-    text = joined(getattr(decision, "warnings", ()))
+    text = joined(decision.warnings)
     return f"rtk-policy warning: {text}" if text else ""
 
 
@@ -251,11 +255,11 @@ def fail_reason(message: str, mode: str) -> str:
     return f"rtk-policy could not decide ({message}); {action}"
 
 
-def notes(module: Any, verdict: str, rewritten: bool) -> list[str]:
+def notes(module: AgentProtocol, verdict: str, rewritten: bool) -> list[str]:
     """What `module`'s agent does with the answer to `verdict` (`explain --agent`): the agent's
     `NOTES` for the verdict (keys `deny`, `ask`, `allow`, `none`, each `+rewrite` when rewritten),
     then its general note (`*`)."""
-    table = getattr(module, "NOTES", {})
+    table = module.NOTES
     found = [table.get(f"{verdict}+rewrite" if rewritten else verdict), table.get("*")]
     return [text for text in found if text]
 

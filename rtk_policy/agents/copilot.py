@@ -15,10 +15,15 @@ is a deny that says so.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from rtk_policy.agents import claude, common
 from rtk_policy.agents.common import BadRequest, HookRequest
+
+TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rtk_policy.decision import Decision
 
 NAME = "copilot"
 CLAUDE_SHAPE_TOOLS = ("Bash", "bash", "runTerminalCommand", "run_in_terminal")
@@ -88,7 +93,7 @@ def flat(decision: str | None, reason: str | None, modified: dict[str, Any] | No
     return common.dump(result) if result else None
 
 
-def render(decision: Any, request: HookRequest) -> str | None:
+def render(decision: Decision, request: HookRequest) -> str | None:
     """The Copilot answer for `decision`, in the dialect the request came in."""
     if request.variant == "claude":
         return claude.render(decision, request)
@@ -111,7 +116,7 @@ def render(decision: Any, request: HookRequest) -> str | None:
     return flat(None, common.REWRITE_REASON if modified is not None else None, modified)
 
 
-def render_tool(decision: Any, request: HookRequest) -> str | None:
+def render_tool(decision: Decision, request: HookRequest) -> str | None:
     """Deny, ask or allow in the flat shape (an ask is a deny where only denies count)."""
     verdict, reason = common.tool_verdict(decision)
     if verdict == "ask" and request.variant == "ide":

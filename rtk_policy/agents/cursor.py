@@ -13,10 +13,14 @@ ask there is a deny that says so. The events after the fact (`afterFileEdit` …
 
 from __future__ import annotations
 
-from typing import Any
-
 from rtk_policy.agents import common
 from rtk_policy.agents.common import HookRequest
+
+TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rtk_policy.decision import Decision
 
 NAME = "cursor"
 NO_OPINION = "{}"
@@ -82,7 +86,7 @@ def output(
     return common.dump(result)
 
 
-def render(decision: Any, request: HookRequest) -> str | None:
+def render(decision: Decision, request: HookRequest) -> str | None:
     """The Cursor answer for `decision`."""
     if request.tool is not None:
         return render_tool(decision, request)
@@ -101,7 +105,7 @@ def render(decision: Any, request: HookRequest) -> str | None:
     return NO_OPINION
 
 
-def render_tool(decision: Any, request: HookRequest) -> str | None:
+def render_tool(decision: Decision, request: HookRequest) -> str | None:
     """`permission` deny, ask or allow with the reason; `{}` for no opinion."""
     verdict, reason = common.tool_verdict(decision)
     if verdict == "ask" and request.variant == READ_EVENT:

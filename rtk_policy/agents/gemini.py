@@ -21,10 +21,14 @@ the reason, otherwise `{"decision":"allow"}` (no decision for Gemini), never `to
 
 from __future__ import annotations
 
-from typing import Any
-
 from rtk_policy.agents import common
 from rtk_policy.agents.common import HookRequest
+
+TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rtk_policy.decision import Decision
 
 NAME = "gemini"
 SHELL_TOOLS = ("run_shell_command",)
@@ -72,7 +76,7 @@ def output(
     return common.dump(result) if result else None
 
 
-def render(decision: Any, request: HookRequest) -> str | None:
+def render(decision: Decision, request: HookRequest) -> str | None:
     """The Gemini answer for `decision`."""
     if request.tool is not None:
         return render_tool(decision, request)
@@ -86,7 +90,7 @@ def render(decision: Any, request: HookRequest) -> str | None:
     return output("allow" if verdict == "allow" else None, "", tool_input, warning)
 
 
-def render_tool(decision: Any, request: HookRequest) -> str | None:
+def render_tool(decision: Decision, request: HookRequest) -> str | None:
     """`deny` or `ask` with the reason; `allow` for anything else (no `tool_input`, ever)."""
     verdict, reason = common.tool_verdict(decision)
     warning = common.warning_text(decision)

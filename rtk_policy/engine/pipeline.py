@@ -19,6 +19,8 @@ TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
 if TYPE_CHECKING:
     from typing import Any
 
+    from rtk_policy.agents.common import HookRequest
+    from rtk_policy.agents.protocol import AgentProtocol
     from rtk_policy.policy.policyset import PolicySet
 
 
@@ -43,6 +45,17 @@ class Engine:
     notices: tuple[str, ...] = ()
     #: ids of the untrusted layers' loosening rules, never evaluated (`engine/layered.py`)
     suppressed: tuple[str, ...] = ()
+
+    @property
+    def folder_facts(self) -> None:
+        """No remembered file-system facts: the hook reads them (`hook.interfaces.HookEngine`)."""
+        return None
+
+    def rendered(
+        self, module: AgentProtocol, decision: Decision, request: HookRequest
+    ) -> str | None:
+        """`module.render(decision, request)`: this engine remembers no answers."""
+        return module.render(decision, request)
 
     def context(self, **fields: Any) -> Context:
         """A `Context` carrying this engine's config plus the given request fields (which may

@@ -18,9 +18,24 @@ from rtk_policy.agents.common import BadRequest, HookRequest
 from rtk_policy.agents.hook_input import decode_payload, read_stdin
 from rtk_policy.util import record
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
 if TYPE_CHECKING:
-    from typing import IO, Any
+    from collections.abc import Callable
+    from typing import IO, Any, TypeVar
+
+    from rtk_policy.agents.protocol import AgentProtocol
+    from rtk_policy.config.load import Config
+    from rtk_policy.decision import Decision
+    from rtk_policy.engine.pipeline import Outcome
+    from rtk_policy.hook.interfaces import AuditedRequest, FolderFacts, HookEngine
+    from rtk_policy.policy.model import Context
+
+    _A = TypeVar("_A")
+    #: `hook_input.decode_payload`'s answer: the payload (None when unreadable) and a problem
+    Decoded = tuple[dict[str, Any] | None, str]
+
+    #: (request, outcome, decision) of a call whose engine decision was answered without an error
+    Decided = tuple[HookRequest, Outcome, Decision]
 
 
 
@@ -47,21 +62,21 @@ class _Hook:
         options: HookOptions,
         stdout: IO[str],
         stderr: IO[str],
-        engine: Any,
-        decoded: Any = None,
+        engine: HookEngine | None,
+        decoded: Decoded | None = None,
     ) -> None:
         self.options = options
         self.decoded = decoded  #: `decode_payload`'s answer for stdin, when the caller has it
         self.stdout = stdout
         self.stderr = stderr
         self.engine = engine
-        self.config: Any = getattr(engine, "config", None)
-        self.module = agent_module(options.agent or "claude")
+        self.config: Config | None = engine.config if engine is not None else None
+        self.module: AgentProtocol = agent_module(options.agent or "claude")
         self.request: HookRequest | None = None
         self.started = time.perf_counter_ns()
         self.answered = False
         #: (request, outcome, decision) once the engine's decision was answered without any error
-        self.decided: tuple[HookRequest, Any, Any] | None = None
+        self.decided: Decided | None = None
 
     # -- the flow ---------------------------------------------------------------------------------
 
@@ -95,25 +110,19 @@ class _Hook:
         if request.tool is not None:
             outcome = engine.evaluate_tool(request.tool, context)
             decision = outcome.decision
-        else:
-            evaluate = getattr(engine, "evaluate", None)
-            outcome = evaluate(request.command, context) if callable(evaluate) else None
-            decision = (
-                outcome.decision if outcome is not None else engine.decide(request.command, context)
-            )
-        remembered = getattr(engine, "rendered", None)  # the resident server's memo
-        if callable(remembered) and request.tool is None:
-            self.emit(remembered(self.module, decision, request))
-        else:
             self.emit(self.module.render(decision, request))
-        error = getattr(decision, "error", "")
+        else:
+            outcome = engine.evaluate(request.command, context)
+            decision = outcome.decision
+            self.emit(engine.rendered(self.module, decision, request))
+        error = decision.error
         if error:
             self.say(f"policy error, fail mode applied: {error}")
         self.audit(outcome=outcome, decision=decision)
         if not error:
             self.decided = (request, outcome, decision)
 
-    def load_engine(self, request: HookRequest) -> Any:
+    def load_engine(self, request: HookRequest) -> HookEngine:
         """The injected engine, or the real one loaded for the request's folder."""
         if self.engine is None:
             from rtk_policy.engine.pipeline import load_engine
@@ -123,14 +132,14 @@ class _Hook:
                 backend=self.options.backend,
                 config_path=self.options.config,
                 cwd=request.cwd if request.cwd and os.path.isdir(request.cwd) else None,
-                system=getattr(self.options, "system", False),
+                system=self.options.system,
             )
             self.config = self.engine.config
         return self.engine
 
-    def context(self, engine: Any, request: HookRequest) -> Any:
+    def context(self, engine: HookEngine, request: HookRequest) -> Context:
         """The policy `Context` of the request: agent fields, the agent's own rules (`claude`)."""
-        facts = getattr(engine, "folder_facts", None)  # the resident server's stat-checked memo
+        facts = engine.folder_facts  # the resident server's stat-checked memo, or None
         fields: dict[str, Any] = {
             "agent": request.agent,
             "cwd": request.cwd,
@@ -146,17 +155,11 @@ class _Hook:
         deny, ask, allow, keep = load(request.agent, request.cwd or None, self.stderr)
         fields.update(claude_deny=deny, claude_ask=ask, claude_allow=allow)
         if keep:  # commands the host judges itself by rules we cannot read: never rewritten
-            configured = getattr(self.config, "exclude_commands", ())
-            fields["exclude_commands"] = (*configured, *keep)
-        make = getattr(engine, "context", None)
-        if callable(make):
-            return make(**fields)
-        from rtk_policy.policy.model import Context
-
-        return Context(**fields)
+            fields["exclude_commands"] = (*engine.config.exclude_commands, *keep)
+        return engine.context(**fields)
 
     @staticmethod
-    def project_dir(request: HookRequest, facts: Any = None) -> str:
+    def project_dir(request: HookRequest, facts: FolderFacts | None = None) -> str:
         """`$CLAUDE_PROJECT_DIR` for Claude Code, else the Claude project folder of the cwd (asked
         of `facts`, a `serve_memo.FolderFacts`, when given)."""
         env = os.environ.get("CLAUDE_PROJECT_DIR", "") if request.agent == "claude" else ""
@@ -182,7 +185,7 @@ class _Hook:
                 cwd = self.request.cwd if self.request is not None else ""
                 folder = cwd if cwd and os.path.isdir(cwd) else None
                 layers = None
-                if getattr(self.options, "system", False):
+                if self.options.system:
                     from rtk_policy.engine.layered import system_layers
 
                     layers = system_layers()  # the managed layer only
@@ -233,7 +236,9 @@ class _Hook:
         except Exception:  # noqa: BLE001 - a closed stderr must not break the answer
             pass
 
-    def audit(self, outcome: Any = None, decision: Any = None, error: str = "") -> None:
+    def audit(
+        self, outcome: Outcome | None = None, decision: Decision | None = None, error: str = ""
+    ) -> None:
         """Record the call in the audit log (`rtk_policy.audit.log` owns the record format)."""
         record_call(
             self.config,
@@ -242,15 +247,15 @@ class _Hook:
             decision,
             (time.perf_counter_ns() - self.started) // 1000,
             error,
-            agent=getattr(self.module, "NAME", ""),
+            agent=self.module.NAME,
         )
 
 
 def record_call(
-    config: Any,
-    request: HookRequest | None,
-    outcome: Any,
-    decision: Any,
+    config: Config | None,
+    request: AuditedRequest | None,
+    outcome: Outcome | None,
+    decision: Decision | None,
     total_us: int,
     error: str = "",
     agent: str = "",
@@ -287,8 +292,8 @@ def answer_stream(
     stdin: IO[Any],
     stdout: IO[str],
     stderr: IO[str],
-    engine: Any = None,
-    decoded: Any = None,
+    engine: HookEngine | None = None,
+    decoded: Decoded | None = None,
 ) -> None:
     """Answer one hook call read from `stdin` on `stdout`; `engine` replaces the loaded one (tests
     or the resident server); `decoded` is `decode_payload`'s answer for stdin when the caller
@@ -306,7 +311,7 @@ def _run(hook: _Hook, stdin: IO[Any]) -> None:
             pass
 
 
-def _printing_to(stream: IO[str], call: Any, argument: Any) -> None:
+def _printing_to(stream: IO[str], call: Callable[[_A], None], argument: _A) -> None:
     """`call(argument)` with `sys.stdout` set to `stream` (what `contextlib.redirect_stdout` does,
     without importing contextlib: ~1 ms of a cold hook)."""
     saved = sys.stdout
@@ -324,14 +329,17 @@ class HookAnswer:
 
     __slots__ = ("stdout", "stderr", "decided")
 
-    def __init__(self, stdout: str, stderr: str, decided: Any = None) -> None:
+    def __init__(self, stdout: str, stderr: str, decided: Decided | None = None) -> None:
         self.stdout = stdout
         self.stderr = stderr
         self.decided = decided
 
 
 def answer_payload(
-    payload: bytes, agent: str | None, engine: Any = None, decoded: Any = None
+    payload: bytes,
+    agent: str | None,
+    engine: HookEngine | None = None,
+    decoded: Decoded | None = None,
 ) -> HookAnswer:
     """The hook's answer to raw `payload` bytes for `agent` (None: detect), as `run` would write it.
 

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rtk_policy.hook.service import HookAnswer, record_call
 from rtk_policy.serve.memo import unevaluated
+
+if TYPE_CHECKING:
+    from rtk_policy.hook.service import Decided
 
 #: Answers kept; the least recently used one is dropped first.
 ANSWERS_SIZE = 2048
@@ -34,7 +37,8 @@ class AnswerMemo:
     def __init__(self, size: int = ANSWERS_SIZE) -> None:
         self.size = size
         self.hits = 0
-        self._answers: OrderedDict[tuple, tuple[Any, Any, HookAnswer]] = OrderedDict()
+        #: key -> (engine, facts, the answer, its (request, outcome, decision))
+        self._answers: OrderedDict[tuple, tuple[Any, Any, HookAnswer, Decided]] = OrderedDict()
 
     def key(self, agent: str, size: int, data: Any, engine: Any, facts: Any) -> tuple | None:
         """The memo key of a decoded payload `data` of `size` bytes (None: not remembered).
@@ -63,7 +67,7 @@ class AnswerMemo:
         self._answers.move_to_end(key)
         self.hits += 1
         answer = found[2]
-        request, outcome, decision = answer.decided
+        request, outcome, decision = found[3]
         tool_use_id = data.get("tool_use_id")
         record_call(
             engine.config,
@@ -85,8 +89,9 @@ class AnswerMemo:
             return
         _, outcome, decision = answer.decided
         again = unevaluated(outcome)  # a replay spends no evaluation time, its record says so
-        answer = HookAnswer(answer.stdout, answer.stderr, (request, again, decision))
-        self._answers[key] = (engine, facts, answer)  # holding them keeps their ids unique
+        decided = (request, again, decision)
+        answer = HookAnswer(answer.stdout, answer.stderr, decided)
+        self._answers[key] = (engine, facts, answer, decided)  # holding them keeps their ids unique
         self._answers.move_to_end(key)
         while len(self._answers) > self.size:
             self._answers.popitem(last=False)

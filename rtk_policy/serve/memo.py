@@ -23,19 +23,28 @@ import stat
 import sys
 import time
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rtk_policy.policy.shell_paths import depends_on_system
 from rtk_policy.util import record
+
+if TYPE_CHECKING:
+    from rtk_policy.agents.common import HookRequest
+    from rtk_policy.agents.protocol import AgentProtocol
+    from rtk_policy.decision import Decision
+    from rtk_policy.engine.pipeline import Engine, Outcome
+    from rtk_policy.policy.model import Context, ToolCall
 
 #: Outcomes kept per engine; the least recently used one is dropped first.
 MEMO_SIZE = 2048
 
 
 class MemoEngine:
-    """Wraps an `Engine`, with the interface the hook uses: config, context, evaluate, decide."""
+    """Wraps an `Engine`, with the interface the hook uses (`hook.interfaces.HookEngine`)."""
 
-    def __init__(self, engine: Any, size: int = MEMO_SIZE, facts: Any = None) -> None:
+    def __init__(
+        self, engine: Engine, size: int = MEMO_SIZE, facts: FolderFacts | None = None
+    ) -> None:
         self.engine = engine
         self.folder_facts = facts  #: a `FolderFacts` the hook asks instead of the file system
         self.config = engine.config
@@ -44,11 +53,11 @@ class MemoEngine:
         self._memo: OrderedDict[tuple[str, Any], list[Any]] = OrderedDict()
         self._rendered: OrderedDict[tuple, tuple[Any, str | None]] = OrderedDict()
 
-    def context(self, **fields: Any) -> Any:
+    def context(self, **fields: Any) -> Context:
         """The wrapped engine's `Context`."""
         return self.engine.context(**fields)
 
-    def evaluate(self, text: str, context: Any) -> Any:
+    def evaluate(self, text: str, context: Context) -> Outcome:
         """The wrapped engine's `Outcome`, remembered by (text, context)."""
         key = (text, context)
         try:
@@ -62,24 +71,25 @@ class MemoEngine:
                 found[1] = unevaluated(found[0])
             return found[1]
         outcome = self.engine.evaluate(text, context)
-        command_line = getattr(outcome, "command_line", None)
-        if command_line is not None and depends_on_system(command_line):
+        if depends_on_system(outcome.command_line):
             return outcome  # a symlink, a glob's files or a process may change meanwhile
         self._memo[key] = [outcome, None]
         if len(self._memo) > self.size:
             self._memo.popitem(last=False)
         return outcome
 
-    def evaluate_tool(self, call: Any, context: Any) -> Any:
+    def evaluate_tool(self, call: ToolCall, context: Context) -> Outcome:
         """The wrapped engine's `Outcome` for a tool call, never remembered: its facts (symlinks,
         files a glob matches) are read from the file system on every call."""
         return self.engine.evaluate_tool(call, context)
 
-    def decide(self, text: str, context: Any) -> Any:
+    def decide(self, text: str, context: Context) -> Decision:
         """The `Decision` for `text`."""
         return self.evaluate(text, context).decision
 
-    def rendered(self, module: Any, decision: Any, request: Any) -> str | None:
+    def rendered(
+        self, module: AgentProtocol, decision: Decision, request: HookRequest
+    ) -> str | None:
         """`module.render(decision, request)`, remembered for a remembered `decision`.
 
         An agent's `render` reads the decision and these request fields only: agent, command,
@@ -89,7 +99,7 @@ class MemoEngine:
         """
         try:
             key = (
-                module.__name__,
+                module.NAME,
                 id(decision),
                 request.agent,
                 request.command,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rtk_policy.agents.hook_input import STDIN_LIMIT, decode_payload
 from rtk_policy.audit import log as audit
@@ -19,6 +19,9 @@ from rtk_policy.serve import memo as serve_memo
 from rtk_policy.serve.answers import AnswerMemo
 from rtk_policy.serve.client import FORWARDED_ENV
 from rtk_policy.serve.memo import FolderFacts, MemoEngine, env_values, stat_stamp
+
+if TYPE_CHECKING:
+    from rtk_policy.hook.service import Decoded, HookAnswer
 
 _KEEP_ENGINES = 16  #: engines kept (one per environment and project folder); the oldest is dropped
 
@@ -29,7 +32,8 @@ class Resident:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         #: key -> [watched paths, their stamp, engine, monotonic time of the last stat check]
-        self._engines: dict[tuple, list] = {}
+        #: (forwarded environment, project) -> [watched paths, their stamp, engine, checked at]
+        self._engines: dict[tuple[Any, ...], list[Any]] = {}
         self.facts = FolderFacts()  #: project folders and Claude rules per cwd, checked per request
         self.answers = AnswerMemo()  #: whole answers of repeated Claude calls
         self.last_request = time.monotonic()
@@ -81,8 +85,14 @@ class Resident:
         return answer.stdout, answer.stderr
 
     def _answer(
-        self, payload: bytes, agent: str, data: Any, decoded: Any, engine: Any, started: int
-    ) -> Any:
+        self,
+        payload: bytes,
+        agent: str,
+        data: Any,
+        decoded: Decoded | None,
+        engine: MemoEngine | None,
+        started: int,
+    ) -> HookAnswer:
         """The hook's answer, replayed from `self.answers` when a Claude call repeats."""
         from rtk_policy.hook.service import answer_payload
 
@@ -100,7 +110,7 @@ class Resident:
             self.answers.remember(key, data, engine, facts, answer)
         return answer
 
-    def engine_for(self, cwd: str | None) -> Any:
+    def engine_for(self, cwd: str | None) -> MemoEngine | None:
         """The engine for `cwd`'s project under the current environment, (re)loaded when stale.
 
         Stale: a stat of one of its `watched_paths` differs from when it was loaded. That is checked
