@@ -242,8 +242,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rtk_policy.commands import hook
         from rtk_policy.hook.service import HookOptions
 
-        options = HookOptions(agent=(agent or [None])[0], system=system)
-        return hook.run(options, sys.stdin, sys.stdout, sys.stderr)
+        hook_options = HookOptions(agent=agent[0] if agent else None, system=system)
+        return hook.run(hook_options, sys.stdin, sys.stdout, sys.stderr)
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown and args.subcommand in ("rewrite", "explain"):  # `rewrite --host x git status`
@@ -259,8 +259,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rtk_policy.commands import hook
         from rtk_policy.hook.service import HookOptions
 
-        options = HookOptions(args.agent, args.policies, args.backend, args.config, args.system)
-        return hook.run(options, sys.stdin, sys.stdout, sys.stderr)
+        hook_options = HookOptions(
+            args.agent, args.policies, args.backend, args.config, args.system
+        )
+        return hook.run(hook_options, sys.stdin, sys.stdout, sys.stderr)
     module = importlib.import_module(f"rtk_policy.commands.{args.subcommand}")
     options = command_options(args)
     return int(module.run(stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr, **options))

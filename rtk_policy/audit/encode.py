@@ -76,11 +76,11 @@ class Shared:
         for key, value in self._pairs:
             if get(key, event) is not value:
                 return None
-        values = [get(key) for key in HEAD]
+        values: list[Any] = [get(key) for key in HEAD]  # each a str, checked here:
         for value in values:
             if type(value) is not str:
                 return None
-        parts = self._template.copy()
+        parts: list[Any] = self._template.copy()  # its None slots are filled here:
         slots = self._slots
         for index, key, value in zip(range(len(HEAD)), HEAD, values):  # noqa: B905 - same lengths
             parts[slots[index]] = _CANON_KEYS[key] + encode_basestring(value)

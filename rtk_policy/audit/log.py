@@ -66,7 +66,12 @@ def use_structlog() -> None:
     import structlog
 
     renderer = structlog.processors.JSONRenderer(serializer=_dumps)
-    _renderer = lambda event: renderer(None, "", event)  # noqa: E731
+
+    def render(event: dict[str, Any]) -> str:
+        line = renderer(None, "", event)  # a str: `_dumps` serializes
+        return line if isinstance(line, str) else line.decode("utf-8")
+
+    _renderer = render
 
 
 _encoders: dict[Callable[[Any], Any], Callable[[Any], str]] = {}

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from rtk_policy.hook.service import HookOptions, answer_stream
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
 if TYPE_CHECKING:
     from typing import IO, Any
+
+    from rtk_policy.hook.interfaces import HookEngine
+    from rtk_policy.hook.service import Decoded
 
 
 def run(
@@ -15,8 +18,8 @@ def run(
     stdin: IO[Any],
     stdout: IO[str],
     stderr: IO[str],
-    engine: Any = None,
-    decoded: Any = None,
+    engine: HookEngine | None = None,
+    decoded: Decoded | None = None,
 ) -> int:
     """Answer one hook call (see `answer_stream`); returns the exit code, always 0."""
     answer_stream(options, stdin, stdout, stderr, engine, decoded)

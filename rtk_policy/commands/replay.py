@@ -60,7 +60,7 @@ def run(
     started = time.monotonic()
     bar = Progress(stderr, sum(_size(name) for name in files))
     tally = replay(files, spec, jobs, limit, bar, evaluator if jobs <= 1 else None)
-    rule_ids = [rule.id for rule in evaluator.candidate.policies.rules]  # type: ignore[attr-defined]
+    rule_ids = [rule.id for rule in evaluator.candidate.policies.rules]
     data = report_data(tally, rule_ids, len(files), time.monotonic() - started, jobs, spec)
     stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n" if as_json
                  else render_text(data))

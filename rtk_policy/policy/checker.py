@@ -40,8 +40,8 @@ _KIND_NAMES = {"string": "a string", "int": "an int", "bool": "a bool", "list": 
 
 
 def _function_tables() -> tuple[dict[str, Any], dict[str, Any]]:
-    globals_ = dict(_STD_GLOBAL)
-    members = dict(_STD_MEMBER)
+    globals_: dict[str, Any] = dict(_STD_GLOBAL)
+    members: dict[str, Any] = dict(_STD_MEMBER)
     for fn in all_functions():
         (members if fn.member else globals_)[fn.name] = _TYPE_OF_NAME.get(fn.result, facts.DYN)
     return globals_, members
@@ -186,7 +186,7 @@ class Checker:
             if target[0] in ("map", "record")
             else facts.DYN
         )
-        inner = {**scope, var: elem}
+        inner = {**scope, var: elem} if var is not None else scope
         body = [self.infer(arg, inner) for arg in args[1:]]
         if name == "map":
             return ("list", body[-1] if body else facts.DYN)

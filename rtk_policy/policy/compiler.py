@@ -129,7 +129,9 @@ def _compile_file(state: Compilation, spec: FileSpec) -> None:
         match = state.expr(spec, item.match)
         message = state.expr(spec, item.message)
         rewrite = state.expr(spec, item.rewrite)
-        if match == NO_PROGRAM or (spec.kind == "rewrite" and rewrite == NO_PROGRAM):
+        if item.match is None or match == NO_PROGRAM or (
+            spec.kind == "rewrite" and rewrite == NO_PROGRAM
+        ):  # no match (a load problem) gives NO_PROGRAM too
             continue
         derived = () if item.rule.programs else derived_programs(item.match.source)
         output = (

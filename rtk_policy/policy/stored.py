@@ -18,6 +18,7 @@ from rtk_policy.policy.errors import Problem
 from rtk_policy.policy.guards.ir import FormTable, form_at, forms_from_data
 from rtk_policy.policy.guards.plan_store import PlanTables, tables_data, tables_from_data
 from rtk_policy.policy.model import MODES, PIPELINE_ROLES, TOOL_KINDS, VERDICTS, Example, Rule
+from rtk_policy.util import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ LAYOUTS: dict[type, tuple[tuple[str, str], ...]] = {
               ("source_line", "str")),
 }  # fmt: skip
 for _cls, _layout in LAYOUTS.items():
-    if tuple(name for name, _ in _layout) != _cls.__match_args__:
+    if tuple(name for name, _ in _layout) != tuple(field.name for field in record.fields(_cls)):
         raise ImportError(f"stored.LAYOUTS does not match the fields of {_cls.__qualname__}")
 #: the JSON types each kind of field may be stored as
 _JSON_TYPES: dict[str, tuple[type, ...]] = {

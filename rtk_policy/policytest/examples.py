@@ -9,12 +9,16 @@ files counts).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from rtk_policy.decision import decide
 from rtk_policy.policy.model import Context, Evaluation, Example, Rule, ToolCall
 from rtk_policy.util import record
+
+if TYPE_CHECKING:
+    from rtk_policy.engine.pipeline import Engine
 
 
 @attrs.frozen
@@ -35,19 +39,22 @@ class ExampleResult:
         return f"{self.example.file}:{self.example.line}"
 
 
-def example_context(engine: object, example: Example) -> Context:
+def example_context(engine: Engine, example: Example) -> Context:
     """The context an example runs in: the engine's config, overridden by the example's own."""
-    overrides = dict(example.overrides)
+    overrides: dict[str, Any] = dict(example.overrides)  # shapes checked by the loader
     return build_context(engine, overrides.get("claude") or {}, overrides.get("config") or {})
 
 
 def build_context(
-    engine: object, claude: dict, config: dict, fields: dict | None = None
+    engine: Engine,
+    claude: dict[str, Any],
+    config: dict[str, Any],
+    fields: dict[str, Any] | None = None,
 ) -> Context:
     """The engine's context with `claude` rules ({deny, ask, allow}), `config` overrides
     (exclude_commands, transparent_prefixes, disabled_rules, enabled_packs) and request `fields`
     (agent, cwd, …)."""
-    base = engine.context(**(fields or {}))  # type: ignore[attr-defined]
+    base = engine.context(**(fields or {}))
     return record.evolve(
         base,
         claude_deny=tuple(claude.get("deny", ())),
@@ -60,24 +67,24 @@ def build_context(
     )
 
 
-def run_examples(engine: object) -> list[ExampleResult]:
+def run_examples(engine: Engine) -> list[ExampleResult]:
     """Run every example of every rule of the engine's policy set."""
     results = []
-    for rule in engine.policies.rules:  # type: ignore[attr-defined]
+    for rule in engine.policies.rules:
         for example in rule.examples:
             results.append(run_example(engine, rule, example))
     return results
 
 
-def run_example(engine: object, rule: Rule, example: Example) -> ExampleResult:
+def run_example(engine: Engine, rule: Rule, example: Example) -> ExampleResult:
     """Run one example and compare it with its expectation."""
     try:
         context = example_context(engine, example)
         if example.tool:
             call = example_tool_call(example)
-            outcome = engine.evaluate_tool(call, context)  # type: ignore[attr-defined]
+            outcome = engine.evaluate_tool(call, context)
         else:
-            outcome = engine.evaluate(example.command, context)  # type: ignore[attr-defined]
+            outcome = engine.evaluate(example.command, context)
     except Exception as error:  # noqa: BLE001 - an example must never stop the run
         return ExampleResult(rule, example, "error", None, f"{type(error).__name__}: {error}")
     if rule.kind == "rewrite":

@@ -49,7 +49,7 @@ def decide_corpus(
         claude_ask=tuple(rules.get("ask", ())),
         claude_allow=tuple(rules.get("allow", ())),
     )
-    answers = []
+    answers: list[dict[str, object]] = []
     for command in read_corpus(corpus):
         decision = engine.decide(command, context)
         code, _ = exit_code(decision)

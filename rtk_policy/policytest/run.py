@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import attrs
 
 from rtk_policy.decision import decide
 from rtk_policy.policytest.examples import build_context, matched_rule_ids, only_rules, run_examples
 from rtk_policy.policytest.files import UNSET, TestCase, TestFile
+
+if TYPE_CHECKING:
+    from rtk_policy.engine.pipeline import Engine
 
 PASS, FAIL, ERROR, SKIP = "pass", "fail", "error", "skip"
 
@@ -48,7 +52,7 @@ class Coverage:
         return tuple(rule for rule in self.rules if rule.id not in hit)  # type: ignore[attr-defined]
 
 
-def run_case(engine: object, case: TestCase, policies: frozenset[str]) -> TestResult:
+def run_case(engine: Engine, case: TestCase, policies: frozenset[str]) -> TestResult:
     """Run one case: evaluate its command in its context and compare with its expectation.
 
     With a `policy:` named, the verdict and reasons are those of that pack's rules alone (as for
@@ -61,7 +65,7 @@ def run_case(engine: object, case: TestCase, policies: frozenset[str]) -> TestRe
         return attrs.evolve(result, status=SKIP, detail=f"policy {case.policy!r} is not loaded")
     try:
         context = build_context(engine, dict(case.claude), dict(case.config), dict(case.context))
-        outcome = engine.evaluate(case.command, context)  # type: ignore[attr-defined]
+        outcome = engine.evaluate(case.command, context)
     except Exception as error:  # noqa: BLE001 - a case must never stop the run
         return attrs.evolve(result, status=ERROR, detail=f"{type(error).__name__}: {error}")
     decision = outcome.decision
@@ -101,9 +105,9 @@ def check_expectation(
     return problems
 
 
-def run_test_files(engine: object, files: Iterable[TestFile]) -> list[TestResult]:
+def run_test_files(engine: Engine, files: Iterable[TestFile]) -> list[TestResult]:
     """Run every case of every test file; unreadable cases are ERROR results at their line."""
-    policies = frozenset(rule.policy for rule in engine.policies.rules)  # type: ignore[attr-defined]
+    policies = frozenset(rule.policy for rule in engine.policies.rules)
     results: list[TestResult] = []
     for test_file in files:
         for problem in test_file.problems:
@@ -118,7 +122,7 @@ def error_result(location: str, message: str) -> TestResult:
     return TestResult("file", "invalid test", file, int(line or 1), ERROR, detail=message)
 
 
-def example_results(engine: object) -> list[TestResult]:
+def example_results(engine: Engine) -> list[TestResult]:
     """Every inline example of the loaded rules, as test results."""
     results = []
     for example_result in run_examples(engine):
@@ -138,13 +142,13 @@ def example_results(engine: object) -> list[TestResult]:
     return results
 
 
-def coverage(engine: object, results: Iterable[TestResult]) -> Coverage:
+def coverage(engine: Engine, results: Iterable[TestResult]) -> Coverage:
     """Which loaded rules matched in at least one of `results`."""
     exercised: dict[str, None] = {}
     for result in results:
         for rule_id in result.matched_rules:
             exercised[rule_id] = None
-    return Coverage(tuple(engine.policies.rules), tuple(exercised))  # type: ignore[attr-defined]
+    return Coverage(tuple(engine.policies.rules), tuple(exercised))
 
 
 def summary(results: Iterable[TestResult]) -> dict[str, int]:

@@ -11,11 +11,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import attrs
 
 from rtk_policy.policytest.examples import matched_rule_ids
 from rtk_policy.replay.sources import ReplayItem
+
+if TYPE_CHECKING:
+    from rtk_policy.engine.pipeline import Engine
+    from rtk_policy.policy.model import Context
 
 _CACHE_SIZE = 20_000  #: decisions remembered per engine, keyed by (command, cwd, permission mode)
 
@@ -65,15 +70,15 @@ class Evaluator:
     """Evaluates replay items under a candidate engine and, when given, a baseline engine."""
 
     def __init__(
-        self, candidate: object, baseline: object | None, claude_rules: bool = True
+        self, candidate: Engine, baseline: Engine | None, claude_rules: bool = True
     ) -> None:
         self.candidate = candidate
         self.baseline = baseline
         self.claude_rules = claude_rules
-        self._contexts: dict[tuple[str, str], object] = {}
+        self._contexts: dict[tuple[str, str], Context] = {}
         self._caches: dict[int, dict[tuple[str, str, str], Verdict]] = {}
 
-    def context(self, engine: object, cwd: str, mode: str) -> object:
+    def context(self, engine: Engine, cwd: str, mode: str) -> Context:
         """The context of a command run in `cwd`, with the Claude Code rules that apply there
         today."""
         key = (cwd, mode)
@@ -84,20 +89,20 @@ class Evaluator:
                 from rtk_policy.settings.claude_rules import load_claude_rules
 
                 rules = tuple(tuple(r) for r in load_claude_rules(cwd or None))
-            context = engine.context(  # type: ignore[attr-defined]
+            context = engine.context(
                 agent="claude", cwd=cwd, permission_mode=mode,
                 claude_deny=rules[0], claude_ask=rules[1], claude_allow=rules[2],
             )
             self._contexts[key] = context
         return context
 
-    def decide(self, engine: object, item: ReplayItem) -> Verdict:
+    def decide(self, engine: Engine, item: ReplayItem) -> Verdict:
         """The verdict of `item` under `engine`, remembered for repeated commands."""
         cache = self._caches.setdefault(id(engine), {})
         key = (item.command, item.cwd, item.permission_mode)
         found = cache.get(key)
         if found is None:
-            outcome = engine.evaluate(  # type: ignore[attr-defined]
+            outcome = engine.evaluate(
                 item.command, self.context(engine, item.cwd, item.permission_mode)
             )
             decision = outcome.decision

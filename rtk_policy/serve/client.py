@@ -23,7 +23,7 @@ try:  # once this install's root is importable
     from rtk_policy.serve import runtime
     from rtk_policy.serve.runtime import socket_path  # noqa: F401 - the name tests use
 except ImportError:  # a broken install: `main` answers as the delegate script does
-    runtime = None
+    runtime = None  # type: ignore[assignment]  # the module or None: `main` checks which
 
 _LIMIT = 1024 * 1024 + 1  # one byte over the hook's limit, so the server can say "too large"
 _TIMEOUT = 10.0

@@ -99,4 +99,4 @@ def compile_system_cache(root: str = "/") -> int:
     cache = system_cache(root)
     for name in os.listdir(cache):
         os.chmod(os.path.join(cache, name), 0o644)
-    return len(engine.policies.rules)  # type: ignore[attr-defined]
+    return len(engine.policies.rules)

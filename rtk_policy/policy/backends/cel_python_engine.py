@@ -153,7 +153,7 @@ class CelPythonBackend:
         for name, value in values.items():
             seen = last.get(name)
             same = seen is not None and seen[0] is value
-            converted[name] = seen[1] if same else json_to_cel(value)
+            converted[name] = seen[1] if seen is not None and same else json_to_cel(value)
         self._last = {name: (value, converted[name]) for name, value in values.items()}
         scoped = self._base.nested_activation(vars=converted)
         return converted, FastActivation.over(scoped, converted)

@@ -92,7 +92,8 @@ def _render(source: str, lo: int, hi: int, calls: list[Any]) -> str:
         inner = [c for c in calls if start <= c[0] and c[1] <= end and c[0:2] != (start, end)]
         out.append(source[position:start])
         out.append(
-            f"{FUNCTION}({_render(source, *receiver, inner)}, {_render(source, *pattern, inner)})"
+            f"{FUNCTION}({_render(source, receiver[0], receiver[1], inner)}, "
+            f"{_render(source, pattern[0], pattern[1], inner)})"
         )
         position = end
     out.append(source[position:hi])

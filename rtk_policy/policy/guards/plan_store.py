@@ -24,6 +24,7 @@ from rtk_policy.util import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from rtk_policy.policy.guards.ir import FormTable
@@ -42,7 +43,7 @@ class PlanTables(record.NamedTuple):
     (a tuple of ints; read from the compiled cache, their text `"3,-1,7,0"` until `pairs`
     decodes it), and `residuals`, the residual guard forms the codes point to."""
 
-    steps: dict[str, tuple[int, ...] | str]
+    steps: Mapping[str, tuple[int, ...] | str]
     residuals: tuple[tuple[Any, ...], ...]
 
     def pairs(self, program: str, rules: int) -> tuple[int, ...] | None:
@@ -50,7 +51,7 @@ class PlanTables(record.NamedTuple):
         the stored text is not pairs of a rule and a residual kept (a damaged or forged cache:
         the planner then works the plan out, as for a program that is not indexed)."""
         found = self.steps.get(program)
-        if type(found) is not str:
+        if not isinstance(found, str):
             return found
         try:
             pairs = tuple(map(int, found.split(","))) if found else ()
