@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rtk_policy.util import record
 
-TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Literal

@@ -3,7 +3,7 @@ back into wire JSON (see `rtk_policy.agents.common` for the interface every modu
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

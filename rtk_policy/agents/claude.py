@@ -18,7 +18,7 @@ from rtk_policy.agents import common
 from rtk_policy.agents.common import HookRequest
 from rtk_policy.util import record
 
-TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from rtk_policy.agents import claude, common
 from rtk_policy.agents.common import HookRequest
 
-TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -19,7 +19,7 @@ import json
 from rtk_policy.agents import claude, common
 from rtk_policy.agents.common import BadRequest, HookRequest
 
-TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from rtk_policy.agents import common
 from rtk_policy.agents.common import HookRequest
 
-TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from json.encoder import encode_basestring, encode_basestring_ascii
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from rtk_policy.audit.encode import Event, Shared
 from rtk_policy.audit.redact import compile_extra, redact
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rtk_policy.hook.service import HookOptions, answer_stream
 
-TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO, Any
 

@@ -35,7 +35,7 @@ import os
 from rtk_policy.config.layers import MANAGED, PROJECT, Layer, find_layers
 from rtk_policy.util import record
 
-TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TypeVar
 

@@ -8,7 +8,7 @@ import shlex
 
 from rtk_policy.decision import VERDICT_ALLOW, VERDICT_ASK, VERDICT_DENY, VERDICT_NONE, Decision
 
-TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -15,7 +15,7 @@ from rtk_policy.shell import CommandLine, parse
 from rtk_policy.shell.model import Segment
 from rtk_policy.util import record
 
-TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -18,7 +18,7 @@ from rtk_policy.agents.common import BadRequest, HookRequest
 from rtk_policy.agents.hook_input import decode_payload, read_stdin
 from rtk_policy.util import record
 
-TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import IO, Any, TypeVar

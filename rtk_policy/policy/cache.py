@@ -36,7 +36,7 @@ try:  # CPython's builtin module: `hashlib` would load OpenSSL (~2 ms on a cold 
 except ImportError:  # pragma: no cover - an interpreter built without it
     from hashlib import blake2b
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

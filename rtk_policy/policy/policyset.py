@@ -30,7 +30,7 @@ from rtk_policy.policy.model import (
 )
 from rtk_policy.shell.model import CommandLine
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -20,7 +20,7 @@ from rtk_policy.policy.guards.plan_store import PlanTables, tables_data, tables_
 from rtk_policy.policy.model import MODES, PIPELINE_ROLES, TOOL_KINDS, VERDICTS, Example, Rule
 from rtk_policy.util import record
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

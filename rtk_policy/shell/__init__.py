@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rtk_policy.shell.model import CommandLine, Redirect, Segment
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 

@@ -13,7 +13,7 @@ from rtk_policy.shell.words import Word, basename
 from rtk_policy.shell.wrappers import Peel
 from rtk_policy.util import record
 
-TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

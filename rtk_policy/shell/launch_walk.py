@@ -15,7 +15,7 @@ from rtk_policy.shell import git_code, launchers, nested, scripts
 from rtk_policy.shell.draft import Ctx, Draft
 from rtk_policy.shell.words import Word
 
-TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rtk_policy.shell.redirects import ReadRedirect
     from rtk_policy.shell.source import Source

@@ -11,7 +11,7 @@ from rtk_policy.shell.draft import MAX_SEGMENTS, Ctx, Draft, with_ops, with_pipe
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.treeshape import PipeGroup, Stage, pipe_groups, statement_body
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -18,7 +18,7 @@ from rtk_policy.shell import paths, values
 from rtk_policy.shell.draft import Ctx, Draft
 from rtk_policy.shell.words import Word, assignment_name, basename, dequote
 
-TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rtk_policy.shell.redirects import ReadRedirect
     from rtk_policy.shell.source import Source

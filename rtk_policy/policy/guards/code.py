@@ -31,7 +31,7 @@ from rtk_policy.policy.guards.values import (
 )
 from rtk_policy.policy.regex import pretest_literals
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

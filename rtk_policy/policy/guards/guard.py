@@ -30,7 +30,7 @@ from rtk_policy.policy.guards.values import (
     unknown,
 )
 
-TYPE_CHECKING = False  # CONTRIBUTING.md, "Speed"
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (read on a cold hook)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

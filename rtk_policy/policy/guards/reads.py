@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from rtk_policy.policy.facts import VARIABLES
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

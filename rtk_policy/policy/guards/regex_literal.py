@@ -16,7 +16,7 @@ character.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
