@@ -24,6 +24,7 @@ from rtk_policy.policytest.run import (
     run_test_files,
     summary,
 )
+from rtk_policy.util import record
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -229,7 +230,7 @@ def test_reports(tmp_path: Path) -> None:
 
 def test_a_case_that_raises_is_an_error_not_a_crash() -> None:
     case = load_test_file(ROOT / "policies" / "claude-permissions_test.yaml").cases[0]
-    result = run_case(ENGINE, attrs.evolve(case, command="boom", policy=""), frozenset())
+    result = run_case(ENGINE, record.evolve(case, command="boom", policy=""), frozenset())
     assert result.status == "error" and "RuntimeError" in result.detail
 
 

@@ -19,16 +19,15 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-import attrs
-
 from rtk_policy.audit import anchor as audit_anchor
 from rtk_policy.audit import store as audit_store
+from rtk_policy.util import record
 
 #: a record's hash function: plain sha256, or `hmac_sha256(key)`
 Digest = Callable[[bytes], Any]
 
 
-@attrs.frozen
+@record.frozen
 class VerifyResult:
     """The outcome of checking a log: how many records were good, and the first problem if any."""
 
@@ -54,7 +53,7 @@ def verify(path: str, key: Digest | None = None) -> VerifyResult:
         result = _verify_unanchored(path, files, key or audit_store.sha256, key is None)
         if not result.ok:
             return result
-        return attrs.evolve(
+        return record.evolve(
             result,
             ok=False,
             problem=f"{anchor_file}: anchor {why}: it was deleted or damaged, or nothing was "

@@ -23,8 +23,6 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, TYPE_CHECKING
 
-import attrs
-
 from rtk_policy.engine.answers import batch_answer, dumps, request_context
 from rtk_policy.util import record
 
@@ -74,7 +72,7 @@ def run_batch(
     return _stream(source, stdin, stdout, stderr, answers)
 
 
-@attrs.frozen
+@record.frozen
 class LoadSpec:
     """What a worker process needs to load the same engine and context as this process."""
 

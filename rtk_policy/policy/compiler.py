@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
 from rtk_policy.policy.backends.select import Backend, CompileError
 from rtk_policy.policy.compiled import NO_PROGRAM, CompiledFile, CompiledRule
 from rtk_policy.policy.errors import Problem
@@ -15,19 +13,20 @@ from rtk_policy.policy.guards.ir import guard_ir
 from rtk_policy.policy.guards.program_index import derived_programs
 from rtk_policy.policy.loader import ExprSpec, FileSpec, read_policy_file
 from rtk_policy.policy.positions import locate, offset_in_value
+from rtk_policy.util import record
 
 
-@attrs.define
+@record.mutable
 class Compilation:
     """Everything compiled so far, and every problem found."""
 
     backend: Backend
-    files: list[CompiledFile] = attrs.Factory(list)
-    rules: list[CompiledRule] = attrs.Factory(list)
-    programs: list[Any] = attrs.Factory(list)
-    expected: list[str] = attrs.Factory(list)
-    problems: list[Problem] = attrs.Factory(list)
-    uses: set[str] = attrs.Factory(set)
+    files: list[CompiledFile] = record.Factory(list)
+    rules: list[CompiledRule] = record.Factory(list)
+    programs: list[Any] = record.Factory(list)
+    expected: list[str] = record.Factory(list)
+    problems: list[Problem] = record.Factory(list)
+    uses: set[str] = record.Factory(set)
 
     def expr(self, spec: FileSpec, expr: ExprSpec | None) -> int:
         """Compile one expression; its index in `programs`, or NO_PROGRAM (also on error)."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import attrs
 import yaml
 
 from rtk_policy.policy.errors import Problem
@@ -22,6 +21,7 @@ from rtk_policy.policy.model import (
     Example,
     Rule,
 )
+from rtk_policy.util import record
 
 KINDS = ("permission", "rewrite")
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
@@ -44,7 +44,7 @@ _BOOL = "tag:yaml.org,2002:bool"
 _REWRITE_TOOLS = "rewrites are of shell commands only: tools must be [shell] in a rewrite file"
 
 
-@attrs.frozen
+@record.frozen
 class ExprSpec:
     """A CEL expression of a policy file, with the YAML node it came from (for error positions)."""
 
@@ -53,7 +53,7 @@ class ExprSpec:
     node: Any
 
 
-@attrs.frozen
+@record.frozen
 class RuleSpec:
     """A validated rule and its expressions."""
 
@@ -64,7 +64,7 @@ class RuleSpec:
     id_node: Any = None  #: the YAML node of the id (for duplicate-id positions)
 
 
-@attrs.frozen
+@record.frozen
 class FileSpec:
     """A validated policy file."""
 

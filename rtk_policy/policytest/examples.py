@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from rtk_policy.decision import decide
 from rtk_policy.policy.model import Context, Evaluation, Example, Rule, ToolCall
 from rtk_policy.util import record
@@ -21,7 +19,7 @@ if TYPE_CHECKING:
     from rtk_policy.engine.pipeline import Engine
 
 
-@attrs.frozen
+@record.frozen
 class ExampleResult:
     """The outcome of one example."""
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import attrs
+from rtk_policy.util import record
 
 VERDICTS = ("allow", "ask", "deny", "none")
 CONTEXT_FIELDS = ("agent", "cwd", "project_dir", "permission_mode", "session_id", "tool_name",
@@ -44,7 +44,7 @@ class TestFileError(Exception):
         self.message = message
 
 
-@attrs.frozen
+@record.frozen
 class Expectation:
     """What a case expects; `UNSET` for what it does not check."""
 
@@ -54,7 +54,7 @@ class Expectation:
     rules: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@record.frozen
 class TestCase:
     """One case of a test file."""
 
@@ -77,7 +77,7 @@ class TestCase:
         return f"{self.file}:{self.line}"
 
 
-@attrs.frozen
+@record.frozen
 class TestFile:
     """A parsed test file: its cases, and the problems of cases that could not be read."""
 

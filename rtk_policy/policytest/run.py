@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-import attrs
-
 from rtk_policy.decision import decide
 from rtk_policy.policytest.examples import build_context, matched_rule_ids, only_rules, run_examples
 from rtk_policy.policytest.files import UNSET, TestCase, TestFile
+from rtk_policy.util import record
 
 if TYPE_CHECKING:
     from rtk_policy.engine.pipeline import Engine
@@ -17,7 +16,7 @@ if TYPE_CHECKING:
 PASS, FAIL, ERROR, SKIP = "pass", "fail", "error", "skip"
 
 
-@attrs.frozen
+@record.frozen
 class TestResult:
     """The outcome of one test case or inline example."""
 
@@ -38,7 +37,7 @@ class TestResult:
         return f"{self.file}:{self.line}"
 
 
-@attrs.frozen
+@record.frozen
 class Coverage:
     """Which rules of the loaded set matched in at least one case or example."""
 
@@ -60,14 +59,14 @@ def run_case(engine: Engine, case: TestCase, policies: frozenset[str]) -> TestRe
     """
     result = TestResult("case", case.name, case.file, case.line, PASS, case.command)
     if case.skip:
-        return attrs.evolve(result, status=SKIP, detail=case.skip)
+        return record.evolve(result, status=SKIP, detail=case.skip)
     if case.policy and case.policy not in policies:
-        return attrs.evolve(result, status=SKIP, detail=f"policy {case.policy!r} is not loaded")
+        return record.evolve(result, status=SKIP, detail=f"policy {case.policy!r} is not loaded")
     try:
         context = build_context(engine, dict(case.claude), dict(case.config), dict(case.context))
         outcome = engine.evaluate(case.command, context)
     except Exception as error:  # noqa: BLE001 - a case must never stop the run
-        return attrs.evolve(result, status=ERROR, detail=f"{type(error).__name__}: {error}")
+        return record.evolve(result, status=ERROR, detail=f"{type(error).__name__}: {error}")
     decision = outcome.decision
     verdict, reasons = decision.verdict, decision.reasons
     if case.policy:
@@ -79,7 +78,7 @@ def run_case(engine: Engine, case: TestCase, policies: frozenset[str]) -> TestRe
         case, verdict, decision.rewritten, (*reasons, *decision.warnings), matched
     )
     status = FAIL if problems else PASS
-    return attrs.evolve(result, status=status, detail="; ".join(problems), matched_rules=matched)
+    return record.evolve(result, status=status, detail="; ".join(problems), matched_rules=matched)
 
 
 def check_expectation(

@@ -10,10 +10,9 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import IO, Any, TypeVar
 
-import attrs
-
 from rtk_policy.replay.shadow import Evaluator, Tally
 from rtk_policy.replay.sources import ReplayItem, read_file
+from rtk_policy.util import record
 
 _T = TypeVar("_T")
 
@@ -24,7 +23,7 @@ AUTO_PARALLEL_BYTES = 8 * 1024 * 1024  #: inputs larger than this use every core
 CHUNKS_PER_WORKER = 10
 
 
-@attrs.frozen
+@record.frozen
 class EngineSpec:
     """How to load the candidate and baseline engines (in this process or in a worker)."""
 

@@ -13,10 +13,9 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-import attrs
-
 from rtk_policy.policytest.examples import matched_rule_ids
 from rtk_policy.replay.sources import ReplayItem
+from rtk_policy.util import record
 
 if TYPE_CHECKING:
     from rtk_policy.engine.pipeline import Engine
@@ -25,20 +24,20 @@ if TYPE_CHECKING:
 _CACHE_SIZE = 20_000  #: decisions remembered per engine, keyed by (command, cwd, permission mode)
 
 
-@attrs.define
+@record.mutable
 class Tally:
     """Counters and bounded examples of one replay (or one chunk of it)."""
 
     limit: int = 3
     commands: int = 0
-    happened: Counter = attrs.Factory(Counter)  #: (happened, candidate verdict) → count
-    baseline: Counter = attrs.Factory(Counter)  #: baseline verdict → count
-    candidate: Counter = attrs.Factory(Counter)  #: candidate verdict → count
-    changes: Counter = attrs.Factory(Counter)  #: (baseline verdict, candidate verdict) → count
-    rewrites: Counter = attrs.Factory(Counter)  #: "gained" | "lost" | "changed" | "kept" → count
-    rule_hits: Counter = attrs.Factory(Counter)  #: rule id → commands it matched
+    happened: Counter = record.Factory(Counter)  #: (happened, candidate verdict) → count
+    baseline: Counter = record.Factory(Counter)  #: baseline verdict → count
+    candidate: Counter = record.Factory(Counter)  #: candidate verdict → count
+    changes: Counter = record.Factory(Counter)  #: (baseline verdict, candidate verdict) → count
+    rewrites: Counter = record.Factory(Counter)  #: "gained" | "lost" | "changed" | "kept" → count
+    rule_hits: Counter = record.Factory(Counter)  #: rule id → commands it matched
     errors: int = 0
-    examples: dict = attrs.Factory(dict)  #: key (e.g. "none->deny", "gained") → [example dicts]
+    examples: dict = record.Factory(dict)  #: key (e.g. "none->deny", "gained") → [example dicts]
 
     def example(self, key: str, data: dict) -> None:
         """Keep `data` as an example of `key` unless `limit` examples are already kept."""
@@ -57,7 +56,7 @@ class Tally:
                 self.example(key, data)
 
 
-@attrs.frozen
+@record.frozen
 class Verdict:
     """The part of a decision replay compares."""
 

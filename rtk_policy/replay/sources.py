@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import attrs
+from rtk_policy.util import record
 
 RAN, BLOCKED, UNKNOWN, AUDITED = "ran", "blocked", "unknown", "audited"
 #: Texts of a tool_result error that mean the command never ran.
@@ -34,7 +34,7 @@ _BLOCKED_MARKERS = (
 )
 
 
-@attrs.frozen
+@record.frozen
 class ReplayItem:
     """One past command and what is known of it."""
 

@@ -9,12 +9,11 @@ import re
 import shlex
 from typing import Any
 
-import attrs
-
 from rtk_policy.agents import AGENTS
 from rtk_policy.settings.hook_command import unguarded
 from rtk_policy.settings.jsonfile import JsonFile, backup_path, read_json, render_json, save
 from rtk_policy.settings.targets import Target
+from rtk_policy.util import record
 
 #: A command line that runs our hook: `…/rtk-policy hook X`, `python -m rtk_policy hook X`, or a
 #: delegate.
@@ -27,7 +26,7 @@ THIN_CLIENT = "thin client"
 IN_PROCESS = "in-process"
 
 
-@attrs.frozen
+@record.frozen
 class Change:
     """What an install or uninstall did."""
 

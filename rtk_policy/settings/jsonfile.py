@@ -10,14 +10,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import attrs
+from rtk_policy.util import record
 
 
 class SettingsError(Exception):
     """A settings file we must not touch (not JSON, not an object, unreadable)."""
 
 
-@attrs.frozen
+@record.frozen
 class JsonFile:
     """A settings file as read: its bytes (None when absent) and its parsed object ({} when
     absent)."""

@@ -19,10 +19,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import attrs
-
 from rtk_policy.config.managed import managed_folder, owner_problems, platform, system_cache
 from rtk_policy.settings.targets import Target, with_file_tools
+from rtk_policy.util import record
 
 LINUX, MAC = "linux", "darwin"
 #: each agent's machine-wide settings file that holds hooks, per platform (relative to `root`)
@@ -51,7 +50,7 @@ def system_targets(agent: str, shell: Target, root: str = "/") -> tuple[Target, 
     """`agent`'s machine-wide entries: the entries of its user-level target `shell` (same event,
     matcher and handler shape) in its machine-wide settings file."""
     path = Path(root) / SYSTEM_SETTINGS[agent][platform()]
-    return with_file_tools(attrs.evolve(shell, path=path))
+    return with_file_tools(record.evolve(shell, path=path))
 
 
 def system_hook_command(agent: str, python: str = sys.executable) -> str:

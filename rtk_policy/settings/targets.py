@@ -8,13 +8,12 @@ import shlex
 import sys
 from pathlib import Path
 
-import attrs
-
 from rtk_policy.settings.claude_rules import claude_config_dir
 from rtk_policy.settings.hook_command import guarded
+from rtk_policy.util import record
 
 
-@attrs.frozen
+@record.frozen
 class Target:
     """One agent's hook settings: the file, the event list, and how a handler names its command."""
 
@@ -52,7 +51,7 @@ def with_file_tools(shell: Target) -> tuple[Target, ...]:
     matcher = FILE_TOOL_MATCHERS.get(shell.agent)
     if matcher is None:
         return (shell,)
-    files = attrs.evolve(shell, matcher=matcher, tool=matcher.split("|", 1)[0])
+    files = record.evolve(shell, matcher=matcher, tool=matcher.split("|", 1)[0])
     return (shell, files)
 
 
@@ -102,12 +101,15 @@ def thin_client_unavailable() -> str:
     import site
     import socket
 
+    import tree_sitter  # a dependency the in-process hook imports
+
     if os.name != "posix" or not hasattr(socket, "AF_UNIX") or not hasattr(os, "posix_spawn"):
         return "this system has no Unix sockets or posix_spawn"
     if not client_path().is_file():
         return f"{client_path()} is missing"
     user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else ""
-    if user_site and str(Path(attrs.__file__).resolve()).startswith(str(Path(user_site).resolve())):
+    dependency = str(Path(tree_sitter.__file__).resolve())
+    if user_site and dependency.startswith(str(Path(user_site).resolve())):
         return "its dependencies are in the user site-packages, which `python -I` does not read"
     return ""
 
