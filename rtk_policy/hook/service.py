@@ -322,17 +322,15 @@ def _printing_to(stream: IO[str], call: Callable[[_A], None], argument: _A) -> N
         sys.stdout = saved
 
 
+@record.frozen(eq=False)
 class HookAnswer:
     """What one hook call wrote: `stdout` (the protocol answer, or "") and `stderr` (diagnostics);
     `decided` is (request, outcome, decision) when the engine's decision was answered without an
     error (None for bad input, a tool passed through, a failure)."""
 
-    __slots__ = ("stdout", "stderr", "decided")
-
-    def __init__(self, stdout: str, stderr: str, decided: Decided | None = None) -> None:
-        self.stdout = stdout
-        self.stderr = stderr
-        self.decided = decided
+    stdout: str
+    stderr: str
+    decided: Decided | None = None
 
 
 def answer_payload(

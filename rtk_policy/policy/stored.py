@@ -103,23 +103,21 @@ def policy_data(
     }
 
 
+@record.frozen(eq=False)
 class _Tables:
     """What the records of one stored set refer to: the guard forms (a `FormTable` when writing,
     the forms read back when reading) and the policy files' paths (path → index when writing,
     the paths when reading)."""
 
-    __slots__ = ("forms", "paths")
-
-    def __init__(self, forms: Any, paths: Any) -> None:
-        self.forms = forms
-        self.paths = paths
+    forms: Any
+    paths: Any
 
 
-def _stored(record: Any, tables: _Tables) -> list[Any]:
+def _stored(stored: Any, tables: _Tables) -> list[Any]:
     """A record as the array of its fields, each as its layout says."""
     values = []
-    for name, kind in LAYOUTS[type(record)]:
-        value = getattr(record, name)
+    for name, kind in LAYOUTS[type(stored)]:
+        value = getattr(stored, name)
         if kind == "form":
             value = tables.forms.add(value)
         elif kind == "path":
@@ -134,7 +132,7 @@ def _stored(record: Any, tables: _Tables) -> list[Any]:
             value = list(value)
         elif kind == "pairs":
             if not all(_json_exact(item) for _, item in value):
-                raise ValueError(f"an example at line {record.line} holds values JSON changes")
+                raise ValueError(f"an example at line {stored.line} holds values JSON changes")
             value = [[key, item] for key, item in value]
         values.append(value)
     return values

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from rtk_policy.hook.service import HookAnswer, record_call
 from rtk_policy.serve.memo import unevaluated
+from rtk_policy.util import record
 
 if TYPE_CHECKING:
     from rtk_policy.hook.service import Decided
@@ -71,7 +72,7 @@ class AnswerMemo:
         tool_use_id = data.get("tool_use_id")
         record_call(
             engine.config,
-            _Ids(request, tool_use_id if type(tool_use_id) is str else ""),
+            record.evolve(request, tool_use_id=tool_use_id if type(tool_use_id) is str else ""),
             outcome,
             decision,
             (time.perf_counter_ns() - started) // 1000,
@@ -108,15 +109,3 @@ def _frozen(value: Any) -> Any:
         return (list, tuple(_frozen(item) for item in value))
     return (kind, value)
 
-
-class _Ids:
-    """The fields `record_call` reads from a request, with another `tool_use_id`."""
-
-    __slots__ = ("agent", "session_id", "tool_use_id", "cwd", "command")
-
-    def __init__(self, request: Any, tool_use_id: str) -> None:
-        self.agent = request.agent
-        self.session_id = request.session_id
-        self.tool_use_id = tool_use_id
-        self.cwd = request.cwd
-        self.command = request.command

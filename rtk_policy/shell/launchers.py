@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from rtk_policy.shell.words import Word, make_word
 from rtk_policy.shell.wrapper_options import skip_options
+from rtk_policy.util import record
 from rtk_policy.util.lazy_re import lazy
 
 #: the most values of an argument list (or lines of a pipe) a runner's command is tried with
@@ -35,20 +36,16 @@ _PARALLEL_INFO = frozenset({"--version", "--help", "-h", "--citation", "--number
 _PLACEHOLDER = lazy(globals(), "_PLACEHOLDER", r"\{[0-9]*(?:\.|/|//|/\.|#|%)?\}")
 
 
+@record.frozen(eq=False)
 class ParallelJob:
     """What `parallel [options] [COMMAND…] [::: ARGS…]…` runs: `command` (empty when the arguments,
     or stdin's lines, are the commands), the `values` of its literal argument lists, whether some
     arguments are unknown here (`::::` files, stdin), and its replacement string (`-I R`)."""
 
-    __slots__ = ("command", "values", "unknown", "replace")
-
-    def __init__(
-        self, command: list[Word], values: list[str], unknown: bool, replace: str | None
-    ) -> None:
-        self.command = command
-        self.values = values
-        self.unknown = unknown
-        self.replace = replace
+    command: list[Word]
+    values: list[str]
+    unknown: bool
+    replace: str | None
 
 
 def parallel_job(words: Sequence[Word]) -> ParallelJob | None:

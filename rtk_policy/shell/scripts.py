@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rtk_policy.shell.words import Word
+from rtk_policy.util import record
 from rtk_policy.util.lazy_re import lazy
 
 #: language of an interpreter program name
@@ -120,20 +121,18 @@ def script_of(lang: str, words: Sequence[Word], stdin: str | None) -> str | None
     return stdin if (not rest or rest[0] == "-") else None
 
 
+@record.mutable
 class Actions:
     """What a script does that the policies judge: shell command lines it spawns, argument lists
     it runs, paths it deletes (with whether recursively), files it uploads, and whether some
     spawn or delete had no literal argument."""
 
-    __slots__ = ("shell", "argv", "deletes", "uploads", "unknown_spawn", "unknown_delete")
-
-    def __init__(self) -> None:
-        self.shell: list[str] = []
-        self.argv: list[list[str]] = []
-        self.deletes: list[tuple[str, bool]] = []
-        self.uploads: list[str] = []
-        self.unknown_spawn = False
-        self.unknown_delete = False
+    shell: list[str] = record.Factory(list)
+    argv: list[list[str]] = record.Factory(list)
+    deletes: list[tuple[str, bool]] = record.Factory(list)
+    uploads: list[str] = record.Factory(list)
+    unknown_spawn: bool = False
+    unknown_delete: bool = False
 
 
 def actions(lang: str, code: str) -> Actions:

@@ -17,6 +17,7 @@ from itertools import product
 
 from rtk_policy.shell.braces import brace_expand, has_braces
 from rtk_policy.shell.words import dequote, expansion_end
+from rtk_policy.util import record
 
 #: the value an unknown variable is guessed to be: the worst case of the path rules
 GUESS = "/"
@@ -37,17 +38,15 @@ Choice = tuple[str | None, bool]
 Known = dict[str, tuple[str | None, ...]]
 
 
+@record.frozen(eq=False)
 class Expanded:
     """One alternative of a word: its fields (the words it becomes), whether a guess went into it,
     and whether a guess starts one of its fields (only then can it make a path like "/x")."""
 
-    __slots__ = ("fields", "guessed", "guess_leads", "changed")
-
-    def __init__(self, fields: list[str], guessed: bool, guess_leads: bool, changed: bool) -> None:
-        self.fields = fields
-        self.guessed = guessed
-        self.guess_leads = guess_leads
-        self.changed = changed  #: an expansion in it was given a value
+    fields: list[str]
+    guessed: bool
+    guess_leads: bool
+    changed: bool  #: an expansion in it was given a value
 
 
 def needs_expansion(raw: str) -> bool:
