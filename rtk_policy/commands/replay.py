@@ -6,7 +6,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rtk_policy.replay.run import EngineSpec
+    from rtk_policy.replay.shadow import Tally
 
 _ARROW = "→"
 
@@ -74,47 +78,47 @@ def _size(name: str) -> int:
 
 
 def report_data(
-    tally: object, rule_ids: list[str], files: int, seconds: float, jobs: int, spec: object
+    tally: Tally, rule_ids: list[str], files: int, seconds: float, jobs: int, spec: EngineSpec
 ) -> dict[str, object]:
     """The replay report as plain data (what `--json` prints)."""
     t = tally
     changes = [
         {"from": before, "to": after, "count": count,
-         "examples": t.examples.get(f"{before}->{after}", [])}  # type: ignore[attr-defined]
-        for (before, after), count in t.changes.most_common()  # type: ignore[attr-defined]
+         "examples": t.examples.get(f"{before}->{after}", [])}
+        for (before, after), count in t.changes.most_common()
     ]
     happened: dict[str, dict[str, int]] = {}
-    for (what, verdict), count in sorted(t.happened.items()):  # type: ignore[attr-defined]
+    for (what, verdict), count in sorted(t.happened.items()):
         happened.setdefault(what, {})[verdict] = count
     rewrites = {
-        kind: {"count": t.rewrites.get(kind, 0), "examples": t.examples.get(kind, [])}  # type: ignore[attr-defined]
+        kind: {"count": t.rewrites.get(kind, 0), "examples": t.examples.get(kind, [])}
         for kind in ("gained", "lost", "changed")
     }
-    rewrites["kept"] = {"count": t.rewrites.get("kept", 0), "examples": []}  # type: ignore[attr-defined]
-    hits = t.rule_hits  # type: ignore[attr-defined]
+    rewrites["kept"] = {"count": t.rewrites.get("kept", 0), "examples": []}
+    hits = t.rule_hits
     return {
-        "commands": t.commands,  # type: ignore[attr-defined]
+        "commands": t.commands,
         "files": files,
         "seconds": round(seconds, 3),
         "jobs": jobs,
-        "candidate": list(spec.policies) if spec.policies else "search path",  # type: ignore[attr-defined]
+        "candidate": list(spec.policies) if spec.policies else "search path",
         "baseline": _baseline_label(spec),
-        "verdicts": {"baseline": dict(t.baseline), "candidate": dict(t.candidate)},  # type: ignore[attr-defined]
-        "unchanged": t.commands - t.errors - sum(t.changes.values()),  # type: ignore[attr-defined]
+        "verdicts": {"baseline": dict(t.baseline), "candidate": dict(t.candidate)},
+        "unchanged": t.commands - t.errors - sum(t.changes.values()),
         "verdict_changes": changes,
         "happened": happened,
         "rewrites": rewrites,
         "rules": {"hits": {rule_id: hits[rule_id] for rule_id in rule_ids if hits.get(rule_id)},
                   "never_hit": [rule_id for rule_id in rule_ids if not hits.get(rule_id)]},
-        "errors": {"count": t.errors, "examples": t.examples.get("errors", [])},  # type: ignore[attr-defined]
+        "errors": {"count": t.errors, "examples": t.examples.get("errors", [])},
     }
 
 
-def _baseline_label(spec: object) -> str | list[str]:
+def _baseline_label(spec: EngineSpec) -> str | list[str]:
     base = "recorded verdicts (audit logs); for transcripts: "
-    if not spec.compare:  # type: ignore[attr-defined]
+    if not spec.compare:
         return base + "the candidate itself"
-    return base + (", ".join(spec.baseline) if spec.baseline else "the search path")  # type: ignore[attr-defined]
+    return base + (", ".join(spec.baseline) if spec.baseline else "the search path")
 
 
 def render_text(data: dict) -> str:

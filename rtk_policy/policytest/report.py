@@ -44,7 +44,7 @@ def coverage_lines(coverage: Coverage) -> list[str]:
     percent = 100.0 * done / total if total else 100.0
     lines = [f"coverage: {done}/{total} rules exercised ({percent:.0f}%)"]
     for rule in missing:
-        lines.append(f"  not exercised: {rule.id} ({rule.file}:{rule.line})")  # type: ignore[attr-defined]
+        lines.append(f"  not exercised: {rule.id} ({rule.file}:{rule.line})")
     return lines
 
 
@@ -54,7 +54,7 @@ def coverage_data(coverage: Coverage) -> dict[str, object]:
         "rules": len(coverage.rules),
         "exercised": sorted(coverage.exercised),
         "not_exercised": [
-            {"id": rule.id, "file": rule.file, "line": rule.line}  # type: ignore[attr-defined]
+            {"id": rule.id, "file": rule.file, "line": rule.line}
             for rule in coverage.unexercised
         ],
     }

@@ -12,6 +12,7 @@ from rtk_policy.util import record
 
 if TYPE_CHECKING:
     from rtk_policy.engine.pipeline import Engine
+    from rtk_policy.policy.model import Rule
 
 PASS, FAIL, ERROR, SKIP = "pass", "fail", "error", "skip"
 
@@ -41,14 +42,14 @@ class TestResult:
 class Coverage:
     """Which rules of the loaded set matched in at least one case or example."""
 
-    rules: tuple[object, ...]  #: every loaded Rule, in policy order
+    rules: tuple[Rule, ...]  #: every loaded rule, in policy order
     exercised: tuple[str, ...]  #: ids of rules that matched at least once
 
     @property
-    def unexercised(self) -> tuple[object, ...]:
+    def unexercised(self) -> tuple[Rule, ...]:
         """The rules no case or example made match."""
         hit = set(self.exercised)
-        return tuple(rule for rule in self.rules if rule.id not in hit)  # type: ignore[attr-defined]
+        return tuple(rule for rule in self.rules if rule.id not in hit)
 
 
 def run_case(engine: Engine, case: TestCase, policies: frozenset[str]) -> TestResult:
