@@ -3,7 +3,8 @@
 Importing celpy (with lark and pendulum) costs a process ~50 ms, and a hook whose every rule the
 guards decide (`guard.py`) never runs a CEL program. So `create()` gives a `Deferred` backend: its
 `version` (part of the cache key) comes from celpy's files, and its first compile, restore or run
-imports `cel_python_engine.py`, the only module importing celpy.
+imports `cel_python_engine.py` (with `cel_python_runtime.py`, the backend's modules that import
+celpy; the checker imports only celpy's parser, at load time).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The second CEL backend at work: cel-python (`celpy`, pure Python). The only module importing it,
-on a backend's first compile, restore or run (`cel_python.py`).
+"""The second CEL backend at work: cel-python (`celpy`, pure Python), imported (with
+`cel_python_runtime.py`) on the backend's first compile, restore or run (`cel_python.py`).
 
 Expressions run on celpy's transpiler: the lark tree becomes Python lambdas over celpy's types and
 operators, compiled once (celpy's interpreter re-walks the tree per evaluation, ~30x slower). The

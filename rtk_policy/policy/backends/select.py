@@ -1,8 +1,10 @@
 """The backend interface shared by `cel_expr.py` and `cel_python.py`, and backend selection.
 
-Only the two backend modules import a CEL library. A backend compiles one expression (after the
-static checks of `checker.py`), dumps/restores compiled programs for the cache, builds one
-activation per segment and runs a program on it.
+A CEL library is imported only by the modules of `policy/backends/` (each on its backend's first
+compile, restore or run) and, at load time only, by `checker.py` and `guards/fast_source.py`, which
+read expressions with cel-python's parser. A backend compiles one expression (after the static
+checks of `checker.py`), dumps/restores compiled programs for the cache, builds one activation per
+segment and runs a program on it.
 """
 
 from __future__ import annotations
