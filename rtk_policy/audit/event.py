@@ -18,6 +18,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from rtk_policy.config.load import Config
+    from rtk_policy.decision import Decision
+    from rtk_policy.engine.pipeline import Outcome
+
 #: (text, extra patterns) -> redacted text, for a long-lived process that sees the same commands
 _redacted: dict[tuple[str, tuple[Any, ...]], str] = {}
 _REDACTED_KEEP = 4096
@@ -50,11 +54,11 @@ def _new_id() -> str:
 
 
 def build_event(
-    config: Any,
+    config: Config,
     agent: str,
     request: dict[str, Any],
-    outcome: Any,
-    decision: Any,
+    outcome: Outcome | None,
+    decision: Decision | None,
     total_us: int,
     error: str,
 ) -> dict[str, Any]:
@@ -81,7 +85,12 @@ def build_event(
 
 
 def _decision_fields(
-    outcome: Any, decision: Any, command: str, extra: Any, errors: Any, error: str
+    outcome: Outcome | None,
+    decision: Decision | None,
+    command: str,
+    extra: Any,
+    errors: Any,
+    error: str,
 ) -> Shared:
     """The record's fields from `command` to `eval_us`, and its `errors`, all redacted.
 

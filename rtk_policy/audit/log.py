@@ -29,6 +29,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from rtk_policy.config.load import Config
+    from rtk_policy.decision import Decision
+    from rtk_policy.engine.pipeline import Outcome
+
 _renderer: Callable[[dict[str, Any]], str] | None = None
 #: thread id -> the list collecting that thread's records instead of writing them (see `defer`)
 _deferred: dict[int, list[tuple[str, dict[str, Any], Any]]] = {}
@@ -97,20 +101,20 @@ def _render(event: dict[str, Any]) -> str:
 
 
 def record(
-    config: Any,
+    config: Config,
     *,
     agent: str,
     request: dict[str, Any],
-    outcome: Any = None,
-    decision: Any = None,
+    outcome: Outcome | None = None,
+    decision: Decision | None = None,
     total_us: int = 0,
     error: str = "",
 ) -> None:
     """Append the audit record of one decision. Never raises, never writes to stdout.
 
-    `config` is a `rtk_policy.config.load.Config`; `outcome` an `engine.Outcome` when the engine
-    ran, `decision` a `Decision` when only that is known; `request` holds session_id, tool_use_id,
-    cwd and command. On failure, one line goes to stderr and the decision is not recorded.
+    `outcome` is given when the engine ran, `decision` alone when only that is known; `request`
+    holds session_id, tool_use_id, cwd and command. On failure, one line goes to stderr and the
+    decision is not recorded.
     """
     try:
         if not getattr(config, "audit_enabled", True):

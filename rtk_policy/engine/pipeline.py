@@ -83,8 +83,8 @@ class Engine:
         changed = replacements(command_line, evaluation) if clean == text else None
         rewrite = splice(command_line, changed) if changed is not None else None
         recheck = None
-        if rewrite is not None and rewrite != text and (trace or recheck_needed(
-            command_line, evaluation, changed, rewrite, context, self.policies
+        if changed is not None and rewrite is not None and rewrite != text and (trace or (
+            recheck_needed(command_line, evaluation, changed, rewrite, context, self.policies)
         )):  # fmt: skip
             # only an enforced deny of the rewritten command can change the decision (decision.py);
             # `recheck.py` says when none can be found

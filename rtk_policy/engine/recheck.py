@@ -32,7 +32,10 @@ from rtk_policy.engine.rewrite import spliced
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from rtk_policy.engine.rewrite import Replacements
+    from rtk_policy.policy.model import Context, Evaluation
+    from rtk_policy.policy.policyset import PolicySet
+    from rtk_policy.shell.model import CommandLine
 
 #: the segment fields that differ between a segment and the same segment with `rtk ` inserted
 VARYING_FIELDS = (
@@ -47,7 +50,12 @@ VARYING = frozenset(
 
 
 def recheck_needed(
-    command_line: Any, evaluation: Any, changed: Any, rewrite: str, context: Any, policies: Any
+    command_line: CommandLine,
+    evaluation: Evaluation,
+    changed: Replacements,
+    rewrite: str,
+    context: Context,
+    policies: PolicySet,
 ) -> bool:
     """Whether the re-check of `rewrite` (made of the `changed` replacements) could deny."""
     if _denied(evaluation):
@@ -59,7 +67,7 @@ def recheck_needed(
     return not all(blind(VARYING, program, context) for program in programs)
 
 
-def _denied(evaluation: Any) -> bool:
+def _denied(evaluation: Evaluation) -> bool:
     """An enforce-mode deny rule matched: the verdict is deny whatever the re-check finds."""
     return any(
         hit.rule.decision == "deny" and hit.rule.mode == "enforce"
@@ -68,7 +76,9 @@ def _denied(evaluation: Any) -> bool:
     )
 
 
-def _only_rtk_inserted(command_line: Any, changed: Any, rewrite: str, context: Any) -> bool:
+def _only_rtk_inserted(
+    command_line: CommandLine, changed: Replacements, rewrite: str, context: Context
+) -> bool:
     """Every replacement is its segment with `rtk ` before the program word (see 2. above)."""
     if command_line.parse_error or any(
         "rtk" in prefix.split() for prefix in context.transparent_prefixes

@@ -121,10 +121,10 @@ class MemoEngine:
         return line
 
 
-def unevaluated(outcome: Any) -> Any:
+def unevaluated(outcome: Outcome) -> Outcome:
     """`outcome` as a remembered one is given again: the same decision, `eval_us` 0 (the audit log
     then says that no evaluation time was spent)."""
-    if outcome is None or getattr(outcome.evaluation, "eval_us", 0) == 0:
+    if outcome.evaluation.eval_us == 0:
         return outcome
     return record.evolve(outcome, evaluation=record.evolve(outcome.evaluation, eval_us=0))
 
