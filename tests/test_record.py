@@ -198,3 +198,42 @@ def test_a_class_that_does_not_fit_keeps_the_generic_init(monkeypatch: pytest.Mo
     generic = Odd.__init__
     values = [Odd(b=k) for k in range(4)]
     assert Odd.__init__ is generic and [v.b for v in values] == [0, 1, 2, 3]
+
+
+class Span(record.NamedTuple):
+    """A test tuple record."""
+
+    start: int
+    end: int = -1
+    label: str = ""
+
+    def length(self) -> int:
+        """end - start."""
+        return self.end - self.start
+
+
+def test_named_tuples_are_tuples_with_their_fields_defaults_and_methods() -> None:
+    """`record.NamedTuple` classes behave as `typing.NamedTuple` ones."""
+    span = Span(2, 5)
+    assert isinstance(span, tuple) and tuple(span) == (2, 5, "")
+    assert span == Span(start=2, end=5) and span.length() == 3 and Span(1).end == -1
+    assert Span._fields == ("start", "end", "label")
+    assert Span._field_defaults == {"end": -1, "label": ""}
+    assert span._replace(label="x") == (2, 5, "x") and repr(span) == "Span(start=2, end=5, label='')"
+    assert Span.__doc__ == "A test tuple record." and Span.__slots__ == ()
+    with pytest.raises(AttributeError):
+        span.other = 1  # type: ignore[attr-defined]
+    assert pickle.loads(pickle.dumps(span)) == span
+    with pytest.raises(TypeError):
+        Span()  # type: ignore[call-arg]
+
+
+def test_named_tuples_import_no_typing() -> None:
+    """The point of `record.NamedTuple`: typed tuples without `import typing` (~4 ms cold)."""
+    code = (
+        "import sys; from rtk_policy.util import record\n"
+        "class P(record.NamedTuple):\n    a: int\n"
+        "print('typing' in sys.modules, P(1))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.split("\n")[0] == "False P(a=1)", done.stderr
