@@ -219,7 +219,8 @@ def test_named_tuples_are_tuples_with_their_fields_defaults_and_methods() -> Non
     assert span == Span(start=2, end=5) and span.length() == 3 and Span(1).end == -1
     assert Span._fields == ("start", "end", "label")
     assert Span._field_defaults == {"end": -1, "label": ""}
-    assert span._replace(label="x") == (2, 5, "x") and repr(span) == "Span(start=2, end=5, label='')"
+    assert span._replace(label="x") == (2, 5, "x")
+    assert repr(span) == "Span(start=2, end=5, label='')"
     assert Span.__doc__ == "A test tuple record." and Span.__slots__ == ()
     with pytest.raises(AttributeError):
         span.other = 1  # type: ignore[attr-defined]
