@@ -32,7 +32,8 @@ def packs_dir() -> str | None:
     """The folder of the shipped packs (the package `rtk_policy.packs`, or the checkout's
     policies/)."""
     try:
-        import rtk_policy.packs as packs  # type: ignore[import-not-found]  # only when installed
+        # a package only in an install (pyproject's package-dir): mypy finds it or not, by where
+        import rtk_policy.packs as packs  # type: ignore[import-not-found, unused-ignore]
 
         return str(next(iter(packs.__path__)))
     except (ImportError, StopIteration):
