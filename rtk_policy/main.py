@@ -154,7 +154,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", choices=AGENTS, help="the agent (default: claude; all with --system)")
     _add_system_options(p, "remove our entries from every agent's machine-wide settings")
 
-    sub.add_parser("doctor", help="check the installation and say what to fix")
+    p = sub.add_parser(
+        "doctor",
+        help="check the installation and say what to fix (read-only; --fix repairs)",
+        description="Check the installation without changing anything (its probes run in a"
+        " private, temporary runtime and state folder); exit 1 on a problem.",
+    )
+    p.add_argument(
+        "--fix",
+        action="store_true",
+        help="repair what can be repaired (a stale compiled cache, an entry whose interpreter or"
+        " hook file is gone) and say what was repaired",
+    )
+    p.add_argument("--json", action="store_true", help="the findings as one JSON object")
 
     p = sub.add_parser(
         "trust",

@@ -21,15 +21,25 @@ from typing import IO, Any
 
 from rtk_policy.agents import AGENTS
 from rtk_policy.settings import codex_trust
-from rtk_policy.settings.install import Change, install, is_ours
+from rtk_policy.settings.install import (
+    IN_PROCESS,
+    Change,
+    command_form,
+    install,
+    is_ours,
+    uninstall,
+)
 from rtk_policy.settings.jsonfile import SettingsError, read_json
+from rtk_policy.settings.project import NotProjectRoot, check_install_folder, keep_out_of_git
 from rtk_policy.settings.targets import (
     Target,
     hook_command,
+    older_targets,
     target,
     targets,
     thin_client_command,
     thin_client_unavailable,
+    with_file_tools,
 )
 
 FAIL_MODES = ("open", "closed", "deny")
@@ -102,20 +112,37 @@ def retrust_warning(before: dict[str, str], after: dict[str, str]) -> str:
     )
 
 
-def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
-    """Install the hook idempotently; exit 1 (file untouched) when the settings file is not JSON."""
-    if getattr(args, "system", False):
-        return run_system(args, stdout, stderr)
-    agent = getattr(args, "agent", None) or "claude"
-    specs = targets(agent, bool(getattr(args, "global_", False)))
+def installed_command(agent: str, args: Any, stderr: IO[str] | None = None) -> tuple[str, str]:
+    """(the hook command init writes for `agent` here, its fail mode): the thin client, or the
+    in-process hook with `--in-process` or where the thin client cannot run (said on `stderr`)."""
     mode = chosen_fail_mode(args)
     in_process = bool(getattr(args, "in_process", False))
     if not in_process and (reason := thin_client_unavailable()):
-        stderr.write(f"rtk-policy init: the thin client cannot be used here ({reason}); ")
-        stderr.write("installing the in-process hook\n")
+        if stderr is not None:
+            stderr.write(f"rtk-policy init: the thin client cannot be used here ({reason}); ")
+            stderr.write("installing the in-process hook\n")
         in_process = True
     command = hook_command(agent, mode) if in_process else thin_client_command(agent, mode)
+    return command, mode
+
+
+def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
+    """Install the hook idempotently; exit 1 (file untouched) when the settings file is not JSON
+    or, for a project, when the working folder is not where the agent reads project settings."""
+    if getattr(args, "system", False):
+        return run_system(args, stdout, stderr)
+    agent = getattr(args, "agent", None) or "claude"
+    global_, cwd = bool(getattr(args, "global_", False)), os.getcwd()
+    specs = targets(agent, global_, cwd)
+    if not global_:
+        try:
+            check_install_folder(specs[0].path, cwd, agent)
+        except NotProjectRoot as error:
+            stderr.write(f"rtk-policy init: error: {error}\n")
+            return 1
+    command, mode = installed_command(agent, args, stderr)
     before = codex_statuses(specs) if agent == "codex" else {}
+    created = not specs[0].path.exists()
     change = _install(specs, command, stderr, mode)
     if change is None:
         return 1
@@ -123,6 +150,10 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     if change.changed and (warning := retrust_warning(before, after)):
         stderr.write(f"rtk-policy init: warning: {warning}\n")
     stdout.write(change.message + "\n")
+    if not global_:
+        for line in (*move_older(agent, cwd, stderr), keep_out_of_git(specs[0].path, created)):
+            stdout.write(f"{line}\n" if line else "")
+    in_process = command_form(command) == IN_PROCESS
     stdout.write(IN_PROCESS_NOTE if in_process else THIN_CLIENT_NOTE)
     if agent == "claude":
         stdout.write(HTTP_NOTE)
@@ -132,6 +163,21 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
         stdout.write("Codex trusts this hook.\n" if trusted else CODEX_TRUST_NOTE)
     compile_ahead(stdout, stderr)
     return 0
+
+
+def move_older(agent: str, cwd: str, stderr: IO[str]) -> list[str]:
+    """Take our entries out of the files older versions of init wrote for this project (Claude
+    Code's committed `.claude/settings.json`), leaving everyone else's; what was done."""
+    done = []
+    for older in older_targets(agent, False, cwd):
+        try:
+            change = uninstall(with_file_tools(older))
+        except (SettingsError, OSError) as error:
+            stderr.write(f"rtk-policy init: warning: {older.path} keeps an older entry: {error}\n")
+            continue
+        if change.changed:
+            done.append(f"{change.message} (where an older init wrote it)")
+    return done
 
 
 def compile_ahead(stdout: IO[str], stderr: IO[str]) -> bool:
