@@ -111,17 +111,24 @@ def twice_findings(agent: str, places: list[tuple[Target, list[str]]]) -> list[F
     )]  # fmt: skip
 
 
-def round_trip(cwd: str) -> str:
-    """Answer a sample Claude payload in-process (the hook's own path, its audit record kept
-    from the log); "" when the answer is valid and error-free."""
+def round_trip(cwd: str, engine: Any = None) -> str:
+    """Answer a sample Claude payload in-process through the hook's own path, with `engine`
+    (default: this folder's, loaded without writing the cache) and its audit record kept from
+    the log; "" when the answer is valid and error-free."""
     from rtk_policy.audit import log as audit
+    from rtk_policy.engine.pipeline import load_engine
     from rtk_policy.hook.service import HookOptions, answer_stream
 
+    if engine is None:
+        try:
+            engine = load_engine(cwd=cwd, store=False)
+        except Exception as error:  # noqa: BLE001 - reported as the round trip's problem
+            return f"the engine does not load: {error}"
     out, err = io.StringIO(), io.StringIO()
     payload = io.StringIO(json.dumps(sample_payload("claude", "git status", cwd)))
     audit.defer([])  # the record is collected in a list nobody writes out
     try:
-        answer_stream(HookOptions(agent="claude"), payload, out, err)
+        answer_stream(HookOptions(agent="claude"), payload, out, err, engine=engine)
     finally:
         audit.defer(None)
     problem = check_output(out.getvalue())
@@ -133,16 +140,20 @@ def round_trip(cwd: str) -> str:
 def engine_findings(cwd: str, fix: bool = False) -> list[Finding]:
     """Whether this install's policies load, the compiled cache holds them (with `fix`: compiled
     into it), and a sample payload round-trips."""
-    try:
-        from rtk_policy.engine.pipeline import load_engine
+    from rtk_policy.engine.pipeline import load_engine
 
-        engine = load_engine(cwd=cwd, strict=True, store=fix)
-        found = [Finding(True, "policies load and compile"), cache_finding(engine.policies, fix)]
+    engine = None
+    try:
+        engine = load_engine(cwd=cwd, strict=True, store=False)
+        found = [Finding(True, "policies load and compile"), cache_finding(engine.policies)]
+        if fix and not found[1].ok:
+            engine = load_engine(cwd=cwd, strict=True)  # compiled again, into the cache
+            found[1] = Finding(True, "fixed: the stale compiled cache was rebuilt")
         # told, not a failure: a layer that only tightens meanwhile
         found += [Finding(True, f"note: {notice}") for notice in engine.notices]
     except Exception as error:  # noqa: BLE001 - any load failure is a finding
         found = [Finding(False, f"policies do not load: {error}", "run `rtk-policy check`")]
-    problem = round_trip(cwd)
+    problem = round_trip(cwd, engine)
     found.append(Finding(
         not problem,
         "a sample payload round-trips" + (f" ({problem})" if problem else ""),
@@ -151,14 +162,12 @@ def engine_findings(cwd: str, fix: bool = False) -> list[Finding]:
     return found
 
 
-def cache_finding(policies: Any, fix: bool) -> Finding:
+def cache_finding(policies: Any) -> Finding:
     """Whether the compiled cache holds the current policies (a hook reads them, not compiles)."""
     from rtk_policy.policy.load import is_cached
 
     if is_cached(policies):
         return Finding(True, "the compiled cache is fresh for the current policies")
-    if fix:
-        return Finding(True, "fixed: the stale compiled cache was rebuilt for the current policies")
     return Finding(
         False,
         "the compiled cache does not hold the current policies: the hook's next call compiles"
@@ -189,6 +198,8 @@ def server_finding(sandbox: Any) -> Finding:
     if reason := thin_client_unavailable():
         return Finding(True, f"note: no resident engine here ({reason}); hooks decide in-process")
     problem = sandbox.start_server()
+    if problem:
+        sandbox.refuse_clients()  # the probed clients must not start one of their own
     return Finding(
         not problem,
         "the resident engine starts and listens" + (f" ({problem})" if problem else ""),

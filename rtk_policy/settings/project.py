@@ -38,9 +38,10 @@ def git_root(cwd: str) -> str | None:
     return None
 
 
-def check_install_folder(settings: Path, cwd: str, agent: str) -> None:
+def check_install_folder(settings: Path, cwd: str, agent: str, command: str = "init") -> None:
     """Raise `NotProjectRoot` when `cwd` is below its git project's root and has no folder of
-    the agent yet (the agent, started at the root, would not read `settings`)."""
+    the agent yet (the agent, started at the root, would not read `settings`); the hint names
+    `rtk-policy COMMAND`."""
     here = os.path.realpath(cwd)
     root = git_root(here)
     if root is None or root == here:
@@ -50,7 +51,7 @@ def check_install_folder(settings: Path, cwd: str, agent: str) -> None:
         return
     raise NotProjectRoot(
         f"{here} is a sub-folder of the git project {root}; {agent} reads {folder.name}/ only in"
-        f" the folder it is started in, so it would not read {settings}. Run `rtk-policy init`"
+        f" the folder it is started in, so it would not read {settings}. Run `rtk-policy {command}`"
         f" in {root} (where you start {agent}), or create {folder} first to install for this"
         " sub-folder, or use `--global`."
     )

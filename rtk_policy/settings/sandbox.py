@@ -26,6 +26,8 @@ from rtk_policy.serve import runtime
 
 #: seconds the sandbox's engine is given to start listening (it loads the policies first)
 START_SECONDS = 60.0
+#: the longest socket path used (a Unix socket's path has at most 103 bytes on macOS, 107 on Linux)
+SOCKET_PATH_MAX = 100
 #: seconds a stopped engine is given to exit before it is killed
 STOP_SECONDS = 15.0
 
@@ -37,6 +39,11 @@ class Sandbox:
         self.folder = tempfile.mkdtemp(prefix="rtk-policy-doctor-")
         self.env = dict(os.environ)
         self.env["XDG_RUNTIME_DIR"] = self._private("run")
+        if len(os.fsencode(self.socket_path)) > SOCKET_PATH_MAX:  # a long $TMPDIR: /tmp's
+            self.run_folder: str | None = tempfile.mkdtemp(prefix="rtkpd-", dir="/tmp")
+            self.env["XDG_RUNTIME_DIR"] = self.run_folder
+        else:
+            self.run_folder = None
         state = self._private("state")
         self.env["XDG_STATE_HOME"] = state
         self.env["RTK_POLICY_SERVE_IDLE"] = "5"  # an engine a probed client starts exits soon
@@ -93,6 +100,14 @@ class Sandbox:
             time.sleep(0.05)
         return f"it did not listen within {START_SECONDS:.0f} s"
 
+    def refuse_clients(self) -> None:
+        """Make the sandbox's runtime folder one the thin client refuses (open to others): a
+        probed client then decides in-process and starts no engine (used when doctor's own
+        engine did not start, so that none is left behind)."""
+        folder = os.path.dirname(self.socket_path)
+        os.makedirs(folder, exist_ok=True)
+        os.chmod(folder, 0o755)
+
     def _server_error(self) -> str:
         try:
             with open(os.path.join(self.folder, "serve.err"), encoding="utf-8") as file:
@@ -126,6 +141,8 @@ class Sandbox:
         if other:
             _stop_pid(other)
         shutil.rmtree(self.folder, ignore_errors=True)
+        if self.run_folder is not None:
+            shutil.rmtree(self.run_folder, ignore_errors=True)
 
     def _lock_holder(self) -> int:
         """The pid of an engine that still holds the sandbox's lock (0: none)."""
