@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -83,7 +83,7 @@ class User:
 
 
 def engines_of(home: Path) -> list[int]:
-    """The pids of running processes of `rtk_policy ... serve` whose HOME is `home` (Linux /proc)."""
+    """The pids of running `rtk_policy ... serve` processes whose HOME is `home` (Linux /proc)."""
     if not os.path.isdir("/proc/self"):
         pytest.skip("no /proc to look for processes in")
     found = []

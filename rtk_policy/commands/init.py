@@ -15,6 +15,8 @@ change needs a new review. `--system` (as root) writes every agent's machine-wid
 
 from __future__ import annotations
 
+import io
+import json
 import os
 from pathlib import Path
 from typing import IO, Any
@@ -149,17 +151,26 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     after = codex_statuses(specs) if agent == "codex" else {}
     if change.changed and (warning := retrust_warning(before, after)):
         stderr.write(f"rtk-policy init: warning: {warning}\n")
-    stdout.write(change.message + "\n")
+    done = [change.message]
     if not global_:
-        for line in (*move_older(agent, cwd, stderr), keep_out_of_git(specs[0].path, created)):
-            stdout.write(f"{line}\n" if line else "")
-    in_process = command_form(command) == IN_PROCESS
-    stdout.write(IN_PROCESS_NOTE if in_process else THIN_CLIENT_NOTE)
+        done += [*move_older(agent, cwd, stderr), keep_out_of_git(specs[0].path, created)]
+    done = [line for line in done if line]
+    trusted = bool(after) and all(status == codex_trust.TRUSTED for status in after.values())
+    if getattr(args, "json", False):
+        compiled = compile_ahead(io.StringIO(), stderr)
+        report = {"ok": True, "agent": agent, "file": change.path, "changed": change.changed,
+                  "command": command, "form": command_form(command), "fail_mode": mode,
+                  "done": done, "policies_compiled": compiled}  # fmt: skip
+        if agent == "codex":
+            report["codex_trusted"] = trusted
+        stdout.write(json.dumps(report, indent=2) + "\n")
+        return 0
+    stdout.writelines(f"{line}\n" for line in done)
+    stdout.write(IN_PROCESS_NOTE if command_form(command) == IN_PROCESS else THIN_CLIENT_NOTE)
     if agent == "claude":
         stdout.write(HTTP_NOTE)
     stdout.write(FAIL_NOTE.format(mode=mode, what=FAIL_WHAT[mode]))
     if agent == "codex":
-        trusted = after and all(status == codex_trust.TRUSTED for status in after.values())
         stdout.write("Codex trusts this hook.\n" if trusted else CODEX_TRUST_NOTE)
     compile_ahead(stdout, stderr)
     return 0

@@ -8,11 +8,12 @@ the `.claude/settings.json` of older versions (other hooks and settings there ar
 
 from __future__ import annotations
 
+import json
 import os
 from typing import IO, Any
 
 from rtk_policy.agents import AGENTS
-from rtk_policy.settings.install import uninstall
+from rtk_policy.settings.install import Change, uninstall
 from rtk_policy.settings.jsonfile import SettingsError
 from rtk_policy.settings.project import NotProjectRoot, check_install_folder, forget_exclude
 from rtk_policy.settings.targets import Target, installed_targets, target, with_file_tools
@@ -27,7 +28,7 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
 
         root = getattr(args, "root", None) or "/"
         files = [system_targets(a, target(a, True), root) for a in ([agent] if agent else AGENTS)]
-        return max(_uninstall(specs, stdout, stderr) for specs in files)
+        return _report(args, [_uninstall(specs, stderr) for specs in files], [], stdout)
     cwd = os.getcwd()
     shells = installed_targets(agent or "claude", global_, cwd)
     if not global_:
@@ -36,28 +37,33 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
         except NotProjectRoot as error:
             stderr.write(f"rtk-policy uninstall: error: {error}\n")
             return 1
-    codes = [_uninstall(with_file_tools(shell), stdout, stderr, quiet=i > 0)
-             for i, shell in enumerate(shells)]  # fmt: skip
-    if not global_ and (done := forget_exclude(shells[0].path)):
-        stdout.write(done + "\n")
-    return max(codes)
+    changes = [_uninstall(with_file_tools(shell), stderr) for shell in shells]
+    # an older location is named only when something was removed there
+    changes = changes[:1] + [c for c in changes[1:] if c is None or c.changed]
+    notes = [forget_exclude(shells[0].path)] if not global_ else []
+    return _report(args, changes, [note for note in notes if note], stdout)
 
 
-def _uninstall(
-    specs: tuple[Target, ...], stdout: IO[str], stderr: IO[str], quiet: bool = False
-) -> int:
-    """Remove our entries from one file; `quiet`: say nothing when there were none (an older
-    location)."""
+def _report(args: Any, changes: list[Change | None], notes: list[str], stdout: IO[str]) -> int:
+    """Print what was removed (`--json`: one object); exit 1 when a file could not be changed."""
+    ok = all(change is not None for change in changes)
+    done = [change for change in changes if change is not None]
+    if getattr(args, "json", False):
+        files = [{"file": c.path, "changed": c.changed, "message": c.message} for c in done]
+        stdout.write(json.dumps({"ok": ok, "files": files, "notes": notes}, indent=2) + "\n")
+    else:
+        stdout.writelines(f"{line}\n" for line in [c.message for c in done] + notes)
+    return 0 if ok else 1
+
+
+def _uninstall(specs: tuple[Target, ...], stderr: IO[str]) -> Change | None:
+    """Remove our entries from one file; None (the reason on `stderr`) when it cannot be."""
     try:
-        change = uninstall(specs)
+        return uninstall(specs)
     except SettingsError as error:
         stderr.write(f"rtk-policy uninstall: error: {error}\n")
-        return 1
     except OSError as error:
         stderr.write(
             f"rtk-policy uninstall: error: cannot write {specs[0].path}: {error.strerror}\n"
         )
-        return 1
-    if change.changed or not quiet:
-        stdout.write(change.message + "\n")
-    return 0
+    return None
