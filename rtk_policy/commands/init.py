@@ -32,7 +32,12 @@ from rtk_policy.settings.install import (
     uninstall,
 )
 from rtk_policy.settings.jsonfile import SettingsError, read_json
-from rtk_policy.settings.project import NotProjectRoot, check_install_folder, keep_out_of_git
+from rtk_policy.settings.project import (
+    NotProjectRoot,
+    check_install_folder,
+    keep_backups_out_of_git,
+    keep_out_of_git,
+)
 from rtk_policy.settings.targets import (
     Target,
     hook_command,
@@ -153,7 +158,8 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
         stderr.write(f"rtk-policy init: warning: {warning}\n")
     done = [change.message]
     if not global_:
-        done += [*move_older(agent, cwd, stderr), keep_out_of_git(specs[0].path, created)]
+        done += [*move_older(agent, cwd, stderr), *keep_out_of_git(specs[0].path, created)]
+        done += keep_backups_out_of_git([older.path for older in older_targets(agent, False, cwd)])
     done = [line for line in done if line]
     trusted = bool(after) and all(status == codex_trust.TRUSTED for status in after.values())
     if getattr(args, "json", False):

@@ -15,7 +15,12 @@ from typing import IO, Any
 from rtk_policy.agents import AGENTS
 from rtk_policy.settings.install import Change, uninstall
 from rtk_policy.settings.jsonfile import SettingsError
-from rtk_policy.settings.project import NotProjectRoot, check_install_folder, forget_exclude
+from rtk_policy.settings.project import (
+    NotProjectRoot,
+    check_install_folder,
+    forget_exclude,
+    keep_backups_out_of_git,
+)
 from rtk_policy.settings.targets import Target, installed_targets, target, with_file_tools
 
 
@@ -40,8 +45,10 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     changes = [_uninstall(with_file_tools(shell), stderr) for shell in shells]
     # an older location is named only when something was removed there
     changes = changes[:1] + [c for c in changes[1:] if c is None or c.changed]
-    notes = [forget_exclude(shells[0].path)] if not global_ else []
-    return _report(args, changes, [note for note in notes if note], stdout)
+    notes = []
+    if not global_:
+        notes = forget_exclude(shells[0].path) + keep_backups_out_of_git([s.path for s in shells])
+    return _report(args, changes, notes, stdout)
 
 
 def _report(args: Any, changes: list[Change | None], notes: list[str], stdout: IO[str]) -> int:

@@ -71,28 +71,49 @@ def _exclude_file(root: str) -> Path | None:
     return Path(root) / done.stdout.strip()
 
 
-def keep_out_of_git(settings: Path, created: bool) -> str:
+def keep_out_of_git(settings: Path, created: bool) -> list[str]:
     """Make sure git does not commit `settings` (a file `init` wrote in a project, `created` by
-    it now): a file init created is excluded, of another one the user is told; what was done or
-    what the user should know, "" when nothing needs saying (not in a git project, ignored)."""
+    it now) nor the backups init and uninstall keep beside it and beside `older` files: a file
+    init created is excluded, of another one the user is told; what was done or what the user
+    should know ([] when nothing needs saying: not in a git project, or ignored already)."""
     root = git_root(str(settings.parent))
     if root is None:
-        return ""
-    relative = "/" + settings.resolve().relative_to(Path(root).resolve()).as_posix()
+        return []
+    said = _keep_out(root, settings, created or settings.name == "settings.local.json")
+    return [line for line in (said, *keep_backups_out_of_git([settings])) if line]
+
+
+def keep_backups_out_of_git(files: list[Path]) -> list[str]:
+    """Exclude the backups of `files` (`settings.json.bak`: written by rtk-policy, holding this
+    machine's paths) from git where they exist; what was done."""
+    from rtk_policy.settings.jsonfile import backup_path
+
+    said = []
+    for path in files:
+        backup, root = backup_path(path), git_root(str(path.parent))
+        if root is not None and backup.is_file():
+            said.append(_keep_out(root, backup, True))
+    return [line for line in said if line]
+
+
+def _keep_out(root: str, path: Path, ours: bool) -> str:
+    """Exclude `path` from git in `root`'s own exclude file, unless git ignores or tracks it
+    already; a file not `ours` (rtk-policy did not create it) is never excluded, only named."""
+    relative = _relative(root, path)
     ignored = _git(root, "check-ignore", "-q", "--no-index", relative.lstrip("/"))
     if ignored is None:
-        return f"git could not be asked whether {settings} is ignored: do not commit it"
+        return f"git could not be asked whether {path} is ignored: do not commit it"
     if ignored.returncode == 0:
         return ""
     tracked = _git(root, "ls-files", "--error-unmatch", relative.lstrip("/"))
     if tracked is not None and tracked.returncode == 0:
         return (
-            f"{settings} is committed in git, and the hook entry holds this machine's paths:"
+            f"{path} is committed in git, and the hook entry holds this machine's paths:"
             " the team gets them with the next commit (prefer `--global` for this agent)"
         )
-    exclude = _exclude_file(root) if created or settings.name == "settings.local.json" else None
+    exclude = _exclude_file(root) if ours else None
     if exclude is None:
-        return f"{settings} is not ignored by git and holds this machine's paths: do not commit it"
+        return f"{path} is not ignored by git and holds this machine's paths: do not commit it"
     exclude.parent.mkdir(parents=True, exist_ok=True)
     text = exclude.read_text(encoding="utf-8") if exclude.is_file() else ""
     block = f"{EXCLUDE_MARK}\n{relative}\n"
@@ -101,17 +122,26 @@ def keep_out_of_git(settings: Path, created: bool) -> str:
     return f"added {relative} to {exclude} (kept out of git: it holds this machine's paths)"
 
 
-def forget_exclude(settings: Path) -> str:
-    """Take out the `.git/info/exclude` line `keep_out_of_git` added for `settings` (once the file
-    is gone); what was done, or ""."""
+def _relative(root: str, path: Path) -> str:
+    """`path` as an anchored pattern of the repository at `root` (`/.claude/settings.json`)."""
+    folder = path.parent.resolve().relative_to(Path(root).resolve()).as_posix()
+    return "/" + (f"{folder}/" if folder != "." else "") + path.name
+
+
+def forget_exclude(settings: Path) -> list[str]:
+    """Take out the `.git/info/exclude` lines `keep_out_of_git` added for `settings` and its
+    backup, for each that is gone; what was done."""
+    from rtk_policy.settings.jsonfile import backup_path
+
     root = git_root(str(settings.parent))
     exclude = _exclude_file(root) if root is not None else None
-    if root is None or exclude is None or not exclude.is_file() or settings.exists():
-        return ""
-    relative = "/" + settings.parent.resolve().relative_to(Path(root).resolve()).as_posix()
-    block = f"{EXCLUDE_MARK}\n{relative.rstrip('/')}/{settings.name}\n"
-    text = exclude.read_text(encoding="utf-8")
-    if block not in text:
-        return ""
-    exclude.write_text(text.replace(block, "", 1))
-    return f"removed {relative.rstrip('/')}/{settings.name} from {exclude}"
+    if root is None or exclude is None or not exclude.is_file():
+        return []
+    said = []
+    for path in (settings, backup_path(settings)):
+        block = f"{EXCLUDE_MARK}\n{_relative(root, path)}\n"
+        text = exclude.read_text(encoding="utf-8")
+        if not path.exists() and block in text:
+            exclude.write_text(text.replace(block, "", 1))
+            said.append(f"removed {_relative(root, path)} from {exclude}")
+    return said
