@@ -291,3 +291,30 @@ def test_when_the_engine_cannot_start_the_probed_client_starts_none(user, monkey
     assert texts["hook command runs and answers"] is True  # decided in-process
     time.sleep(1.0)  # an engine the client had started would be importing by now
     user.assert_nothing_left()
+
+
+def test_an_entry_in_the_committed_settings_json_is_reported(user):
+    from rtk_policy.settings.targets import hook_command
+
+    settings = user.project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    handler = {"type": "command", "command": hook_command("claude"), "timeout": 30}
+    settings.write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [handler]}]}}))  # fmt: skip
+    done = user.doctor()
+    assert f"PROBLEM claude's hook is in {settings}, the file teams commit" in done.stdout
+    assert "it moves the entry to the per-user settings.local.json" in done.stdout
+    assert user.run("init").returncode == 0
+    after = user.doctor()
+    assert "the file teams commit" not in after.stdout
+    assert f"claude hook installed in {settings.with_name('settings.local.json')}" in after.stdout
+
+
+def test_doctor_in_a_sub_folder_reads_the_project_root(user):
+    assert user.run("init", "--in-process").returncode == 0
+    sub = user.project / "src"
+    sub.mkdir()
+    done = user.run("doctor", cwd=sub)
+    local = user.project / ".claude" / "settings.local.json"
+    assert f"ok      claude hook installed in {local}" in done.stdout, done.stdout
+    user.assert_nothing_left()

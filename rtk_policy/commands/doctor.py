@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from pathlib import Path
 from typing import IO, Any
 
 from rtk_policy.agents import AGENTS
@@ -23,7 +24,7 @@ from rtk_policy.agents.samples import sample_payload
 from rtk_policy.settings.health import Finding, check_output, handler_findings, path_findings
 from rtk_policy.settings.install import command_form, our_commands, our_handlers
 from rtk_policy.settings.jsonfile import SettingsError, read_json
-from rtk_policy.settings.targets import Target, installed_targets, with_file_tools
+from rtk_policy.settings.targets import Target, installed_targets, target, with_file_tools
 
 
 def installed_findings(cwd: str, env: dict[str, str] | None, fix: bool = False) -> list[Finding]:
@@ -36,6 +37,8 @@ def installed_findings(cwd: str, env: dict[str, str] | None, fix: bool = False) 
         places: list[tuple[Target, list[str]]] = []
         for global_ in (True, False):
             for spec in installed_targets(agent, global_, cwd):
+                if not global_:  # from a sub-folder: the project's, at its root
+                    spec = project_target(spec, cwd)
                 commands, findings = file_findings(agent, global_, spec, cwd, env, fix)
                 found += findings
                 places += [(spec, commands)] if commands else []
@@ -44,6 +47,18 @@ def installed_findings(cwd: str, env: dict[str, str] | None, fix: bool = False) 
     fix_text = "run `rtk-policy init --global` (Claude Code; --agent NAME for the others)"
     found.append(Finding(any_installed, "an rtk-policy hook is installed", fix_text))
     return found
+
+
+def project_target(spec: Target, cwd: str) -> Target:
+    """`spec` (a project's file in `cwd`) moved to the folder the agent reads it in: the git
+    project's root, when `cwd` is a sub-folder without the agent's folder."""
+    import attrs
+
+    from rtk_policy.settings.project import project_folder
+
+    relative = spec.path.relative_to(cwd)
+    folder = project_folder(cwd, relative.parts[0])
+    return spec if folder == cwd else attrs.evolve(spec, path=Path(folder) / relative)
 
 
 def file_findings(
@@ -56,6 +71,16 @@ def file_findings(
         return [], [Finding(False, str(error), f"repair {spec.path} (a JSON object)")]
     again = f"rtk-policy init --agent {agent}{' --global' if global_ else ''}"
     handlers = our_handlers(data, spec)
+    older = not global_ and spec.path.name != target(agent, global_, cwd).path.name
+    if older and handlers:
+        committed = Finding(
+            False,
+            f"{agent}'s hook is in {spec.path}, the file teams commit (it holds this machine's"
+            " paths)",
+            f"run `rtk-policy init --agent {agent}` in {spec.path.parent.parent}: it moves the"
+            " entry to the per-user settings.local.json",
+        )
+        return our_commands(data, spec), [committed]
     if fix and any(broken(h[spec.command_key]) for h in handlers):
         repaired = reinstall(agent, global_, cwd)
         data, handlers = repaired[0], our_handlers(repaired[0], spec)

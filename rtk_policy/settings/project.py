@@ -38,6 +38,15 @@ def git_root(cwd: str) -> str | None:
     return None
 
 
+def project_folder(cwd: str, agent_folder: str) -> str:
+    """The folder whose `agent_folder` (`.claude`, …) the agent started at the project's root
+    reads: `cwd` when it has one or is not inside a git project, else the git root."""
+    root = git_root(cwd)
+    if root is None or os.path.isdir(os.path.join(cwd, agent_folder)):
+        return cwd
+    return root
+
+
 def check_install_folder(settings: Path, cwd: str, agent: str, command: str = "init") -> None:
     """Raise `NotProjectRoot` when `cwd` is below its git project's root and has no folder of
     the agent yet (the agent, started at the root, would not read `settings`); the hint names
