@@ -318,3 +318,22 @@ def test_doctor_in_a_sub_folder_reads_the_project_root(user):
     local = user.project / ".claude" / "settings.local.json"
     assert f"ok      claude hook installed in {local}" in done.stdout, done.stdout
     user.assert_nothing_left()
+
+
+def test_fix_keeps_the_broken_entrys_form_and_fail_mode(user):
+    from rtk_policy.settings.hook_command import fallback_mode
+    from rtk_policy.settings.install import IN_PROCESS, command_form
+
+    assert user.run("init", "--global", "--in-process", "--fail", "closed").returncode == 0
+    settings = user.home / ".claude" / "settings.json"
+    venv_bin = str(Path(sys.executable).parent)
+    text = settings.read_text().replace(venv_bin, "/nonexistent/old-venv/bin")
+    assert "/nonexistent/old-venv/bin" in text
+    settings.write_text(text)
+    fixed = user.doctor("--fix")
+    assert "fixed: the hook's files were gone" in fixed.stdout, fixed.stdout
+    data = json.loads(settings.read_text())
+    (command,) = [h["command"] for g in data["hooks"]["PreToolUse"] if g["matcher"] == "Bash"
+                  for h in g["hooks"]]  # fmt: skip
+    assert command_form(command) == IN_PROCESS and fallback_mode(command) == "closed"
+    assert "/nonexistent" not in settings.read_text()

@@ -81,8 +81,9 @@ def file_findings(
             " entry to the per-user settings.local.json",
         )
         return our_commands(data, spec), [committed]
-    if fix and any(broken(h[spec.command_key]) for h in handlers):
-        repaired = reinstall(agent, global_, cwd)
+    gone = [h[spec.command_key] for h in handlers if broken(h[spec.command_key])]
+    if fix and gone:
+        repaired = reinstall(agent, spec, gone[0])
         data, handlers = repaired[0], our_handlers(repaired[0], spec)
         found = [repaired[1]]
     else:
@@ -105,18 +106,21 @@ def broken(command: str) -> bool:
     return command_form(command) is not None and bool(path_findings(command))
 
 
-def reinstall(agent: str, global_: bool, cwd: str) -> tuple[dict[str, Any], Finding]:
-    """Install this install's hook for `agent` again (`init`'s own path); the file's data after,
-    and what was repaired."""
-    from rtk_policy.commands.init import installed_command
-    from rtk_policy.settings.install import install
-    from rtk_policy.settings.targets import targets
+def reinstall(agent: str, spec: Target, old: str) -> tuple[dict[str, Any], Finding]:
+    """Install this install's hook for `agent` into the file of `spec` again (`init`'s own
+    path), in the form and with the fail mode of the broken command `old`; the file's data
+    after, and what was repaired."""
+    from types import SimpleNamespace
 
-    specs = targets(agent, global_, cwd)
-    command, mode = installed_command(agent, None)
-    change = install(specs, command, mode)
+    from rtk_policy.commands.init import installed_command
+    from rtk_policy.settings.hook_command import fallback_mode
+    from rtk_policy.settings.install import IN_PROCESS, install
+
+    chosen = SimpleNamespace(fail=fallback_mode(old), in_process=command_form(old) == IN_PROCESS)
+    command, mode = installed_command(agent, chosen)
+    change = install(with_file_tools(spec), command, mode)
     text = f"fixed: the hook's files were gone; {change.message}"
-    return read_json(specs[0].path).data, Finding(True, text)
+    return read_json(spec.path).data, Finding(True, text)
 
 
 def twice_findings(agent: str, places: list[tuple[Target, list[str]]]) -> list[Finding]:
