@@ -82,3 +82,37 @@ def test_the_service_pack_asks_nothing_more_of_them(engines):
     """With the opt-in service pack on, the safe rows stay unasked."""
     safe = [r["command"] for r in ROWS if r["expect"] == "safe"]
     assert [c for c in safe if verdict(engines["services"], c) not in ACCEPTED["safe"]] == []
+
+
+def test_rewrite_batch_and_the_hook_find_the_project_above_a_subfolder(tmp_path):
+    """From a project's subfolder, `rewrite --batch`, `rewrite` and `hook claude` all judge a
+    deletion against the project (the folder holding .claude/), not the subfolder."""
+    import os
+    import subprocess
+    import sys
+
+    project, home = tmp_path / "project", tmp_path / "home"
+    (project / ".claude").mkdir(parents=True)
+    (project / "src").mkdir()
+    home.mkdir()
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "XDG_RUNTIME_DIR": str(home / "run"),
+    }
+    run = [sys.executable, "-m", "rtk_policy"]
+    lines = "".join(
+        json.dumps({"command": c}) + "\n" for c in ("rm -rf ../build", "rm -rf ../../x")
+    )
+    done = subprocess.run([*run, "rewrite", "--batch", "-"], input=lines, capture_output=True,
+                          text=True, cwd=project / "src", env=env, check=True)  # fmt: skip
+    verdicts = [json.loads(line)["verdict"] for line in done.stdout.splitlines()]
+    assert verdicts == ["none", "ask"], done.stderr
+    single = subprocess.run([*run, "rewrite", "--", "rm", "-rf", "../build"], capture_output=True,
+                            text=True, cwd=project / "src", env=env, check=False)  # fmt: skip
+    assert single.returncode == 1, single.stderr  # no opinion (3 would be an ask)
+    payload = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "rm -rf ../../x"}, "cwd": str(project / "src")}  # fmt: skip
+    hook = subprocess.run([*run, "hook", "claude"], input=json.dumps(payload), capture_output=True,
+                          text=True, cwd=project / "src", env=env, check=True)  # fmt: skip
+    assert json.loads(hook.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
