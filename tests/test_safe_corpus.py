@@ -112,7 +112,8 @@ def test_rewrite_batch_and_the_hook_find_the_project_above_a_subfolder(tmp_path)
                             text=True, cwd=project / "src", env=env, check=False)  # fmt: skip
     assert single.returncode == 1, single.stderr  # no opinion (3 would be an ask)
     payload = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
-               "tool_input": {"command": "rm -rf ../../x"}, "cwd": str(project / "src")}  # fmt: skip
+               "tool_input": {"command": "rm -rf ../../x"},
+               "cwd": str(project / "src")}  # fmt: skip
     hook = subprocess.run([*run, "hook", "claude"], input=json.dumps(payload), capture_output=True,
                           text=True, cwd=project / "src", env=env, check=True)  # fmt: skip
     assert json.loads(hook.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
