@@ -476,3 +476,27 @@ def test_an_unset_tmpdir_stands_for_the_temp_folder(engine, home, monkeypatch, c
 def test_a_tmpdir_the_command_sets_or_leaves_is_still_followed(engine, home, monkeypatch, command):
     monkeypatch.delenv("TMPDIR", raising=False)
     assert shell_verdict(engine, command, os.getcwd()) in ("ask", "deny"), command
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    guarded_file=st.sampled_from([".config/rtk-policy/config.toml", ".claude/settings.json",
+                                  ".local/state/rtk-policy/audit.jsonl"]),
+    sets=st.sampled_from(["TMPDIR={g}; ", "export TMPDIR={g} && ", "TMPDIR={g}\n",
+                          "declare TMPDIR={g}; "]),
+    made=st.sampled_from(["$(mktemp -d)", "`mktemp -d`", "$(mktemp)", "$(mktemp -t x.XXXX)",
+                          "$(mktemp -dq)", "$(mktemp -d -q)", "${TMPDIR}/fixed", "$TMPDIR/sub"]),
+    then=st.sampled_from(['rm -rf "$d"/..', "rm -rf $d/../*", "echo {{}} > $d/../{name}",
+                          "cp x $d/../{name}"]),
+)  # fmt: skip
+def test_a_temp_path_in_a_tmpdir_the_command_points_at_the_guard_is_asked(
+    engine, home, monkeypatch, guarded_file, sets, made, then
+):
+    """However the command sets $TMPDIR to a guarded folder before it makes or names a temp path
+    there, a write next to that path is asked (the value propagates into mktemp's and $TMPDIR's)."""
+    monkeypatch.delenv("TMPDIR", raising=False)
+    folder, name = os.path.split(f"{home}/{guarded_file}")
+    command = sets.format(g=folder) + f"d={made}; " + then.format(name=name)
+    assert shell_verdict(engine, command, os.getcwd()) in ("ask", "deny"), command

@@ -36,6 +36,9 @@ _FOR = lazy(
     r"\b(?:for|select)\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\s+([^;\n]*?)\s*(?:;|\n)\s*do\b",
 )
 _BRACE = lazy(globals(), "_BRACE", r"(?<!\$)\{([^{}]*,[^{}]*)\}")
+#: mktemp's option letters read here: `-d`, `-q`, `-u` change nothing about where it makes the
+#: path, `-t` puts a template in the temp folder
+_MKTEMP_FLAGS = lazy(globals(), "_MKTEMP_FLAGS", r"-[dqut]+")
 #: what an unset `$TMPDIR` stands for, as in `shell/paths.py` (the deletion rules read it so too)
 TEMP_DEFAULT = "/tmp"
 _DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
@@ -161,15 +164,13 @@ def _made_temp(substitution: str, variables: dict[str, list[str]]) -> list[str]:
     if not words or words[0] != "mktemp":
         return []
     template, in_temp = "", True
+    flags = [w for w in words[1:] if _MKTEMP_FLAGS.fullmatch(w)]
     for word in words[1:]:
-        if word in ("-d", "-q", "-u", "--directory", "--quiet", "--dry-run"):
+        if word in ("--directory", "--quiet", "--dry-run") or word in flags:
             continue
-        if word == "-t":
-            in_temp = True
-        elif word.startswith("-") or template or "/" in word or "$" in word:
+        if word.startswith("-") or template or "/" in word or "$" in word:
             return []
-        else:
-            template, in_temp = word, "-t" in words
+        template, in_temp = word, any("t" in f for f in flags)
     name = (template or "tmp.XXXXXXXXXX").rstrip("X") + "*"
     if not in_temp:
         return [name]
