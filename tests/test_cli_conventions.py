@@ -71,3 +71,33 @@ def test_rewrite_json_names_the_verdict_that_exit_1_leaves_open(tmp_path):
     assert allowed[1]["verdict"] == "allow" and unknown[1]["verdict"] == "none"
     code, denied = answer("rm -rf /")
     assert code == 2 and denied["verdict"] == "deny" and denied["exit"] == 2
+
+
+def test_every_subcommand_takes_its_options_as_the_parameters_of_run() -> None:
+    """`main` hands a subcommand's parsed options to its `run` by their dests: each dest must be a
+    keyword parameter of that `run`, and `run` must want no option the parser does not give
+    (`--quiet` is main's own; `test --json` becomes `format`)."""
+    import argparse
+    import importlib
+    import inspect
+
+    from rtk_policy.main import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    wrong = {}
+    for name, parser in sub.choices.items():
+        if name == "hook":  # main builds its HookOptions
+            continue
+        actions = list(parser._actions)
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                actions += [a for choice in action.choices.values() for a in choice._actions]
+        dests = {a.dest for a in actions} - {"help", "quiet"}
+        if name == "test":
+            dests.discard("as_json")
+        run = importlib.import_module(f"rtk_policy.commands.{name}").run
+        params = inspect.signature(run).parameters
+        keywords = {p for p, v in params.items() if v.kind is inspect.Parameter.KEYWORD_ONLY}
+        if dests != keywords - {"stdin", "stdout", "stderr"}:
+            wrong[name] = sorted(dests ^ (keywords - {"stdin", "stdout", "stderr"}))
+    assert wrong == {}

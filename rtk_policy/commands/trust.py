@@ -8,6 +8,8 @@ rewrites and settings apply too, as long as its files stay as they were when tru
 
 from __future__ import annotations
 
+import io
+import json
 import os
 from typing import IO
 
@@ -20,18 +22,33 @@ def run(
     dir: str | None = None,
     revoke: bool = False,
     list_trusted: bool = False,
+    as_json: bool = False,
     stdin: IO[str] | None = None,
     stdout: IO[str],
     stderr: IO[str],
 ) -> int:
     """Entry point of `rtk-policy trust [DIR]` (default: the working folder), `--revoke`, `--list`;
-    exit 1 when there is nothing to trust or revoke."""
+    exit 1 when there is nothing to trust or revoke. `as_json`: the result (or the list) as one
+    JSON object instead of the sentences."""
     if list_trusted:
+        if as_json:
+            stdout.write(json.dumps({"trusted": trusted_layers()}, indent=2) + "\n")
+            return 0
         return list_trusted_projects(stdout)
     folder = dir or os.getcwd()
+    said = io.StringIO()  # the sentences, for the JSON object's `message`
+    text = said if as_json else stdout
     if revoke:
-        return revoke_folder(folder, stdout, stderr)
-    return trust_folder(folder, stdout, stderr)
+        code = revoke_folder(folder, text, stderr)
+        report = {"ok": code == 0, "action": "revoke", "folder": folder}
+    else:
+        code = trust_folder(folder, text, stderr)
+        report = {"ok": code == 0, "action": "trust", "folder": folder}
+    if as_json:
+        report["layer"] = layer_folder(folder)
+        report["message"] = said.getvalue().strip()
+        stdout.write(json.dumps(report, indent=2) + "\n")
+    return code
 
 
 def layer_folder(folder: str) -> str | None:
@@ -78,15 +95,25 @@ def revoke_folder(folder: str, stdout: IO[str], stderr: IO[str]) -> int:
     return 0
 
 
-def list_trusted_projects(stdout: IO[str]) -> int:
-    """Print each trusted layer: `trusted`, `changed` (its files differ now) or `missing`."""
+def trusted_layers() -> list[dict[str, str]]:
+    """Each trusted layer: its folder, state (`trusted`, `changed`: its files differ now, or
+    `missing`) and when it was trusted."""
     records = trust.read_records()
+    found = []
     for layer_dir, entry in sorted(records.items()):
         if not os.path.isdir(layer_dir):
             state = "missing"
         else:
             state = trust.status_of(read_layer(PROJECT, layer_dir), records)
-        stdout.write(f"{state:<9} {layer_dir}  (since {entry.get('trusted_at', '?')})\n")
-    if not records:
+        found.append({"layer": layer_dir, "state": state, "since": entry.get("trusted_at", "?")})
+    return found
+
+
+def list_trusted_projects(stdout: IO[str]) -> int:
+    """Print each trusted layer: `trusted`, `changed` (its files differ now) or `missing`."""
+    layers = trusted_layers()
+    for layer in layers:
+        stdout.write(f"{layer['state']:<9} {layer['layer']}  (since {layer['since']})\n")
+    if not layers:
         stdout.write("no trusted projects\n")
     return 0

@@ -17,6 +17,7 @@ from rtk_policy.config.paths import folders_up
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import IO, Any
 
 LISTS = ("deny", "ask", "allow")
@@ -44,6 +45,16 @@ def claude_project_dir(cwd: str | os.PathLike[str] | None = None) -> str | None:
         if os.path.exists(os.path.join(folder, ".git")):
             return folder
     return None
+
+
+def agent_project_dir(agent: str, cwd: str, find: Callable[[str], str | None] | None = None) -> str:
+    """The project folder of a request from `cwd`: `$CLAUDE_PROJECT_DIR` for Claude Code, else
+    the Claude project folder of `cwd` (`find`, `claude_project_dir` by default); "" when none."""
+    env = os.environ.get("CLAUDE_PROJECT_DIR", "") if agent == "claude" else ""
+    if env:
+        return env
+    folder = (find or claude_project_dir)(cwd) if cwd else None
+    return str(folder) if folder is not None else ""
 
 
 def settings_files(cwd: str | os.PathLike[str] | None = None) -> list[str]:
