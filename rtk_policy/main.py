@@ -296,10 +296,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return hook.run(hook_options, sys.stdin, sys.stdout, sys.stderr)
     options = command_options(args)
-    if args.subcommand == "test" and options.pop("as_json", False):
-        options["format"] = "json"
     module = importlib.import_module(f"rtk_policy.commands.{args.subcommand}")
-    if options.pop("quiet", False):  # nothing on stdout; errors and warnings still on stderr
+    if vars(args).get("quiet"):  # nothing on stdout; errors and warnings still on stderr
         with open(os.devnull, "w", encoding="utf-8") as nowhere:
             return int(module.run(stdin=sys.stdin, stdout=nowhere, stderr=sys.stderr, **options))
     return int(module.run(stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr, **options))
@@ -307,8 +305,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def command_options(args: argparse.Namespace) -> dict[str, Any]:
     """The parsed options of a subcommand as the keyword parameters of its `run` (each named by
-    its argparse dest); `quiet` is `main`'s to apply (stdout to nowhere)."""
-    return {name: value for name, value in vars(args).items() if name != "subcommand"}
+    its argparse dest). `--quiet` is `main`'s to apply (stdout to nowhere), `test --json` is
+    `--format json`."""
+    options = {k: v for k, v in vars(args).items() if k not in ("subcommand", "quiet")}
+    if args.subcommand == "test" and options.pop("as_json", False):
+        options["format"] = "json"
+    return options
 
 
 def cli() -> None:
