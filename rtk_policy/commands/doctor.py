@@ -108,6 +108,38 @@ def round_trip(cwd: str) -> str:
     return problem
 
 
+def rewrite_notes(cwd: str) -> list[str]:
+    """What rewriting does here: RTK's presence and version, and the `rewrite*` settings."""
+    from rtk_policy.config.load import load_config
+    from rtk_policy.engine.rtk_probe import rtk_status
+
+    try:
+        config = load_config(cwd=cwd)
+    except Exception as error:  # noqa: BLE001 - reported by the policy check below
+        return [f"rewrites: the config does not load ({error})"]
+    if config.rewrite == "never":
+        return ['rewrites are off (rewrite = "never"): decisions only, commands run as typed']
+    status = rtk_status()
+    if status.usable:
+        notes = [
+            f"RTK found: {status.why}; read-only and allowed commands are rewritten to `rtk …`"
+            " (fewer tokens of output)"
+        ]
+    elif config.rewrite == "always":
+        notes = [f'rewrite = "always" but {status.why}: rewritten commands will fail to run']
+    else:
+        notes = [
+            f"RTK not usable ({status.why}): commands are not rewritten, decisions are unchanged."
+            " RTK is optional; install it to save tokens (see the README: Rewriting needs RTK)"
+        ]
+    if config.rewrite_unapproved:
+        notes.append(
+            "rewrite_unapproved = true: commands no rule approved are rewritten too; a deny rule"
+            " given on Claude Code's command line may be bypassed"
+        )
+    return notes
+
+
 def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     """Run every check and print one line per finding."""
     cwd = os.getcwd()
@@ -151,6 +183,8 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
         report(True, "policies load and compile")
     except Exception as error:  # noqa: BLE001 - any load failure is a finding
         report(False, f"policies do not load: {error}", "run `rtk-policy check` to see every error")
+    for note in rewrite_notes(cwd):
+        stdout.write(f"note    {note}\n")
     problem = round_trip(cwd)
     report(
         not problem,

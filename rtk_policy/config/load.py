@@ -7,6 +7,8 @@ transparent_prefixes = ["direnv exec ."]
 fail_mode = "open"           # open | closed | deny
 backend = "cel-expr"         # cel-expr | cel-python
 disabled_rules = ["git-push-force"]
+rewrite = "auto"             # auto (when rtk is on PATH) | always | never     (trusted layers only)
+rewrite_unapproved = false   # true: may let a command-line deny rule be bypassed (trusted only)
 [audit]
 enabled = true
 path = "~/.local/state/rtk-policy/audit.jsonl"
@@ -22,6 +24,9 @@ from rtk_policy.util import record
 
 FAIL_MODES = ("open", "closed", "deny")
 BACKENDS = ("cel-expr", "cel-python")
+REWRITE_MODES = ("auto", "always", "never")
+#: keys only the user's own config may set: a project layer's value is ignored (they loosen)
+_TRUSTED_ONLY = ("rewrite", "rewrite_unapproved")
 _LIST_KEYS = ("exclude_commands", "transparent_prefixes", "disabled_rules")
 
 
@@ -42,6 +47,9 @@ class Config:
     audit_path: str = ""  #: "" = the default under $XDG_STATE_HOME
     audit_redact: tuple[str, ...] = ()
     audit_max_bytes: int = 10 * 1024 * 1024
+    rewrite: str = "auto"  #: auto: only when an `rtk` executable is on the agent's PATH
+    #: rewrite commands no rule approved, and where command-line rules cannot be read
+    rewrite_unapproved: bool = False
     sources: tuple[str, ...] = ()  #: the files read, in order
 
 
@@ -83,8 +91,12 @@ def load_config(config_path: str | None = None, cwd: str | None = None) -> Confi
     """Read and merge the config layers (or only `config_path`); raise `ConfigError` on bad input."""
     paths = [str(config_path)] if config_path else config_files(cwd)
     merged: dict[str, object] = {}
+    user_file = os.path.join(user_config_dir(), "config.toml")
     for path in paths:
-        _merge(merged, _read_toml(path))
+        layer = _read_toml(path)
+        if not config_path and path != user_file:
+            layer = {k: v for k, v in layer.items() if k not in _TRUSTED_ONLY}
+        _merge(merged, layer)
     return _to_config(merged, tuple(str(p) for p in paths))
 
 
@@ -140,8 +152,15 @@ def _choice(data: dict[str, object], key: str, choices: tuple[str, ...], default
     return str(value)
 
 
+def _flag(data: dict[str, object], key: str) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"config: {key} must be true or false")
+    return value
+
+
 def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
-    known = {*_LIST_KEYS, "fail_mode", "backend", "audit"}
+    known = {*_LIST_KEYS, *_TRUSTED_ONLY, "fail_mode", "backend", "audit"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"config: unknown key {unknown[0]!r}")
@@ -154,6 +173,8 @@ def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
         disabled_rules=_string_list(data, "disabled_rules"),
         fail_mode=_choice(data, "fail_mode", FAIL_MODES, "open"),
         backend=_choice(data, "backend", BACKENDS, ""),
+        rewrite=_choice(data, "rewrite", REWRITE_MODES, "auto"),
+        rewrite_unapproved=_flag(data, "rewrite_unapproved"),
         audit_enabled=bool(audit.get("enabled", True)),
         audit_path=str(audit.get("path", "")),
         audit_redact=_string_list(audit, "redact"),

@@ -29,12 +29,15 @@ CLAUDE_RULE_AGENTS = ("claude", "copilot", "codex")
 @record.frozen
 class HookOptions:
     """What a hook call is told besides its payload: the agent (None: detect it from the payload),
-    and the policy paths, backend and config file that replace the defaults (None: the defaults)."""
+    the policy paths, backend and config file that replace the defaults (None: the defaults), and
+    `host_pid`, a process below the agent's (None: this one), whose ancestors are searched for
+    Claude Code's command line (`settings.claude_cli`)."""
 
     agent: str | None = None
     policies: list[str] | None = None
     backend: str | None = None
     config: str | None = None
+    host_pid: int | None = None
 
 
 class _Hook:
@@ -56,6 +59,7 @@ class _Hook:
         self.config: Any = getattr(engine, "config", None)
         self.module = agent_module(options.agent or "claude")
         self.request: HookRequest | None = None
+        self.rules_seen = False  #: Claude Code's command-line rules were read (`claude_cli`)
         self.started = time.perf_counter_ns()
         self.answered = False
         #: (request, outcome, decision) once the engine's decision was answered without any error
@@ -94,6 +98,7 @@ class _Hook:
         decision = (
             outcome.decision if outcome is not None else engine.decide(request.command, context)
         )
+        decision = self.for_host(decision, request)
         remembered = getattr(engine, "rendered", None)  # the resident server's memo
         if callable(remembered):
             self.emit(remembered(self.module, decision, request))
@@ -105,6 +110,14 @@ class _Hook:
         self.audit(outcome=outcome, decision=decision)
         if not error:
             self.decided = (request, outcome, decision)
+
+    def for_host(self, decision: Any, request: HookRequest) -> Any:
+        """The decision with its rewrite dropped where it must not reach the agent (`gating`)."""
+        if getattr(decision, "rewritten", None) is None or getattr(decision, "error", ""):
+            return decision
+        from rtk_policy.engine.gating import host_decision
+
+        return host_decision(decision, self.config, request.agent, self.rules_seen)
 
     def load_engine(self, request: HookRequest) -> Any:
         """The injected engine, or the real one loaded for the request's folder."""
@@ -137,6 +150,12 @@ class _Hook:
 
             load = facts.claude_rules if facts is not None else load_claude_rules
             deny, ask, allow = load(request.cwd or None, self.stderr)
+            if request.agent == "claude":
+                from rtk_policy.settings.claude_cli import host_rules
+
+                cli = host_rules(getattr(self.options, "host_pid", None))
+                self.rules_seen = cli.seen
+                deny, ask, allow = (*deny, *cli.deny), (*ask, *cli.ask), (*allow, *cli.allow)
             fields.update(claude_deny=deny, claude_ask=ask, claude_allow=allow)
         make = getattr(engine, "context", None)
         if callable(make):
@@ -313,15 +332,19 @@ class HookAnswer:
 
 
 def answer_payload(
-    payload: bytes, agent: str | None, engine: Any = None, decoded: Any = None
+    payload: bytes,
+    agent: str | None,
+    engine: Any = None,
+    decoded: Any = None,
+    host_pid: int | None = None,
 ) -> HookAnswer:
     """The hook's answer to raw `payload` bytes for `agent` (None: detect), as `run` would write it.
 
     Used by the resident server and the thin client's in-process fallback. `decoded` is
     `decode_payload(payload)` when the caller has already parsed it (only for a payload within
-    `STDIN_LIMIT`).
+    `STDIN_LIMIT`). `host_pid`: see `HookOptions` (0: unknown, e.g. an http request).
     """
     out, err = io.StringIO(), io.StringIO()
-    hook = _Hook(HookOptions(agent=agent or None), out, err, engine, decoded)
+    hook = _Hook(HookOptions(agent=agent or None, host_pid=host_pid), out, err, engine, decoded)
     _run(hook, io.BytesIO(payload))
     return HookAnswer(out.getvalue(), err.getvalue(), hook.decided)

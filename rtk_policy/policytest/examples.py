@@ -36,7 +36,8 @@ class ExampleResult:
 def example_context(engine: object, example: Example) -> Context:
     """The context an example runs in: the engine's config, overridden by the example's own."""
     overrides = dict(example.overrides)
-    return build_context(engine, overrides.get("claude") or {}, overrides.get("config") or {})
+    claude, config = overrides.get("claude") or {}, overrides.get("config") or {}
+    return build_context(engine, claude, config, overrides.get("ctx") or None)
 
 
 def build_context(

@@ -1,9 +1,14 @@
 """The user's Claude Code `Bash(...)` permission rules (reference rtk-behaviour §4.1).
 
-Read from, and merged as a union: `<project>/.claude/settings.json`, `<project>/.claude/settings.local.json`,
+Read from, and merged as a union: Claude Code's managed settings (`managed-settings.json` and the
+`managed-settings.d/*.json` drop-ins in `/etc/claude-code` on Linux, `/Library/Application
+Support/ClaudeCode` on macOS, or the folder `$CLAUDE_CODE_MANAGED_SETTINGS_PATH` names; and the
+server-managed settings Claude Code keeps in `<config dir>/remote-settings.json`),
+`<project>/.claude/settings.json`, `<project>/.claude/settings.local.json`,
 `$CLAUDE_CONFIG_DIR/settings.json` (default `~/.claude`) and its `settings.local.json`. `<project>` is the
 nearest folder at or above cwd holding `.claude/`, else the git top level. A missing file is skipped; a
-malformed one is reported on stderr and skipped.
+malformed one is reported on stderr and skipped. The rules of Claude Code's command line
+(`--disallowedTools`, `--settings`) are read by `claude_cli`.
 """
 
 from __future__ import annotations
@@ -44,9 +49,34 @@ def claude_project_dir(cwd: str | os.PathLike[str] | None = None) -> str | None:
     return None
 
 
+def managed_settings_dir() -> str:
+    """The folder of Claude Code's managed settings on this system."""
+    configured = os.environ.get("CLAUDE_CODE_MANAGED_SETTINGS_PATH")
+    if configured:
+        return configured
+    if sys.platform == "darwin":
+        return "/Library/Application Support/ClaudeCode"
+    return "/etc/claude-code"
+
+
+def managed_settings_files() -> list[str]:
+    """`managed-settings.json`, its drop-ins (`managed-settings.d/*.json`, by name) and the cached
+    server-managed settings: the sources an administrator sets (they may not exist)."""
+    folder = managed_settings_dir()
+    drop_ins = os.path.join(folder, "managed-settings.d")
+    try:
+        names = sorted(n for n in os.listdir(drop_ins) if n.endswith(".json") and n[:1] != ".")
+    except OSError:
+        names = []
+    files = [os.path.join(folder, "managed-settings.json")]
+    files += [os.path.join(drop_ins, name) for name in names]
+    files.append(os.path.join(claude_config_dir(), "remote-settings.json"))
+    return files
+
+
 def settings_files(cwd: str | os.PathLike[str] | None = None) -> list[str]:
-    """The four candidate settings files, in order (they may not exist)."""
-    files: list[str] = []
+    """Every candidate settings file, managed ones first (they may not exist)."""
+    files: list[str] = managed_settings_files()
     project = claude_project_dir(cwd)
     if project is not None:
         claude = os.path.join(project, ".claude")
