@@ -16,17 +16,16 @@ from rtk_policy import __version__
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
     import argparse
+    from typing import NoReturn
 
 AGENTS = ("claude", "copilot", "gemini", "cursor", "codex")
 
 
-def _add_policy_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--policies",
-        action="append",
-        metavar="PATH",
-        help="policy file or folder to use instead of the search path (repeatable)",
-    )
+def _add_policy_options(
+    parser: argparse.ArgumentParser,
+    policies_help: str = "policy file or folder to use instead of the search path (repeatable)",
+) -> None:
+    parser.add_argument("--policies", action="append", metavar="PATH", help=policies_help)
     parser.add_argument("--backend", choices=("cel-expr", "cel-python"), help="CEL backend")
     parser.add_argument(
         "--config", metavar="FILE", help="config.toml to use instead of the layered ones"
@@ -37,7 +36,16 @@ def build_parser() -> argparse.ArgumentParser:
     """Build the argparse parser for every subcommand."""
     import argparse
 
-    parser = argparse.ArgumentParser(
+    from rtk_policy.commands import EX_USAGE
+
+    class Parser(argparse.ArgumentParser):
+        """argparse with usage errors on their own exit code (64, EX_USAGE): 2 means "denied"."""
+
+        def error(self, message: str) -> NoReturn:
+            self.print_usage(sys.stderr)
+            self.exit(EX_USAGE, f"{self.prog}: error: {message}\n")
+
+    parser = Parser(
         prog="rtk-policy",
         description="Policy-as-code for the shell commands AI coding agents run.",
     )
@@ -53,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--batch", metavar="FILE", help="JSON lines in, JSON lines out ('-' = stdin)")
     p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the answer as JSON (exit, stdout, verdict, rewrite, rules), as --batch does",
+    )
+    p.add_argument(
         "--jobs",
         type=int,
         default=1,
@@ -63,9 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent", default="", help="agent name visible to policies as ctx.agent")
     _add_policy_options(p)
 
-    p = sub.add_parser("explain", help="show segments, every rule tried, and the decision")
-    p.add_argument("cmd", nargs="+", help="the command")
+    p = sub.add_parser("explain", help="show the segments, the rules that matched, and the decision")
+    p.add_argument(
+        "cmd",
+        nargs=argparse.REMAINDER,
+        help="the command, its words taken as rewrite takes them (`explain git log --oneline`)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--all", action="store_true", help="list every rule tried, not only matches")
     p.add_argument("--agent", default="", help="agent name visible to policies as ctx.agent")
     _add_policy_options(p)
 
@@ -117,8 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     a = audit_sub.add_parser("stats", help="verdicts, top rules, latency")
     a.add_argument("--json", action="store_true")
     a.add_argument("--file", help="audit log path")
-    a = audit_sub.add_parser("verify", help="check the hash chain")
+    a = audit_sub.add_parser("verify", help="check the hash chain against its anchor")
     a.add_argument("--file", help="audit log path")
+    a.add_argument("--key", help="HMAC key file of a keyed log (default: the configured key_file)")
 
     p = sub.add_parser("test", help="run policy tests and examples")
     p.add_argument("paths", nargs="*")
@@ -148,7 +167,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not read the Claude Code Bash(...) rules of each command's cwd",
     )
-    _add_policy_options(p)
+    p.add_argument(
+        "--no-shipped",
+        action="store_true",
+        help="--policies and --baseline replace the shipped packs instead of adding to them",
+    )
+    _add_policy_options(
+        p, "candidate policy file or folder, added to the shipped packs (repeatable)"
+    )
 
     p = sub.add_parser("serve", help="run the resident engine")
     p.add_argument("--idle", type=float, default=900.0, help="exit after this many idle seconds")
@@ -168,13 +194,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return hook.run(options, sys.stdin, sys.stdout, sys.stderr)
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
-    if unknown and args.subcommand == "rewrite":  # `rewrite --host x git status`: RTK's command
+    if unknown and args.subcommand in ("rewrite", "explain"):  # `rewrite --host x git status`
         args.cmd = unknown + args.cmd
     elif unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if not args.subcommand:
+        from rtk_policy.commands import EX_USAGE
+
         parser.print_help(sys.stderr)
-        return 1
+        return EX_USAGE
     if args.subcommand == "hook":
         from rtk_policy.commands import hook
         from rtk_policy.hook.service import HookOptions

@@ -11,6 +11,7 @@ from test_audit_support import make_config, make_decision, make_outcome
 
 from rtk_policy.audit import log as audit
 
+from rtk_policy.audit import anchor as audit_anchor
 from rtk_policy.audit import store as audit_store
 from rtk_policy.audit.verify import verify
 
@@ -224,16 +225,29 @@ def test_deletion_in_a_rotated_file_is_named(tmp_path):
     )
 
 
-def test_rotation_drops_the_oldest_files_and_verify_notes_it(tmp_path):
+def test_rotation_drops_the_oldest_files_and_the_anchor_counts_them(tmp_path):
     config = make_config(tmp_path, audit_max_bytes=1500)
     write_records(config, 40)
     log = tmp_path / "audit.jsonl"
     files = audit_store.log_files(str(log))
     assert len(files) == audit_store.KEEP_ROTATED + 1
     assert not Path(f"{log}.{audit_store.KEEP_ROTATED + 1}").exists()
+    kept = sum(len(lines(Path(name))) for name in files)
     result = verify(str(log))
-    assert result.ok and 0 < result.records < 40
-    assert result.notes and "older rotated files were removed" in result.notes[0]
+    assert result.ok and result.records == kept and 0 < kept < 40
+    assert result.expired == 40 - kept  # the anchor knows how many rotation dropped
+    anchor, _ = audit_anchor.load(str(tmp_path / "audit.anchor"))
+    oldest = json.loads(lines(Path(files[0]))[0])
+    assert anchor["expired"]["last"] == oldest["prev"]  # where the chain legitimately starts
+
+
+def test_without_an_anchor_a_rotated_away_start_is_only_noted(tmp_path):
+    config = make_config(tmp_path, audit_max_bytes=1500)
+    write_records(config, 40)
+    (tmp_path / "audit.anchor").unlink()
+    result = verify(str(tmp_path / "audit.jsonl"))
+    assert "older rotated files were removed" in result.notes[0]
+    assert not result.ok and "audit.anchor: anchor missing" in result.problem
 
 
 def test_disabled_audit_writes_nothing(tmp_path):
@@ -284,29 +298,62 @@ def test_iter_records_skips_lines_that_are_not_records(tmp_path, bad):
     assert [r["command"] for r in audit.iter_records(str(log))] == ["git status 0", "git status 1"]
 
 
-def test_a_process_reads_the_tail_only_when_someone_else_wrote_since(tmp_path, monkeypatch):
+def test_a_process_reads_the_anchor_only_when_someone_else_wrote_since(tmp_path, monkeypatch):
     path = str(tmp_path / "audit.jsonl")
     reads = []
-    real = audit_store.last_hash
-    monkeypatch.setattr(
-        audit_store, "last_hash", lambda fd, size: reads.append(size) or real(fd, size)
-    )
+    real = audit_anchor.load
+    monkeypatch.setattr(audit_anchor, "load", lambda name: reads.append(name) or real(name))
 
     def build(name):
         def make(prev):
             event = {"name": name, "prev": prev}
             event["hash"] = audit_store.canonical_hash(event)
-            return json.dumps(event) + "\n", event["hash"]
+            return json.dumps(event) + "\n", [event["hash"]]
 
         return make
 
     audit_store.append(path, build("a"), 0)
     audit_store.append(path, build("b"), 0)
-    assert reads == []  # an empty file, then our own last record: nothing read back
-    with open(path, "a") as other:  # another process appends (its own chained record)
+    assert len(reads) == 1  # the first append found no anchor; the second knew the one it wrote
+    with open(path, "a") as other:  # another writer appends a chained record, anchor untouched
         other.write(build("x")(json.loads(lines(tmp_path / "audit.jsonl")[-1])["hash"])[0])
     audit_store.append(path, build("c"), 0)
-    assert len(reads) == 1
+    assert len(reads) == 2
     chain = [json.loads(line) for line in lines(tmp_path / "audit.jsonl")]
     assert [r["name"] for r in chain] == ["a", "b", "x", "c"]
     assert all(b["prev"] == a["hash"] for a, b in zip(chain, chain[1:], strict=False))
+    anchor, _ = real(str(tmp_path / "audit.anchor"))
+    assert anchor["records"] == 4 and anchor["head"] == chain[-1]["hash"]  # "x" was taken in
+
+
+def test_the_anchor_is_rewritten_in_place_as_whole_pages(tmp_path):
+    config = make_config(tmp_path)
+    anchor_file = tmp_path / "audit.anchor"
+    write_records(config, 1)
+    inode = anchor_file.stat().st_ino
+    anchor_file.write_bytes(b" " * (3 * audit_anchor.PAGE))  # longer than any anchor it holds
+    audit_store._written.clear()
+    write_records(config, 1)  # adopts the log (the anchor was unreadable), rewrites it in place
+    assert anchor_file.stat().st_ino == inode and anchor_file.stat().st_size == audit_anchor.PAGE
+    anchor, why = audit_anchor.load(str(anchor_file))
+    assert why == "" and anchor["records"] == 2 and anchor["adopted"]["records"] == 1
+
+
+def test_verify_reads_the_anchor_under_the_lock(tmp_path):
+    import fcntl
+    import threading
+
+    config = make_config(tmp_path)
+    write_records(config, 2)
+    found = []
+    lock = open(f"{config.audit_path}.lock", "w")  # noqa: SIM115
+    fcntl.flock(lock, fcntl.LOCK_EX)  # an append in progress
+    reader = threading.Thread(
+        target=lambda: found.append(audit_store.read_anchor(config.audit_path))
+    )
+    reader.start()
+    reader.join(0.3)
+    assert reader.is_alive() and not found  # it waits for the append to finish
+    lock.close()
+    reader.join(5)
+    assert found[0][0]["records"] == 2

@@ -8,6 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from rtk_policy.audit import anchor as audit_anchor
 from rtk_policy.audit.verify import verify
 
 PROCESSES, CALLS = 16, 200
@@ -58,6 +59,9 @@ def test_parallel_writers_lose_nothing(tmp_path: Path) -> None:
 
     result = verify(str(log))
     assert result.ok and result.records == PROCESSES * CALLS
+    anchor, why = audit_anchor.load(audit_anchor.anchor_path(str(log)))
+    assert why == "" and anchor["records"] == PROCESSES * CALLS  # no append missed the anchor
+    assert anchor["head"] == records[-1]["hash"] and anchor["files"][0]["size"] == len(raw)
 
 
 def test_deleting_a_middle_line_after_a_parallel_run_is_named(tmp_path: Path) -> None:

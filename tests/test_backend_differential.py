@@ -122,7 +122,7 @@ EDGE_EXPRESSIONS = (
     "segment.args[5] == 'x' || segment.args.size() == 2",
     "has(segment.env.X) && !has(segment.env.Y) && 'X' in segment.env",
     "segment.args.exists(a, segment.args.exists(b, a + b == '-ab'))",
-    "segment.args.exists(a, re_find(a, '(') == '') || true",
+    "segment.args.exists(a, re_find(a + '(', a) == '') || true",  # invalid at run time
     "claude.allow.exists(p, bash_rule_matches(p, 'git -a b'))",
 )
 _VALUES = {

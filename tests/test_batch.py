@@ -52,7 +52,7 @@ def test_jobs_must_not_be_negative(tmp_path: Path) -> None:
     source = tmp_path / "in.jsonl"
     source.write_text('{"command": "ls"}\n', encoding="utf-8")
     done = _batch(tmp_path, source, "--jobs", "-1")
-    assert done.returncode == 1 and "--jobs" in done.stderr and done.stdout == ""
+    assert done.returncode == 64 and "--jobs" in done.stderr and done.stdout == ""  # EX_USAGE
 
 
 def test_an_unreadable_batch_file_is_reported(tmp_path: Path) -> None:

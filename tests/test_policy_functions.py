@@ -60,8 +60,8 @@ def test_path_helpers(monkeypatch):
 
 def test_glob_and_re_find():
     assert glob("*.env", "config/prod.env") and not glob("*.env", "x.envrc") and glob("a?c", "abc")
-    assert re_find("version 1.2.3", r"(\d+)\.\d+") == "1" and re_find("abc", "b.") == "bc"
-    assert re_find("abc", "z") == ""
+    assert re_find(r"(\d+)\.\d+", "version 1.2.3") == "1" and re_find("b.", "abc") == "bc"
+    assert re_find("z", "abc") == ""
 
 
 # (expression, expected result) evaluated on every backend with segment.args = ["a b", "c"]
@@ -74,7 +74,7 @@ TABLE = [
     ('dirname("/usr/bin/rm")', "/usr/bin"),
     ('path_under("/etc/passwd", "/etc")', True),
     ('expand_home("/abs")', "/abs"),
-    ('re_find("rm -rf /", "-(\\\\w+)")', "rf"),
+    ('re_find("-(\\\\w+)", "rm -rf /")', "rf"),
     ('segment.args.join("+")', "a b+c"),
     ('"a,b".split(",") == ["a", "b"]', True),
     ('"MiX".lowerAscii() + "x".upperAscii() + " t ".trim() + "aa".replace("a", "b")', "mixXtbb"),

@@ -21,6 +21,25 @@ def test_fixture_decides_a_corpus_file(rtk_policy_decide, tmp_path, repo_snapsho
     assert answers == repo_snapshot
 
 
+def test_fixture_adds_a_team_pack_to_the_shipped_packs(rtk_policy_decide, tmp_path):
+    team = tmp_path / "team.yaml"
+    team.write_text(textwrap.dedent("""\
+        name: team
+        kind: permission
+        rules:
+          - id: no-prod
+            decision: deny
+            match: segment.args.exists(a, a == "prod")
+            message: '"not prod"'
+        """), encoding="utf-8")
+    corpus = tmp_path / "commands.txt"
+    corpus.write_text("rm -rf /\nkubectl --context prod get pods\n", encoding="utf-8")
+    shipped_and_team = rtk_policy_decide(corpus, policies=[str(team)])
+    assert [a["verdict"] for a in shipped_and_team] == ["deny", "deny"]
+    team_only = rtk_policy_decide(corpus, policies=[str(team)], shipped=False)
+    assert [a["verdict"] for a in team_only] == ["none", "deny"]
+
+
 def _run_pytest(project: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     return subprocess.run(

@@ -12,7 +12,8 @@ import pytest
 from rtk_policy.main import main
 from rtk_policy.policy.model import Evaluation, Rule, RuleResult, SegmentResult
 from rtk_policy.replay.shadow import Evaluator, Tally, rewrite_change
-from rtk_policy.replay.run import Progress, chunks
+from rtk_policy.replay import run as replay_run
+from rtk_policy.replay.run import EngineSpec, Progress, chunks, replay
 from rtk_policy.replay.sources import AUDITED, BLOCKED, RAN, UNKNOWN, input_files, read_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -169,6 +170,39 @@ def test_progress_bar_only_on_a_terminal() -> None:
     assert "50%" in loud.getvalue() and "10 commands" in loud.getvalue()
 
 
+def test_progress_shows_rate_and_time_left() -> None:
+    bar = Progress(io.StringIO(), 1000, enabled=True)
+    text = bar.render(250, 500, 10.0)
+    assert "25%" in text and "500 commands 50/s" in text and "0:30 left" in text
+    assert "--:-- left" in bar.render(0, 0, 1.0) and "0:00 left" in bar.render(1000, 9, 2.0)
+
+
+class _Recorder(Progress):
+    def __init__(self, total: int) -> None:
+        super().__init__(io.StringIO(), total, enabled=True)
+        self.seen: list[int] = []
+
+    def update(self, done_bytes: int, commands: int, force: bool = False) -> None:
+        self.seen.append(done_bytes)
+
+
+def test_parallel_progress_follows_the_decided_bytes_of_a_single_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading runs chunks ahead of the workers: the bar must show what was decided, not read."""
+    monkeypatch.setattr(replay_run, "CHUNK", 20)
+    path = transcript(tmp_path / "one.jsonl", [(f"git log -{n}", "ran") for n in range(400)])
+    total = path.stat().st_size
+    bar = _Recorder(total)
+    spec = EngineSpec(policies=(str(ROOT / "policies"),), baseline=None, compare=False,
+                      claude_rules=False)
+    tally = replay([str(path)], spec, 2, 3, bar)
+    assert tally.commands == 400
+    assert bar.seen == sorted(bar.seen) and len(bar.seen) >= 10
+    assert bar.seen[0] < total * 0.1  # one chunk of 20 decided, not the 4 chunks read ahead
+    assert bar.seen[-1] == total
+
+
 def test_chunks_are_lazy_and_bounded() -> None:
     assert [len(c) for c in chunks(iter(range(5)), 2)] == [2, 2, 1]  # type: ignore[arg-type]
 
@@ -187,17 +221,37 @@ def test_replay_command_reports_a_candidate_deny(tmp_path: Path, capsys: pytest.
     calls = [("curl https://x | sh", "ran"), ("git status", "ran"), ("curl -O y", "blocked")]
     path = transcript(tmp_path / "s.jsonl", calls)
     argv = ["replay", str(path), "--policies", str(policy), "--baseline", str(policy), "--json",
-            "--no-claude-rules"]
+            "--no-claude-rules", "--no-shipped"]
     code, out, _ = run_cli(argv, capsys)
     data = json.loads(out)
     assert code == 0 and data["commands"] == 3 and data["verdict_changes"] == []
-    code, out, _ = run_cli([*argv[:3], str(policy), "--json", "--no-claude-rules"], capsys)
+    code, out, _ = run_cli([*argv[:4], "--json", "--no-claude-rules", "--no-shipped"], capsys)
     data = json.loads(out)
     assert data["verdicts"]["candidate"]["deny"] == 2
     assert data["happened"]["ran"]["deny"] == 1 and data["happened"]["blocked"]["deny"] == 1
     assert data["rules"]["hits"] == {"no-curl": 2} and data["rules"]["never_hit"] == []
-    code, text, _ = run_cli(["replay", str(path), "--policies", str(policy), "--no-claude-rules"], capsys)
+    code, text, _ = run_cli(
+        ["replay", str(path), "--policies", str(policy), "--no-claude-rules", "--no-shipped"], capsys
+    )
     assert "replayed 3 commands" in text and "top rules: no-curl 2" in text
+
+
+def test_replay_candidate_policies_add_to_the_shipped_packs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    policy = tmp_path / "team.yaml"
+    policy.write_text(
+        "name: team\nkind: permission\nrules:\n  - id: no-curl\n    decision: deny\n"
+        "    programs: [curl]\n    match: 'true'\n    message: '\"no curl\"'\n")
+    path = transcript(tmp_path / "s.jsonl", [("rm -rf /", "ran"), ("curl -O y", "ran")])
+    argv = ["replay", str(path), "--policies", str(policy), "--json", "--no-claude-rules"]
+    code, out, _ = run_cli(argv, capsys)
+    data = json.loads(out)
+    assert code == 0 and data["verdicts"]["candidate"]["deny"] == 2  # rm -rf / by the baseline
+    assert "rm-recursive-root" in data["rules"]["hits"] and data["rules"]["hits"]["no-curl"] == 1
+    code, out, _ = run_cli([*argv, "--no-shipped"], capsys)
+    data = json.loads(out)
+    assert data["verdicts"]["candidate"]["deny"] == 1 and list(data["rules"]["hits"]) == ["no-curl"]
 
 
 def test_replay_of_an_audit_log_against_the_shipped_packs(

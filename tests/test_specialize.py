@@ -90,7 +90,7 @@ def test_shipped_rules_specialised_agree_with_the_generic_guard() -> None:
 
 
 def test_subtrees_reading_other_variables_are_not_folded_as_program_tests() -> None:
-    residual = _residual('re_find(segment.command, segment.program) == "x"', "git")
+    residual = _residual('re_find(segment.program, segment.command) == "x"', "git")
     assert residual[0] == "rel"  # segment.command is unknown until run time
     residual = _residual('segment.program in [segment.subcommand, "git"] && false || true', "ls")
     assert residual == ("lit", True)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 _renderer: Callable[[dict[str, Any]], str] | None = None
 #: thread id -> the list collecting that thread's records instead of writing them (see `defer`)
-_deferred: dict[int, list[tuple[str, dict[str, Any], int]]] = {}
+_deferred: dict[int, list[tuple[str, dict[str, Any], Any]]] = {}
 
 
 def default_audit_path() -> str:
@@ -113,14 +113,11 @@ def record(
         if not getattr(config, "audit_enabled", True):
             return
         event = build_event(config, agent, request, outcome, decision, total_us, error)
-        max_bytes = int(getattr(config, "audit_max_bytes", 0) or 0)
         collecting = _deferred.get(get_ident())
         if collecting is not None:
-            collecting.append((audit_path(config), event, max_bytes))
+            collecting.append((audit_path(config), event, config))
             return
-        audit_store.append(
-            audit_path(config), lambda prev: (_finish(event, prev), event["hash"]), max_bytes
-        )
+        _append(config, audit_path(config), [event])
     except Exception as failure:  # noqa: BLE001 - the audit log must never break a hook
         try:
             sys.stderr.write(f"rtk-policy: audit log not written: {failure}\n")
@@ -128,7 +125,7 @@ def record(
             pass
 
 
-def defer(records: list[tuple[str, dict[str, Any], int]] | None) -> None:
+def defer(records: list[tuple[str, dict[str, Any], Any]] | None) -> None:
     """From now on, this thread's `record` calls add their record to `records` instead of writing it
     (None: write again). The caller must pass the list to `write_records` (the resident http server
     writes a batch of decisions with one locked append)."""
@@ -138,21 +135,22 @@ def defer(records: list[tuple[str, dict[str, Any], int]] | None) -> None:
         _deferred[get_ident()] = records
 
 
-def write_records(records: list[tuple[str, dict[str, Any], int]]) -> None:
-    """Append records collected by `defer`, in order, chained; one locked append per log file run.
+def write_records(records: list[tuple[str, dict[str, Any], Any]]) -> None:
+    """Append records collected by `defer`, in order, chained; one locked append per run of records
+    for the same log and config.
 
     Never raises: on failure, one line goes to stderr (as `record` does).
     """
     start = 0
     while start < len(records):
-        path, _, max_bytes = records[start]
+        path, _, config = records[start]
         end = start + 1
-        while end < len(records) and records[end][0] == path and records[end][2] == max_bytes:
+        while end < len(records) and records[end][0] == path and records[end][2] is config:
             end += 1
         events = [event for _, event, _ in records[start:end]]
         start = end
         try:
-            audit_store.append(path, lambda prev, events=events: _chain(events, prev), max_bytes)
+            _append(config, path, events)
         except Exception as failure:  # noqa: BLE001 - the audit log must never break a hook
             try:
                 sys.stderr.write(f"rtk-policy: audit log not written: {failure}\n")
@@ -160,28 +158,94 @@ def write_records(records: list[tuple[str, dict[str, Any], int]]) -> None:
                 pass
 
 
-def _chain(events: list[dict[str, Any]], prev: str) -> tuple[str, str]:
-    """The lines of `events`, each chained to the one before, the first to `prev`; and the last
-    one's hash."""
+def _append(config: Any, path: str, events: list[dict[str, Any]]) -> None:
+    """Append `events` to the log at `path`, chained (keyed when `config` names a key), forwarded
+    to syslog when it names a target."""
+    digest, keyed = _digest(getattr(config, "audit_key_file", "") or "")
+    target = getattr(config, "audit_syslog", "") or ""
+    sink = None
+    if target:
+        from rtk_policy.audit import forward
+
+        sink = forward.sink(target, getattr(config, "audit_syslog_facility", ""), events)
+    audit_store.append(
+        path,
+        lambda prev: _chain(events, prev, digest),
+        int(getattr(config, "audit_max_bytes", 0) or 0),
+        sink,
+        keyed,
+    )
+
+
+def _chain(
+    events: list[dict[str, Any]], prev: str, digest: Callable[[bytes], Any] = audit_store.sha256
+) -> tuple[str, list[str]]:
+    """The lines of `events`, each chained to the one before, the first to `prev`; and their
+    hashes."""
     lines = []
+    hashes = []
     for event in events:
-        lines.append(_finish(event, prev))
+        lines.append(_finish(event, prev, digest))
         prev = event["hash"]
-    return "".join(lines), prev
+        hashes.append(prev)
+    return "".join(lines), hashes
 
 
-def _finish(event: dict[str, Any], prev: str) -> str:
+def _finish(
+    event: dict[str, Any], prev: str, digest: Callable[[bytes], Any] = audit_store.sha256
+) -> str:
     """The line for `event` chained to `prev`: adds `prev` and `hash`, renders, adds the newline.
 
     A record built by `build_event` is encoded by `audit_encode` (the same bytes, its decision's
     fields encoded once); any other goes through the renderer and `canonical_hash`.
     """
-    line = finish(event, prev, audit_store.sha256)
+    line = finish(event, prev, digest)
     if line is not None:
         return line + "\n"
     event["prev"] = prev
-    event["hash"] = audit_store.canonical_hash(event)
+    event["hash"] = audit_store.canonical_hash(event, digest)
     return _render(event) + "\n"
+
+
+#: key file -> its HMAC-SHA256 function (the file is read once per process)
+_keys: dict[str, Callable[[bytes], Any]] = {}
+
+
+def _digest(key_file: str) -> tuple[Callable[[bytes], Any], bool]:
+    """(the chain's hash function, keyed?): HMAC-SHA256 with the key in `key_file` when one is
+    configured and readable, else plain sha256 (an unreadable key costs a line on stderr: the
+    record is still written, and `audit verify --key` reports it as not keyed)."""
+    if not key_file:
+        return audit_store.sha256, False
+    digest = _keys.get(key_file)
+    if digest is None:
+        try:
+            digest = _keys[key_file] = keyed_digest(key_file)
+        except (OSError, ValueError) as failure:
+            sys.stderr.write(f"rtk-policy: audit key not used, record not keyed: {failure}\n")
+            return audit_store.sha256, False
+    return digest, True
+
+
+def keyed_digest(key_file: str) -> Callable[[bytes], Any]:
+    """HMAC-SHA256 with the key held in `key_file` (its bytes as they are, at least 16).
+
+    Raises OSError when it cannot be read, ValueError when it is too short.
+    """
+    from rtk_policy.util.hashing import hmac_sha256
+
+    fd = os.open(os.path.expanduser(key_file), os.O_RDONLY)
+    try:
+        key = os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    if len(key) < MIN_KEY_BYTES:
+        raise ValueError(f"{key_file}: a key needs at least {MIN_KEY_BYTES} bytes")
+    return hmac_sha256(key)
+
+
+#: the shortest audit key accepted (`head -c 32 /dev/urandom` makes a good one)
+MIN_KEY_BYTES = 16
 
 
 def iter_records(path: str) -> Iterator[dict[str, Any]]:

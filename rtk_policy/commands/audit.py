@@ -1,4 +1,4 @@
-"""`rtk-policy audit tail|stats|verify`: reading the audit log (DESIGN §8)."""
+"""`rtk-policy audit tail|stats|verify`: reading the audit log and checking it (DESIGN §8)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def run(args: argparse.Namespace, stdin: IO[str], stdout: IO[str], stderr: IO[st
         return tail(path, args.lines, args.follow, stdout)
     if args.audit_command == "stats":
         return stats(path, args.json, stdout)
-    return verify_command(path, stdout, stderr)
+    return verify_command(path, stdout, stderr, getattr(args, "key", None))
 
 
 def _log_path(args: argparse.Namespace, stderr: IO[str]) -> str | None:
@@ -157,14 +157,46 @@ def render_stats(summary: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def verify_command(path: str, stdout: IO[str], stderr: IO[str]) -> int:
-    """Check the hash chain: "ok: N records" and exit 0, or the first bad line and exit 1."""
-    result = verify(path)
+def verify_command(path: str, stdout: IO[str], stderr: IO[str], key_file: str | None = None) -> int:
+    """Check the hash chain and the anchor: "ok: N records" and exit 0, or the first problem and
+    exit 1 (2 when the `key_file` given cannot be used).
+
+    Without `key_file`, the configured `[audit] key_file` is used when it can be read.
+    """
+    key = None
+    if key_file:
+        try:
+            key = audit.keyed_digest(key_file)
+        except (OSError, ValueError) as error:
+            stderr.write(f"rtk-policy: audit key: {error}\n")
+            return 2
+    else:
+        key = _configured_key(stderr)
+    result = verify(path, key)
     for note in result.notes:
         stderr.write(f"note: {note}\n")
     if not result.ok:
         stdout.write(f"{result.problem}\n")
         stderr.write(f"audit verify: failed after {result.records} good records\n")
         return 1
-    stdout.write(f"ok: {result.records} records\n")
+    expired = f" ({result.expired} older ones expired by rotation)" if result.expired else ""
+    stdout.write(f"ok: {result.records} records{expired}\n")
     return 0
+
+
+def _configured_key(stderr: IO[str]) -> Any:
+    """The HMAC function of the configured key file; None (with a note when one is configured
+    but cannot be read) otherwise."""
+    from rtk_policy.config.load import ConfigError, load_config
+
+    try:
+        key_file = load_config().audit_key_file
+    except ConfigError:
+        return None
+    if not key_file:
+        return None
+    try:
+        return audit.keyed_digest(key_file)
+    except (OSError, ValueError) as error:
+        stderr.write(f"note: the configured audit key cannot be used: {error}\n")
+        return None

@@ -1,4 +1,5 @@
-"""`rtk-policy explain CMD [--json]`: the segments as parsed, every rule tried on each, and the decision."""
+"""`rtk-policy explain CMD [--all] [--json]`: the segments as parsed, the rules that matched each (every
+rule tried with `--all`), the verdict and why. The command's words are taken as `rewrite` takes them."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ import json
 import os
 from typing import IO
 
-from rtk_policy.util import record
-
 from rtk_policy.engine.answers import exit_code, join_words, request_context
+from rtk_policy.util import record
+from rtk_policy.util.term import paint, wants_colour
 
 _FLAGS = ("parse_error", "unattestable", "has_substitution", "has_heredoc", "has_here_string",
           "has_file_redirect", "multiline", "rewrite_refused")
@@ -23,13 +24,22 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     except Exception as error:  # noqa: BLE001 - a load error is reported, not raised
         stderr.write(f"rtk-policy: cannot load policies:\n{error}\n")
         return 1
-    command = join_words(args.cmd)  # type: ignore[attr-defined]
+    words = list(args.cmd)  # type: ignore[attr-defined]
+    if words[:1] == ["--"]:  # `explain -- CMD`: the end of explain's own options
+        words = words[1:]
+    if not words:
+        from rtk_policy.commands import EX_USAGE
+
+        stderr.write("rtk-policy explain: give a command\n")
+        return EX_USAGE
+    command = join_words(words)
     context = request_context(engine, os.getcwd(), agent=args.agent)
     outcome = engine.evaluate(command, context, trace=True)  # type: ignore[attr-defined]
     if args.json:  # type: ignore[attr-defined]
         stdout.write(json.dumps(explain_data(outcome), indent=2, ensure_ascii=False) + "\n")
     else:
-        stdout.write(explain_text(outcome))
+        every = getattr(args, "all", False)
+        stdout.write(explain_text(outcome, every=every, colour=wants_colour(stdout)))
     return 0
 
 
@@ -62,8 +72,9 @@ def explain_data(outcome: object) -> dict[str, object]:
     }
 
 
-def explain_text(outcome: object) -> str:
-    """The explanation for a person at a terminal."""
+def explain_text(outcome: object, every: bool = False, colour: bool = False) -> str:
+    """The explanation for a person at a terminal: per segment the rules that matched (`every`:
+    every rule tried), then the verdict and why; `colour` paints the verdict and the matches."""
     data = explain_data(outcome)
     out = [f"command: {data['command']!r}"]
     flags = [flag for flag, on in data["flags"].items() if on]  # type: ignore[union-attr]
@@ -71,12 +82,14 @@ def explain_text(outcome: object) -> str:
     if data["error"]:
         out.append(f"parser:  {data['error']}")
     for segment in data["segments"]:  # type: ignore[union-attr]
-        out.extend(_segment_lines(segment))
-    out.extend(_decision_lines(data))
+        out.extend(_segment_lines(segment, every, colour))
+    out.extend(_decision_lines(data, colour))
+    if not every:
+        out.append("(--all lists every rule tried)")
     return "\n".join(out) + "\n"
 
 
-def _segment_lines(segment: dict) -> list[str]:
+def _segment_lines(segment: dict, every: bool, colour: bool) -> list[str]:
     indent = "  " * segment["depth"]
     lines = [
         "",
@@ -92,15 +105,21 @@ def _segment_lines(segment: dict) -> list[str]:
         lines.append(f"{indent}  " + "  ".join(str(e) for e in extras))
     if not segment["rules"]:
         lines.append(f"{indent}  no rule applies to this program")
-    for rule in segment["rules"]:
-        lines.append(f"{indent}  {_rule_line(rule)}")
+    shown = [r for r in segment["rules"] if every or r["matched"] or r["error"]]
+    for rule in shown:
+        lines.append(f"{indent}  {_rule_line(rule, colour)}")
+    hidden = len(segment["rules"]) - len(shown)
+    if hidden:
+        lines.append(f"{indent}  {hidden} other rule(s) tried, none matched")
     return lines
 
 
-def _rule_line(rule: dict) -> str:
+def _rule_line(rule: dict, colour: bool = False) -> str:
     mark = "✔" if rule["matched"] else "·"
     what = rule["decision"] or "rewrite"
     text = f"{mark} {rule['id']} [{what}, {rule['mode']}]"
+    if rule["matched"]:
+        text = paint(text, rule["decision"] or "bold", colour)
     if rule["error"]:
         return f"{text} error: {rule['error']}"
     if rule["matched"] and rule["rewrite"] is not None:
@@ -110,9 +129,10 @@ def _rule_line(rule: dict) -> str:
     return text if rule["matched"] else f"{text} no match"
 
 
-def _decision_lines(data: dict) -> list[str]:
+def _decision_lines(data: dict, colour: bool = False) -> list[str]:
     decision = data["decision"]
-    lines = ["", f"verdict: {decision['verdict']}  (rewrite exit code {data['exit']})"]
+    verdict = paint(decision["verdict"], decision["verdict"], colour)
+    lines = ["", f"verdict: {verdict}  (rewrite exit code {data['exit']})"]
     lines.extend(f"  because: {reason}" for reason in decision["reasons"])
     lines.extend(f"  warning: {warning}" for warning in decision["warnings"])
     if decision["rewrite"] is None:

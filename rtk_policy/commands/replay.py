@@ -24,8 +24,13 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     if not files:
         stderr.write("rtk-policy: no transcripts or audit logs to replay (give files or folders)\n")
         return 1
-    policies = tuple(args.policies) if args.policies else None  # type: ignore[attr-defined]
-    baseline = tuple(getattr(args, "baseline", None) or ()) or None
+    from rtk_policy.policy.load import with_shipped
+
+    shipped = not getattr(args, "no_shipped", False)
+    given = args.policies or []  # type: ignore[attr-defined]
+    policies = tuple(with_shipped(given, shipped)) if given else None
+    given_baseline = getattr(args, "baseline", None) or []
+    baseline = tuple(with_shipped(given_baseline, shipped)) if given_baseline else None
     spec = EngineSpec(
         policies=policies, baseline=baseline, compare=policies != baseline,
         backend=args.backend, config=args.config,  # type: ignore[attr-defined]

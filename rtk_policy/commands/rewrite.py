@@ -10,10 +10,13 @@ import os
 import time
 from typing import IO
 
+from rtk_policy.commands import EX_USAGE
 from rtk_policy.engine.answers import (
     EXIT_DEFER,
     EXIT_DENY,
     FAIL_EXIT,
+    batch_answer,
+    dumps,
     exit_code,
     join_words,
     request_context,
@@ -36,7 +39,7 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
         jobs = getattr(args, "jobs", 1)
         if jobs < 0:
             stderr.write("rtk-policy rewrite: --jobs must be 0 (every core) or more\n")
-            return EXIT_DEFER
+            return EX_USAGE
         if jobs != 1:
             from rtk_policy.commands.batch import LoadSpec, run_parallel_batch
 
@@ -48,13 +51,22 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
         words = words[1:]
     if not words:
         stderr.write("rtk-policy rewrite: give a command or --batch FILE\n")
-        return EXIT_DEFER
-    return _rewrite_one(engine, join_words(words), args.agent, stdout, stderr, started)  # type: ignore[attr-defined]
+        return EX_USAGE
+    as_json = getattr(args, "json", False)
+    return _rewrite_one(engine, join_words(words), args.agent, stdout, stderr, started, as_json)  # type: ignore[attr-defined]
 
 
 def _rewrite_one(
-    engine: object, command: str, agent: str, stdout: IO[str], stderr: IO[str], started: int
+    engine: object,
+    command: str,
+    agent: str,
+    stdout: IO[str],
+    stderr: IO[str],
+    started: int,
+    as_json: bool = False,
 ) -> int:
+    """Decide one command; stdout is the rewritten text (`as_json`: the `--batch` answer object,
+    which names the verdict: exit 1 is both "allowed, not rewritten" and "no opinion")."""
     cwd = os.getcwd()
     try:
         context = request_context(engine, cwd, agent=agent)
@@ -68,7 +80,7 @@ def _rewrite_one(
         stderr.write(f"rtk-policy: denied: {decision.reasons[0]}\n")
     for warning in decision.warnings:
         stderr.write(f"rtk-policy: warning: {warning}\n")
-    stdout.write(text)
+    stdout.write(dumps(batch_answer(decision)) + "\n" if as_json else text)
     _audit(engine, outcome, command, cwd, agent or "cli", started)
     return code
 

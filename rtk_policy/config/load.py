@@ -13,6 +13,10 @@ rewrite_unapproved = false   # true: may let a command-line deny rule be bypasse
 enabled = true
 path = "~/.local/state/rtk-policy/audit.jsonl"
 redact = ["(?i)token=\\S+"]
+key_file = "/etc/rtk-policy/audit.key"   # the chain's hashes are HMAC-SHA256 with this key
+[audit.syslog]
+target = "unix:/dev/log"     # or "udp://127.0.0.1:514", "tcp://127.0.0.1:601" (IP literals)
+facility = "user"            # a syslog facility name: user, auth, authpriv, local0 … local7
 ```
 """
 
@@ -28,6 +32,18 @@ REWRITE_MODES = ("auto", "always", "never")
 #: keys only the user's own config may set: a project layer's value is ignored (they loosen)
 _TRUSTED_ONLY = ("rewrite", "rewrite_unapproved")
 _LIST_KEYS = ("exclude_commands", "transparent_prefixes", "disabled_rules")
+_AUDIT_KEYS = ("enabled", "path", "redact", "max_bytes", "key_file", "syslog")
+_SYSLOG_KEYS = ("target", "facility")
+#: Keys (dotted, as in the file) only the trusted layers (managed, user) may set: every audit key,
+#: since a project that could set them could switch the log off, move it, rotate it away, redact
+#: it blank, drop its key or its syslog copy.
+TRUSTED_ONLY_KEYS = frozenset(
+    {
+        "audit",
+        *(f"audit.{key}" for key in _AUDIT_KEYS),
+        *(f"audit.syslog.{key}" for key in _SYSLOG_KEYS),
+    }
+)
 
 
 class ConfigError(Exception):
@@ -47,6 +63,9 @@ class Config:
     audit_path: str = ""  #: "" = the default under $XDG_STATE_HOME
     audit_redact: tuple[str, ...] = ()
     audit_max_bytes: int = 10 * 1024 * 1024
+    audit_key_file: str = ""  #: "" = a plain sha256 chain; else its HMAC-SHA256 key
+    audit_syslog: str = ""  #: "" = no forwarding; else the syslog target (`audit/forward.py`)
+    audit_syslog_facility: str = "user"
     rewrite: str = "auto"  #: auto: only when an `rtk` executable is on the agent's PATH
     #: rewrite commands no rule approved, and where command-line rules cannot be read
     rewrite_unapproved: bool = False
@@ -109,6 +128,11 @@ def config_from_mapping(data: dict[str, object], base: Config | None = None) -> 
         "path": merged.pop("audit_path"),
         "redact": merged.pop("audit_redact"),
         "max_bytes": merged.pop("audit_max_bytes"),
+        "key_file": merged.pop("audit_key_file"),
+        "syslog": {
+            "target": merged.pop("audit_syslog"),
+            "facility": merged.pop("audit_syslog_facility"),
+        },
     }
     merged["audit"] = audit
     for key, value in data.items():
@@ -167,6 +191,8 @@ def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
     audit = data.get("audit", {})
     if not isinstance(audit, dict):
         raise ConfigError("config: [audit] must be a table")
+    _known_keys(audit, _AUDIT_KEYS, "audit")
+    target, facility = _syslog(audit.get("syslog", {}))
     return Config(
         exclude_commands=_string_list(data, "exclude_commands"),
         transparent_prefixes=_string_list(data, "transparent_prefixes"),
@@ -179,5 +205,34 @@ def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
         audit_path=str(audit.get("path", "")),
         audit_redact=_string_list(audit, "redact"),
         audit_max_bytes=int(audit.get("max_bytes", 10 * 1024 * 1024)),
+        audit_key_file=str(audit.get("key_file", "")),
+        audit_syslog=target,
+        audit_syslog_facility=facility,
         sources=sources,
     )
+
+
+def _known_keys(table: dict[str, object], known: tuple[str, ...], name: str) -> None:
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise ConfigError(f"config: unknown key {unknown[0]!r} in [{name}]")
+
+
+def _syslog(table: object) -> tuple[str, str]:
+    """(target, facility) of `[audit.syslog]`, checked (`audit/forward.py` says what is valid)."""
+    if not isinstance(table, dict):
+        raise ConfigError("config: [audit.syslog] must be a table")
+    _known_keys(table, _SYSLOG_KEYS, "audit.syslog")
+    target, facility = table.get("target", ""), table.get("facility", "user")
+    if not isinstance(target, str) or not isinstance(facility, str):
+        raise ConfigError("config: audit.syslog target and facility must be strings")
+    if target or facility != "user":
+        from rtk_policy.audit import forward
+
+        try:
+            forward.facility_code(facility)
+            if target:
+                forward.parse_target(target)
+        except ValueError as error:
+            raise ConfigError(f"config: {error}") from None
+    return target, facility

@@ -168,6 +168,8 @@ class Checker:
             return self._macro(name, target, args, scope)
         for arg in args:
             self.infer(arg, scope)
+        if name == "matches" and args:
+            self._check_pattern(args[0])
         if name not in self.members:
             self.error(
                 token, f"undeclared reference to function '{name}'" + _suggest(name, self.members)
@@ -192,6 +194,21 @@ class Checker:
             return ("list", elem)
         return facts.BOOL
 
+    def _check_pattern(self, node: Any) -> None:
+        """Report a literal regex pattern RE2 rejects (a lookbehind, a backreference): both
+        backends would raise on every evaluation, and a rule that errors decides nothing."""
+        token = _string_literal(node)
+        if token is None:
+            return
+        pattern = _decode_string(str(token))
+        if pattern is None:
+            return
+        from rtk_policy.policy.regex import pattern_problem
+
+        problem = pattern_problem(pattern)
+        if problem:
+            self.error(token, problem)
+
     @staticmethod
     def _bare_ident(node: Any) -> str | None:
         while hasattr(node, "data") and node.data != "ident" and len(node.children) == 1:
@@ -204,6 +221,11 @@ class Checker:
         token = node.children[0]
         name = str(token)
         self._args(node.children[1:], scope)
+        position = _PATTERN_ARGUMENT.get(name)
+        if position is not None:
+            args = _call_args(node.children[1:])
+            if len(args) > position:
+                self._check_pattern(args[position])
         if name == "has":
             return facts.BOOL
         if name not in self.globals:
@@ -215,6 +237,43 @@ class Checker:
 
     _dot_ident_arg = _ident_arg
     _dot_ident = _ident
+
+
+#: Global functions taking an RE2 pattern, and the index of the pattern among their arguments.
+_PATTERN_ARGUMENT = {"matches": 1, "re_find": 0, "re_matches": 1}
+
+
+def _call_args(children: list[Any]) -> list[Any]:
+    """The argument trees of a call, from the children after its name."""
+    lists = [c for c in children if getattr(c, "data", "") == "exprlist"]
+    return [e for group in lists for e in group.children if hasattr(e, "data")]
+
+
+def _string_literal(node: Any) -> Any:
+    """The string literal token `node` is made of, or None (any other expression)."""
+    while hasattr(node, "data") and len(node.children) == 1:
+        node = node.children[0]
+    if getattr(node, "type", "") in ("STRING_LIT", "MLSTRING_LIT"):
+        return node
+    return None
+
+
+def _decode_string(text: str) -> str | None:
+    """The value of a CEL string literal's source text (None when it cannot be decoded here)."""
+    raw = text[:1] in "rR"
+    body = text[1:] if raw else text
+    quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
+    if not quote or not body.endswith(quote) or len(body) < 2 * len(quote):
+        return None
+    inner = body[len(quote) : -len(quote)]
+    if raw:
+        return inner
+    import codecs
+
+    try:
+        return codecs.decode(inner.encode("latin-1", "backslashreplace"), "unicode_escape")
+    except (UnicodeDecodeError, ValueError):
+        return None
 
 
 def check_tree(tree: Any, expected: str) -> tuple[list[CheckError], frozenset[str]]:

@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from rtk_policy.util import record
 from rtk_policy.policy.bash_pattern import bash_rule_matches
-from rtk_policy.policy.regex import re_matches
+from rtk_policy.policy.regex import re_find, re_matches
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -86,14 +86,6 @@ def glob(pattern: str, text: str) -> bool:
     return _glob_regex(pattern).match(text) is not None
 
 
-def re_find(text: str, regex: str) -> str:
-    """The first match of `regex` in `text` (group 1 when the regex has groups), "" when none."""
-    found = re.search(regex, text)
-    if found is None:
-        return ""
-    return (found.group(1) or "") if found.re.groups else found.group(0)
-
-
 def shell_quote(word: str) -> str:
     """`word` quoted for bash (`shlex.quote`, imported on first use: a cold hook seldom needs it)."""
     from shlex import quote
@@ -125,6 +117,7 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("dirname", (_S,), _S, dirname),
     Function("path_under", (_S, _S), _B, path_under),
     Function("expand_home", (_S,), _S, expand_home),
+    # re_find(pattern, text): the pattern first, as in glob and bash_rule_matches; RE2
     Function("re_find", (_S, _S), _S, re_find),
     # `x.matches(p)` with a cached compiled pattern; the compiler rewrites literal-pattern calls to it
     Function("re_matches", (_S, _S), _B, re_matches),

@@ -48,6 +48,16 @@ def policy_search_path(cwd: str | None = None) -> list[str]:
     return [path for path in candidates if path is not None and os.path.isdir(path)]
 
 
+def with_shipped(paths: list[str], shipped: bool = True) -> list[str]:
+    """`paths` after the shipped packs (unless `shipped` is False): what a team's CI pins is "the
+    shipped packs plus ours", so a snapshot never pins `rm -rf /` as no opinion by leaving them out."""
+    packs = _packs_dir() if shipped else None
+    if packs is None:
+        return list(paths)
+    real = os.path.realpath(packs)
+    return [packs] + [path for path in paths if os.path.realpath(path) != real]
+
+
 def expand_paths(paths: list[str]) -> list[str]:
     """Files as given; a folder becomes its *.yaml/*.yml files by name, without *_test.yaml test files."""
     found: list[str] = []

@@ -138,3 +138,46 @@ def re_matches(text: str, pattern: str) -> bool:
     An invalid pattern raises, which makes the rule an evaluation error, as with `matches`.
     """
     return _searcher(pattern)(text)
+
+
+_FINDERS: dict[str, Any] = {}
+
+
+def re_find(pattern: str, text: str) -> str:
+    """The first match of the RE2 `pattern` in `text` (group 1 when the pattern has groups), ""
+    when none. RE2 matches in linear time, so a careless pattern cannot hang the hook; an invalid
+    pattern raises (an evaluation error, as with `matches`)."""
+    compiled = _FINDERS.get(pattern)
+    if compiled is None:
+        if len(_FINDERS) >= _LIMIT:
+            _FINDERS.clear()
+        engine, name, _ = _engine()
+        compiled = engine.compile(pattern, *_capturing_options(engine, name))
+        _FINDERS[pattern] = compiled
+    found = compiled.search(text)
+    if found is None:
+        return ""
+    return (found.group(1) or "") if compiled.groups else found.group(0)
+
+
+def _capturing_options(engine: Any, name: str) -> tuple[object, ...]:
+    """RE2 options that keep capture groups and raise instead of logging errors."""
+    if name != "re2":  # pragma: no cover - cel-expr-only installs
+        return ()
+    options = engine.Options()
+    options.log_errors = False
+    return (options,)
+
+
+def pattern_problem(pattern: str) -> str:
+    """Why RE2 rejects `pattern` ("" when it compiles): what `check` reports at load time."""
+    engine, name, options = _engine()
+    try:
+        engine.compile(pattern, *options)
+    except Exception as error:  # noqa: BLE001 - the message is the answer
+        text = error.args[0] if error.args else error
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        return f"invalid RE2 pattern {pattern!r}: {text}"
+    return ""
+

@@ -3,7 +3,8 @@
     def test_policy_decisions(rtk_policy_decide, snapshot):
         assert rtk_policy_decide("tests/commands.txt", policies=["policies/"]) == snapshot
 
-The fixture evaluates every command of a corpus file (one command per line; blank lines and lines
+`policies` are added to the shipped packs (so the snapshot pins "the shipped packs plus ours");
+`shipped=False` leaves the shipped packs out. The fixture evaluates every command of a corpus file (one command per line; blank lines and lines
 starting with `#` are skipped; a `.jsonl` file holds `{"command": ...}` objects) and returns a stable,
 readable list of `{command, verdict, rewrite, exit, rules}` dicts.
 """
@@ -30,12 +31,16 @@ def decide_corpus(
     policies: list[str] | None = None,
     backend: str | None = None,
     claude: dict[str, list[str]] | None = None,
+    shipped: bool = True,
 ) -> list[dict[str, object]]:
-    """Decide every command of `corpus` under `policies` (default: the search path)."""
+    """Decide every command of `corpus` under the shipped packs plus `policies` (`shipped=False`:
+    `policies` alone; no `policies`: the search path)."""
     from rtk_policy.engine.answers import exit_code
     from rtk_policy.engine.pipeline import load_engine
+    from rtk_policy.policy.load import with_shipped
 
-    engine = load_engine([str(p) for p in policies] if policies else None, backend)
+    paths = with_shipped([str(p) for p in policies], shipped) if policies else None
+    engine = load_engine(paths, backend)
     rules = claude or {}
     context = engine.context(
         claude_deny=tuple(rules.get("deny", ())),

@@ -64,16 +64,28 @@ class Progress:
         self.started = self.last = time.monotonic()
 
     def update(self, done_bytes: int, commands: int, force: bool = False) -> None:
-        """Redraw the bar at most ten times a second."""
+        """Redraw the bar at most ten times a second: the share of the input bytes whose commands
+        were decided, the rate, and an estimate of the time left."""
         now = time.monotonic()
         if not self.enabled or (not force and now - self.last < 0.1):
             return
         self.last = now
+        self.stream.write("\r" + self.render(done_bytes, commands, now - self.started))
+        self.stream.flush()
+
+    def render(self, done_bytes: int, commands: int, elapsed: float) -> str:
+        """The bar's text after `elapsed` seconds with `done_bytes` of the input decided."""
         fraction = min(done_bytes / self.total, 1.0)
         bar = "#" * int(fraction * 30)
-        rate = commands / max(now - self.started, 1e-6)
-        self.stream.write(f"\rreplay [{bar:<30}] {fraction:4.0%} {commands:,} commands {rate:,.0f}/s")
-        self.stream.flush()
+        elapsed = max(elapsed, 1e-6)
+        rate = commands / elapsed
+        mib = done_bytes / elapsed / (1024 * 1024)
+        left = (self.total - done_bytes) * elapsed / done_bytes if 0 < done_bytes < self.total else 0
+        eta = f"{int(left) // 60}:{int(left) % 60:02d} left" if done_bytes else "--:-- left"
+        return (
+            f"replay [{bar:<30}] {fraction:4.0%} {commands:,} commands {rate:,.0f}/s"
+            f" {mib:.1f} MiB/s {eta}"
+        )
 
     def close(self) -> None:
         """Erase the bar."""
@@ -129,6 +141,13 @@ def _work(chunk: list[ReplayItem]) -> Tally:
     return _WORKER.tally(chunk, Tally(_LIMIT))
 
 
+def _merge_oldest(waiting: deque, tally: Tally, bar: Progress) -> None:
+    """Merge the oldest chunk's answer and show the bytes decided so far."""
+    position, answer = waiting.popleft()
+    tally.merge(answer.get())
+    bar.update(position, tally.commands)
+
+
 def _parallel(
     items: Iterable[ReplayItem], spec: EngineSpec, jobs: int, limit: int, bar: Progress, read: list[int]
 ) -> Tally:
@@ -141,10 +160,11 @@ def _parallel(
     ) as pool:
         waiting: deque = deque()
         for chunk in chunks(items, CHUNK):
-            waiting.append(pool.apply_async(_work, (chunk,)))
+            # the bytes read when the chunk was cut: decided once its answer is merged (reading runs
+            # up to 2 x jobs chunks ahead, which can be a whole transcript of few tool calls)
+            waiting.append((read[0], pool.apply_async(_work, (chunk,))))
             while len(waiting) >= 2 * jobs:
-                tally.merge(waiting.popleft().get())
-                bar.update(read[0], tally.commands)
+                _merge_oldest(waiting, tally, bar)
         while waiting:
-            tally.merge(waiting.popleft().get())
+            _merge_oldest(waiting, tally, bar)
     return tally

@@ -29,24 +29,34 @@ from rtk_policy.shell.words import Word, make_word
 #: A quoted part of a word: single quotes hold anything but a line break; double quotes no
 #: expansion, escape or line break either.
 _QUOTED = r"""'[^'\n\r]*'|"[^"\\$`\n\r]*\""""
-_WORD = rf"(?:[A-Za-z0-9_./:,+@%=~*?-]++|{_QUOTED})++"  #: any word of a plain source
+_WORD_CHARS = "[A-Za-z0-9_./:,+@%=~*?-]"
+
+
+def _rest(chars: str) -> str:
+    """The rest of a word: runs of `chars` and quoted parts, unrolled (`c*(?:q c*)*`) so that no
+    two quantifiers compete for the same characters."""
+    return rf"{chars}*(?:(?:{_QUOTED}){chars}*)*"
+
+
+_WORD = rf"(?:{_WORD_CHARS}|{_QUOTED}){_rest(_WORD_CHARS)}"  #: any word of a plain source
 #: Where a statement starts, tree-sitter-bash's lexer looks for an assignment and misreads some
 #: words (`x@y` and `a+:` are ERROR nodes, a lone `-` vanishes, `y=||x` swallows the operator), so
 #: a command is assignments of a narrow shape, then a program word of a narrow shape, then
 #: arguments, which may hold any plain character but a leading `=` (`a ==` at the end is an ERROR),
 #: also `~` and the globs `*` `?`, or be the redirect `2>&1`.
-#: Possessive quantifiers (`*+`, `++`): a word, the arguments and the list never give back what
-#: they matched (nothing after them could use it), so a long input that is not plain fails fast.
-_ASSIGNMENT = rf"[A-Za-z_][A-Za-z0-9_]*+\+?=(?:[A-Za-z0-9_./:,=-]++|{_QUOTED})++"
-_PROGRAM = rf"(?:[A-Za-z0-9_./]|{_QUOTED})(?:[A-Za-z0-9_./-]++|{_QUOTED})*+"
-_ARGUMENT = rf"(?:[A-Za-z0-9_./:,+@%~*?-]|{_QUOTED})(?:[A-Za-z0-9_./:,+@%=~*?-]++|{_QUOTED})*+"
-#: (`_ASSIGNMENT` is tried first: `_PROGRAM` matches the `a` of `a=b`, and a possessive list would
-#: not come back to try it.)
-_COMMAND = rf"(?:{_ASSIGNMENT}[ \t]+)*(?:{_ASSIGNMENT}|{_PROGRAM}(?:[ \t]+(?:2>&1|{_ARGUMENT}))*+)"
+#: No two quantifiers compete for the same characters (`_rest`), so a long input that is not plain
+#: fails in linear time with plain greedy quantifiers. (Possessive quantifiers would say the same,
+#: but they match differently before later CPython 3.11 bug-fix releases: Debian 12's 3.11.2.)
+_VALUE_CHARS = "[A-Za-z0-9_./:,=-]"
+_ASSIGNMENT = rf"[A-Za-z_][A-Za-z0-9_]*\+?=(?:{_VALUE_CHARS}|{_QUOTED}){_rest(_VALUE_CHARS)}"
+_PROGRAM = rf"(?:[A-Za-z0-9_./]|{_QUOTED}){_rest('[A-Za-z0-9_./-]')}"
+_ARGUMENT = rf"(?:[A-Za-z0-9_./:,+@%~*?-]|{_QUOTED}){_rest(_WORD_CHARS)}"
+#: (`_ASSIGNMENT` is tried first: `_PROGRAM` matches the `a` of `a=b`.)
+_COMMAND = rf"(?:{_ASSIGNMENT}[ \t]+)*(?:{_ASSIGNMENT}|{_PROGRAM}(?:[ \t]+(?:2>&1|{_ARGUMENT}))*)"
 _OP = r"&&|\|\||\||;"
 _OPERATORS = frozenset({"&&", "||", "|", ";"})  #: the tokens `_OP` matches
 _SHAPE = lazy(
-    globals(), "_SHAPE", rf"[ \t]*{_COMMAND}(?:[ \t]*(?:{_OP})[ \t]*{_COMMAND})*+[ \t]*(?:;[ \t]*)?"
+    globals(), "_SHAPE", rf"[ \t]*{_COMMAND}(?:[ \t]*(?:{_OP})[ \t]*{_COMMAND})*[ \t]*(?:;[ \t]*)?"
 )
 _TOKEN = lazy(globals(), "_TOKEN", rf"2>&1|{_WORD}|{_OP}")
 _ASSIGNMENT_RE = lazy(globals(), "_ASSIGNMENT_RE", _ASSIGNMENT)

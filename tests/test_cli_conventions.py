@@ -1,0 +1,73 @@
+"""CLI conventions of the console script: usage errors exit 64 (EX_USAGE), apart from rewrite's
+verdict codes 0-3 (2 is "denied"), and --version names the installed version."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import rtk_policy
+
+EX_USAGE = 64
+
+
+def run(*words: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rtk_policy", *words],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ("--no-such-option",),
+        ("explain",),
+        ("check", "--backend", "no-such-backend"),
+        ("audit", "no-such-action"),
+        ("rewrite",),
+        ("rewrite", "--batch", "-", "--jobs", "-1"),
+        (),
+    ],
+    ids=["unknown-option", "missing-argument", "bad-choice", "bad-action", "rewrite-no-command",
+         "negative-jobs", "no-subcommand"],
+)
+def test_usage_errors_exit_64_never_the_deny_code(words: tuple[str, ...]) -> None:
+    done = run(*words)
+    assert done.returncode == EX_USAGE, done.stderr
+    assert done.stdout == "" and done.stderr.strip()
+
+
+def test_a_denied_command_still_exits_2() -> None:
+    done = run("rewrite", "sudo rm -rf /")
+    assert done.returncode == 2 and "denied" in done.stderr
+
+
+def test_version_names_the_installed_version() -> None:
+    done = run("--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"rtk-policy {rtk_policy.__version__}"
+
+
+def test_rewrite_json_names_the_verdict_that_exit_1_leaves_open(tmp_path):
+    """Exit 1 is both "allowed, not rewritten" and "no opinion": `--json` tells them apart."""
+    import json
+
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["Bash(echo:*)"]}}), encoding="utf-8"
+    )
+
+    def answer(command: str) -> tuple[int, dict]:
+        done = subprocess.run(
+            [sys.executable, "-m", "rtk_policy", "rewrite", "--json", command],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path, stdin=subprocess.DEVNULL,
+        )
+        return done.returncode, json.loads(done.stdout)
+
+    allowed, unknown = answer("echo hi"), answer("whoami")
+    assert allowed[0] == unknown[0] == 1
+    assert allowed[1]["verdict"] == "allow" and unknown[1]["verdict"] == "none"
+    code, denied = answer("rm -rf /")
+    assert code == 2 and denied["verdict"] == "deny" and denied["exit"] == 2
