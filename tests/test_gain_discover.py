@@ -53,8 +53,8 @@ def test_an_already_rtk_command_saves_nothing_more():
 
 
 def test_bar_chart_scales_to_the_largest_row():
-    bars = bar_chart([{"d": "a", "tokens": 100}, {"d": "bb", "tokens": 50}, {"d": "c", "tokens": 0}],
-                     "d", width=10)  # fmt: skip
+    rows = [{"d": "a", "tokens": 100}, {"d": "bb", "tokens": 50}, {"d": "c", "tokens": 0}]
+    bars = bar_chart(rows, "d", width=10)
     assert bars == ["a   ██████████ 100", "bb  █████ 50", "c    0"]
 
 

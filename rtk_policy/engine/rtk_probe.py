@@ -62,7 +62,8 @@ def rtk_status(path_env: str | None = None) -> RtkStatus:
     version = _cached_version(key)
     if version is None:
         version = _probe_version(path)
-        _store_version(key, version)
+        if parse_version(version) is not None:  # a probe that failed (a timeout) is tried again
+            _store_version(key, version)
     parsed = parse_version(version)
     if parsed is None:
         return RtkStatus(path, version, False, f"{path}: `rtk --version` gave no version")
