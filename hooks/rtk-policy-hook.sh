@@ -21,8 +21,13 @@ reason="rtk-policy is not installed (executable not found); $action"
 case "$agent" in
   copilot) printf '{"permissionDecisionReason":"%s","permissionDecision":"%s"}\n' "$reason" "$verdict" ;;
   gemini)
-    if [ "$verdict" = ask ]; then verdict=ask_user; fi
-    printf '{"decision":"%s","reason":"%s"}\n' "$verdict" "$reason" ;;
+    if [ "$verdict" = ask ]; then extra=",\"systemMessage\":\"$reason\""; else extra=""; fi
+    printf '{"decision":"%s","reason":"%s"%s}\n' "$verdict" "$reason" "$extra" ;;
+  codex)  # a Codex hook cannot ask: an ask is a deny telling the model to get the user's approval
+    if [ "$verdict" = ask ]; then
+      reason="this command needs the user's approval ($reason); a Codex hook cannot ask for approval, so rtk-policy blocked it: do not retry it or a variant; ask the user to approve it or to run it themselves"
+    fi
+    printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecisionReason":"%s","permissionDecision":"deny"}}\n' "$reason" ;;
   cursor)
     if [ "$verdict" = ask ]; then extra=""; else extra=",\"agent_message\":\"$reason\""; fi
     printf '{"continue":true,"permission":"%s","user_message":"%s"%s}\n' "$verdict" "$reason" "$extra" ;;

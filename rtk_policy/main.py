@@ -32,6 +32,14 @@ def _add_policy_options(
     )
 
 
+def _add_system_options(parser: argparse.ArgumentParser, what: str) -> None:
+    import argparse
+
+    parser.add_argument("--system", action="store_true", help=what)
+    # tests only: where / is taken to be for the machine-wide paths
+    parser.add_argument("--root", default="/", help=argparse.SUPPRESS)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the argparse parser for every subcommand."""
     import argparse
@@ -84,7 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--all", action="store_true", help="list every rule tried, not only matches")
-    p.add_argument("--agent", default="", help="agent name visible to policies as ctx.agent")
+    p.add_argument(
+        "--agent",
+        default="",
+        help="agent name visible to policies as ctx.agent; for claude, copilot, gemini, cursor or"
+        " codex also that agent's hook answer and what its CLI does with it",
+    )
     _add_policy_options(p)
 
     p = sub.add_parser("check", help="load, type-check and compile policies; run their examples")
@@ -95,6 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("hook", help="answer an agent's PreToolUse hook (JSON on stdin)")
     p.add_argument("agent", nargs="?", choices=AGENTS, help="agent protocol (default: detect)")
     _add_policy_options(p)
+    p.add_argument(
+        "--system",
+        action="store_true",
+        help="a machine-wide install's hook: the shipped packs and the managed folder's policies "
+        "and config only, compiled through the root-owned system cache (what `init --system` "
+        "installs)",
+    )
 
     p = sub.add_parser(
         "init",
@@ -104,7 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
         "in-process when none answers.",
     )
     p.add_argument("--global", dest="global_", action="store_true", help="user-wide settings")
-    p.add_argument("--agent", default="claude", choices=AGENTS)
+    p.add_argument("--agent", choices=AGENTS, help="the agent (default: claude; all with --system)")
+    _add_system_options(p, "write every agent's machine-wide settings (as root)")
     form = p.add_mutually_exclusive_group()
     form.add_argument(
         "--in-process",
@@ -120,11 +141,31 @@ def build_parser() -> argparse.ArgumentParser:
         "no opinion)",
     )
 
+    p.add_argument(
+        "--fail",
+        choices=("open", "closed", "deny"),
+        help="what the hook answers when this install is broken (package or interpreter gone):"
+        " open (no opinion), closed (ask; also the agent's own block-on-failure setting), deny;"
+        " default $RTK_POLICY_FAIL, else the config's fail_mode, else open",
+    )
+
     p = sub.add_parser("uninstall", help="remove our hook entries from an agent's settings")
     p.add_argument("--global", dest="global_", action="store_true", help="user-wide settings")
-    p.add_argument("--agent", default="claude", choices=AGENTS)
+    p.add_argument("--agent", choices=AGENTS, help="the agent (default: claude; all with --system)")
+    _add_system_options(p, "remove our entries from every agent's machine-wide settings")
 
     sub.add_parser("doctor", help="check the installation and say what to fix")
+
+    p = sub.add_parser(
+        "trust",
+        help="let a project's .rtk-policy/ loosen (allow, rewrite, settings) while unchanged",
+        description="A project's .rtk-policy/ only tightens (deny and ask rules) until you trust it: "
+        "its files' digest is recorded, and any change to them makes it untrusted again.",
+    )
+    p.add_argument("dir", nargs="?", help="a folder of the project (default: the working folder)")
+    action = p.add_mutually_exclusive_group()
+    action.add_argument("--revoke", action="store_true", help="forget the trust in it")
+    action.add_argument("--list", action="store_true", help="list the trusted projects")
 
     p = sub.add_parser("audit", help="read the audit log")
     audit_sub = p.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
@@ -196,12 +237,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     words = list(sys.argv[1:] if argv is None else argv)
-    if words[:1] == ["hook"] and len(words) <= 2 and all(w in AGENTS for w in words[1:]):
-        # the hook's hot path: `hook [AGENT]` needs no argparse (nor its gettext and locale imports)
+    agent, system = words[1:2], words[2:] == ["--system"]
+    if words[:1] == ["hook"] and all(w in AGENTS for w in agent) and (system or not words[2:]):
+        # the hook's hot path: `hook [AGENT] [--system]` needs no argparse (nor its gettext and
+        # locale imports)
         from rtk_policy.commands import hook
         from rtk_policy.hook.service import HookOptions
 
-        options = HookOptions(agent=(words[1:] or [None])[0])
+        options = HookOptions(agent=(agent or [None])[0], system=system)
         return hook.run(options, sys.stdin, sys.stdout, sys.stderr)
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
@@ -218,7 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rtk_policy.commands import hook
         from rtk_policy.hook.service import HookOptions
 
-        options = HookOptions(args.agent, args.policies, args.backend, args.config)
+        options = HookOptions(args.agent, args.policies, args.backend, args.config, args.system)
         return hook.run(options, sys.stdin, sys.stdout, sys.stderr)
     module = importlib.import_module(f"rtk_policy.commands.{args.subcommand}")
     return int(module.run(args, sys.stdin, sys.stdout, sys.stderr))

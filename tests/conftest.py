@@ -47,6 +47,11 @@ def _isolated_environment(
     monkeypatch.delenv("RTK_REWRITE_HOST", raising=False)
     monkeypatch.delenv("RTK_POLICY_BACKEND", raising=False)
     monkeypatch.setenv("PATH", fake_rtk_dir + os.pathsep + os.environ.get("PATH", ""))
+    monkeypatch.delenv("RTK_POLICY_FAIL", raising=False)
+    # the managed layer is a fixed system folder: in-process tests never read the machine's own
+    from rtk_policy.config import paths
+
+    monkeypatch.setattr(paths, "MANAGED_DIR", str(home / "no-managed-layer"))
 
 
 SNAPSHOTS = __import__("pathlib").Path(__file__).resolve().parents[1] / "snapshots"

@@ -10,6 +10,7 @@ import pytest
 from rtk_policy.agents import AGENTS, agent_module, detect_agent
 from rtk_policy.agents.common import BadRequest
 from rtk_policy.decision import Decision
+from rtk_policy.util import record
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "rtk_cases_public.json"
 
@@ -140,9 +141,13 @@ def test_claude_warnings_become_system_message():
     )
 
 
-@pytest.mark.parametrize("tool", ["Edit", "Read", "PowerShell", "mcp__x__y"])
-def test_claude_other_tools_pass_through(tool):
-    assert parse("claude", {**CLAUDE_PAYLOAD, "tool_name": tool}) is None
+@pytest.mark.parametrize(
+    ("tool", "kind"),
+    [("Edit", "edit"), ("Read", "read"), ("PowerShell", "other"), ("mcp__x__y", "other")],
+)
+def test_claude_other_tools_are_tool_calls(tool, kind):
+    request = parse("claude", {**CLAUDE_PAYLOAD, "tool_name": tool})
+    assert request.command == "" and request.tool.name == tool and request.tool.kind == kind
     assert agent_module("claude").pass_through({}) is None
 
 
@@ -197,7 +202,8 @@ def test_copilot_tool_args_may_be_an_object_and_must_be_json():
     assert request.command == "ls" and request.variant == "cli"
     with pytest.raises(BadRequest):
         parse("copilot", {**CLI_PAYLOAD, "toolArgs": "{not json"})
-    assert parse("copilot", {**CLI_PAYLOAD, "toolName": "view"}) is None
+    view = parse("copilot", {**CLI_PAYLOAD, "toolName": "view", "toolArgs": '{"path": "/w/a"}'})
+    assert view.tool.kind == "read" and view.tool.paths_read == ("/w/a",) and view.variant == "cli"
 
 
 def test_copilot_claude_shape_is_answered_like_claude():
@@ -244,25 +250,13 @@ GEMINI_PAYLOAD = {
 }
 
 
-def test_gemini_shapes():
-    assert render("gemini", GEMINI_PAYLOAD, decision("allow", "rtk git status")) == {
-        "decision": "allow",
-        "hookSpecificOutput": {"tool_input": {"command": "rtk git status"}},
-    }
-    assert (
-        render("gemini", GEMINI_PAYLOAD, decision("none", "rtk git status"))["decision"]
-        == "ask_user"
-    )
-    assert render("gemini", GEMINI_PAYLOAD, decision("none")) == {"decision": "ask_user"}
-    assert render("gemini", GEMINI_PAYLOAD, decision("ask", reasons=("why",))) == {
-        "decision": "ask_user",
-        "reason": "why",
-    }
-    assert render("gemini", GEMINI_PAYLOAD, decision("deny", reasons=("no",))) == {
-        "decision": "deny",
-        "reason": "no",
-    }
-    assert parse("gemini", {**GEMINI_PAYLOAD, "tool_name": "read_file"}) is None
+def test_gemini_parses_the_shell_tool_and_other_tools_as_tool_calls():
+    """The verdict table is in test_agents_verdicts.py; here the parsing and pass-through."""
+    assert parse("gemini", GEMINI_PAYLOAD).tool_input == GEMINI_PAYLOAD["tool_input"]
+    payload = {**GEMINI_PAYLOAD, "tool_name": "read_file", "tool_input": {"file_path": "a"}}
+    read = parse("gemini", payload)
+    assert read.tool.kind == "read" and read.tool.paths_read == ("a",)
+    assert parse("gemini", {**GEMINI_PAYLOAD, "tool_name": ""}) is None
     assert json.loads(agent_module("gemini").pass_through({})) == {"decision": "allow"}
 
 
@@ -312,16 +306,14 @@ CODEX_PAYLOAD = {
 }
 
 
-def test_codex_shapes():
-    out = render("codex", CODEX_PAYLOAD, decision("none", "rtk git status"))
-    assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
-    assert render("codex", CODEX_PAYLOAD, decision("none")) is None
-    ask = render("codex", CODEX_PAYLOAD, decision("ask", reasons=("why",)))["hookSpecificOutput"]
-    assert ask["permissionDecision"] == "ask"
+def test_codex_unknown_mode_and_other_events():
+    """A permission mode we do not know: no rewrite, but denies and asks (as denies) still."""
     odd = {**CODEX_PAYLOAD, "permission_mode": "futureMode"}
     assert render("codex", odd, decision("none", "rtk git status")) is None
     deny = render("codex", odd, decision("deny", reasons=("no",)))["hookSpecificOutput"]
     assert deny["permissionDecision"] == "deny"
+    ask = render("codex", odd, decision("ask", reasons=("why",)))["hookSpecificOutput"]
+    assert ask["permissionDecision"] == "deny" and "why" in ask["permissionDecisionReason"]
     assert parse("codex", {**CODEX_PAYLOAD, "hook_event_name": "PostToolUse"}) is None
 
 
@@ -411,3 +403,123 @@ def test_answers_never_contain_raw_unicode_line_breaks():
     value = {"command": "echo `\x85 a\u2028b\u2029c é"}
     text = dump(value)
     assert len(text.splitlines()) == 1 and json.loads(text) == value and "é" in text
+
+
+# -- tool calls that are not shell commands ------------------------------------------------------
+
+WRITE_PAYLOADS = {
+    "claude": {
+        "session_id": "s",
+        "cwd": "/w",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": "/w/a", "content": "x"},
+    },
+    "codex": {
+        "session_id": "s",
+        "turn_id": "t",
+        "cwd": "/w",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "apply_patch",
+        "permission_mode": "default",
+        "tool_input": {"command": "*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\n"},
+    },
+    "gemini": {
+        "session_id": "s",
+        "cwd": "/w",
+        "hook_event_name": "BeforeTool",
+        "tool_name": "write_file",
+        "tool_input": {"file_path": "/w/a", "content": "x"},
+    },
+    "copilot": {
+        "sessionId": "s",
+        "timestamp": 1,
+        "cwd": "/w",
+        "toolName": "create",
+        "toolArgs": {"path": "/w/a", "file_text": "x"},
+    },
+    "cursor": {
+        "conversation_id": "c",
+        "hook_event_name": "preToolUse",
+        "cwd": "/w",
+        "tool_name": "Write",
+        "tool_input": {"file_path": "/w/a"},
+    },
+}
+#: per agent and verdict: the answer a tool call gets (None: no output)
+TOOL_ANSWERS = {
+    "claude": {
+        "deny": {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecisionReason": "why",
+                "permissionDecision": "deny",
+            }
+        },
+        "ask": {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecisionReason": "why",
+                "permissionDecision": "ask",
+            }
+        },
+        "none": None,
+    },
+    "gemini": {
+        "deny": {"decision": "deny", "reason": "why"},
+        "ask": {"decision": "ask", "reason": "why"},
+        "none": {"decision": "allow"},
+    },
+    "copilot": {
+        "deny": {"permissionDecisionReason": "why", "permissionDecision": "deny"},
+        "ask": {"permissionDecisionReason": "why", "permissionDecision": "ask"},
+        "none": None,
+    },
+    "cursor": {
+        "deny": {
+            "continue": True,
+            "permission": "deny",
+            "user_message": "why",
+            "agent_message": "why",
+        },
+        "ask": {"continue": True, "permission": "ask", "user_message": "why"},
+        "none": {},
+    },
+}
+
+
+@pytest.mark.parametrize("agent", list(WRITE_PAYLOADS))
+def test_file_tool_calls_are_parsed_with_their_kind_and_paths(agent):
+    request = parse(agent, WRITE_PAYLOADS[agent])
+    assert request.command == "" and request.tool.kind in ("write", "edit")
+    assert request.tool.paths_written == ("a",) if agent == "codex" else ("/w/a",)
+
+
+@pytest.mark.parametrize("verdict", ["deny", "ask", "none"])
+@pytest.mark.parametrize("agent", list(TOOL_ANSWERS))
+def test_file_tool_answers_are_each_agents_own_and_never_rewrite(agent, verdict):
+    answer = render(agent, WRITE_PAYLOADS[agent], decision(verdict, "rtk x", reasons=("why",)))
+    assert answer == TOOL_ANSWERS[agent][verdict]
+
+
+def test_codex_answers_a_tool_ask_as_a_deny_that_says_so():
+    out = render("codex", WRITE_PAYLOADS["codex"], decision("ask", reasons=("why",)))[
+        "hookSpecificOutput"
+    ]
+    assert out["permissionDecision"] == "deny" and out["permissionDecisionReason"].startswith(
+        "why ("
+    )
+    assert render("codex", WRITE_PAYLOADS["codex"], decision("none", "rtk x")) is None
+    assert render("codex", WRITE_PAYLOADS["codex"], decision("allow")) is None
+
+
+def test_ask_less_events_deny_instead_of_asking():
+    ide = {"sessionId": "s", "cwd": "/w", "toolName": "edit_file", "toolArgs": {"path": "/w/a"}}
+    ide_request = record.evolve(agent_module("copilot").parse_request(ide), variant="ide")
+    line = agent_module("copilot").render(decision("ask", reasons=("why",)), ide_request)
+    assert json.loads(line)["permissionDecision"] == "deny"
+    read = {"conversation_id": "c", "hook_event_name": "beforeReadFile", "file_path": "/w/.env"}
+    assert parse("cursor", read).tool.paths_read == ("/w/.env",)
+    assert render("cursor", read, decision("ask", reasons=("why",)))["permission"] == "deny"
+    assert render("cursor", read, decision("none")) == {}
+    assert parse("cursor", {"conversation_id": "c", "hook_event_name": "afterFileEdit"}) is None

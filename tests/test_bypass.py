@@ -23,7 +23,7 @@ from rtk_policy.engine.pipeline import Engine
 from rtk_policy.policy import load_policy_set
 
 ROOT = Path(__file__).resolve().parents[1]
-PACK = ROOT / "policies" / "security-baseline.yaml"
+PACKS = [str(ROOT / "policies" / name) for name in ("security-baseline.yaml", "guard-self.yaml")]
 CORPUS = ROOT / "tests" / "corpus" / "bypass.jsonl"
 ACCEPTED = {
     "deny": {"deny"},
@@ -49,7 +49,7 @@ ROWS = _corpus()
 @pytest.fixture(scope="module")
 def engine() -> Engine:
     """The baseline alone, audit off, no user config."""
-    return Engine(policies=load_policy_set([str(PACK)]), config=Config(audit_enabled=False))
+    return Engine(policies=load_policy_set(PACKS), config=Config(audit_enabled=False))
 
 
 def test_corpus_is_well_formed_and_large():
@@ -71,14 +71,15 @@ def _marks(row: dict) -> list:
     "row",
     [pytest.param(row, id=f"{i}-{row['expect']}", marks=_marks(row)) for i, row in enumerate(ROWS)],
 )
-def test_corpus_case(engine, row):
-    outcome = engine.evaluate(row["command"], engine.context())
+def test_corpus_case(engine, row, tmp_path):
+    # in a neutral project: `find . -delete` in this checkout would delete the guard's own code
+    outcome = engine.evaluate(row["command"], engine.context(cwd=str(tmp_path)))
     verdict = outcome.decision.verdict
     assert verdict in ACCEPTED[row["expect"]], (row["why"], outcome.decision.rule_ids)
     assert outcome.evaluation.errors == ()
 
 
-def test_whole_shipped_set_keeps_every_deny():
+def test_whole_shipped_set_keeps_every_deny(tmp_path):
     """With every shipped pack (rewrites included), no expected deny is lost and no benign case denied."""
     from rtk_policy.policy import policy_search_path
 
@@ -94,7 +95,7 @@ def test_whole_shipped_set_keeps_every_deny():
     for row in ROWS:
         if row["command"] in KNOWN_GAPS:
             continue
-        decision = full.decide(row["command"], full.context())
+        decision = full.decide(row["command"], full.context(cwd=str(tmp_path)))
         if decision.verdict not in ACCEPTED[row["expect"]]:
             wrong.append((row["command"], row["expect"], decision.verdict))
         if row["expect"] == "deny" and decision.rewritten is not None:
@@ -103,15 +104,18 @@ def test_whole_shipped_set_keeps_every_deny():
 
 
 def test_rewrite_batch_cli_agrees(tmp_path):
-    """`rtk-policy rewrite --batch` with only the baseline: exit 2 for every expected deny."""
+    """`rtk-policy rewrite --batch` with only the security packs: exit 2 for every expected deny."""
     lines = [json.dumps({"command": row["command"], "claude": {}}) for row in ROWS]
     source = tmp_path / "in.jsonl"
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    project = tmp_path / "project"  # not the home: `rm -rf .cache` there holds a guarded cache
+    project.mkdir()
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
            "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "cache")}  # fmt: skip
     done = subprocess.run(
-        [sys.executable, "-m", "rtk_policy", "rewrite", "--batch", str(source), "--policies", str(PACK)],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600,
+        [sys.executable, "-m", "rtk_policy", "rewrite", "--batch", str(source),
+         *(word for pack in PACKS for word in ("--policies", pack))],
+        capture_output=True, text=True, env=env, cwd=project, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     answers = [json.loads(line) for line in done.stdout.splitlines()]

@@ -208,10 +208,10 @@ def test_broken_install_says_so_and_has_no_opinion(env, tmp_path):
 
 def test_init_serve_installs_the_thin_client_and_uninstall_removes_it(env, tmp_path, monkeypatch):
     import io
-    import shlex
     from types import SimpleNamespace
 
     from rtk_policy.commands import init, uninstall
+    from rtk_policy.settings.hook_command import unguarded
 
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     out = io.StringIO()
@@ -224,8 +224,7 @@ def test_init_serve_installs_the_thin_client_and_uninstall_removes_it(env, tmp_p
     assert "no opinion" in out.getvalue()
     settings = json.loads((tmp_path / "claude" / "settings.json").read_text())
     command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    words = shlex.split(command)
-    assert words == [sys.executable, "-S", "-I", CLIENT, "claude"]
+    assert unguarded(command) == [sys.executable, "-S", "-I", CLIENT, "claude"]
     done = subprocess.run(
         under_claude(tmp_path / "claude-bin", ["/bin/sh", "-c", command]),
         input=PAYLOAD,
@@ -254,7 +253,10 @@ def test_init_serve_installs_the_thin_client_and_uninstall_removes_it(env, tmp_p
                                                      "permissionDecisionReason": "R",
                                                      "permissionDecision": "ask"}}),
         ("copilot", "deny", {"permissionDecisionReason": "R", "permissionDecision": "deny"}),
-        ("gemini", "closed", {"decision": "ask_user", "reason": "R"}),
+        ("gemini", "closed", {"decision": "ask", "reason": "R", "systemMessage": "R"}),
+        ("codex", "closed", {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                                    "permissionDecisionReason": "R",
+                                                    "permissionDecision": "deny"}}),
         ("cursor", "deny", {"continue": True, "permission": "deny", "user_message": "R",
                             "agent_message": "R"}),
     ],
@@ -273,7 +275,8 @@ def test_a_broken_install_answers_like_the_delegate_script(monkeypatch, agent, m
         return
     answer = json.loads(out)
     for shape in (answer, answer.get("hookSpecificOutput", {})):
-        for key in ("reason", "permissionDecisionReason", "user_message", "agent_message"):
+        for key in ("reason", "permissionDecisionReason", "user_message", "agent_message",
+                    "systemMessage"):
             if key in shape:
                 assert "ImportError: x" in shape[key]
                 shape[key] = "R"

@@ -42,6 +42,15 @@ CLAUDE_RULES = {
     "deny": ["rm -rf /"],
     "ask": ["git push *"],
 }
+#: The same rules in Gemini CLI's settings (prefixes) and Cursor's (`Shell(first word)`, no ask).
+#: Gemini denies the shell commands an allow list omits, so the list allows `rtk` (the rewrites).
+GEMINI_TOOLS = {
+    "allowed": ["run_shell_command(git)", "run_shell_command(cargo)", "ShellTool(npm run)",
+                "run_shell_command(ls)", "run_shell_command(rtk)"],
+    "exclude": ["run_shell_command(rm -rf /)"],
+    "confirmationRequired": ["run_shell_command(git push)"],
+}  # fmt: skip
+CURSOR_PERMISSIONS = {"allow": ["Shell(git)", "Shell(cargo)", "Shell(ls)"], "deny": ["Shell(rm)"]}
 SESSION = "3f6c2a1e-8d4b-4c2f-9a57-0d1e2b3c4d5e"
 PASSES = ("no_rules", "rules")
 AGENT_SHAPES = ("copilot_cli", "copilot_claude", "gemini", "cursor", "codex")
@@ -97,6 +106,15 @@ class Sandbox:
         claude_dir.mkdir()
         settings = {"permissions": {k: [f"Bash({p})" for p in v] for k, v in CLAUDE_RULES.items()}}
         (claude_dir / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+        rules = self.projects["rules"]
+        for path, data in (
+            (rules / ".gemini" / "settings.json", {"tools": GEMINI_TOOLS}),
+            (Path(os.environ["HOME"]) / ".gemini" / "trustedFolders.json",
+             {str(rules): "TRUST_FOLDER"}),
+            (rules / ".cursor" / "cli.json", {"permissions": CURSOR_PERMISSIONS}),
+        ):  # fmt: skip
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(data), encoding="utf-8")
         self.engine: Any = None
 
     def env(self) -> dict[str, str]:
@@ -298,7 +316,8 @@ def test_claude_hook_and_rewrite(section: str, sandbox: Sandbox, golden: Any) ->
 
 
 def test_other_agents(sandbox: Sandbox, golden: Any) -> None:
-    """Every other agent's answer for the representative subset, with and without Claude rules."""
+    """Every other agent's answer for the representative subset, with and without the agent's own
+    rules (Claude Code's for Copilot and Codex, Gemini's and Cursor's equivalents for those)."""
     result: OrderedDict[str, Any] = OrderedDict()
     for command in SUBSET:
         result[command] = {

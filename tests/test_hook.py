@@ -52,6 +52,14 @@ class FakeEngine:
         self.config = Config(fail_mode=fail_mode, audit_enabled=False, **config)
         self.calls = []
 
+    def evaluate_tool(self, call, context):
+        """A tool call that is not a shell command: the same fixed verdict, never a rewrite."""
+        self.calls.append((call, context))
+        if self.error is not None:
+            raise self.error
+        decision = Decision(self.verdict, "", None, None, tuple(self.reasons), ("r",), (), (), "")
+        return SimpleNamespace(decision=decision, evaluation=None, command_line=None)
+
     def decide(self, text, context):
         self.calls.append((text, context))
         if self.error is not None:
@@ -148,12 +156,21 @@ def test_context_carries_request_fields_and_claude_rules(tmp_path, monkeypatch):
     assert context.project_dir == str(project.resolve())
 
 
-def test_non_shell_tool_passes_through_without_calling_the_engine():
-    engine = FakeEngine("deny")
-    out, err, code = call(
-        {**PAYLOAD, "tool_name": "Edit", "tool_input": {"file_path": "/x"}}, engine
-    )
-    assert (out, err, code) == ("", "", 0) and engine.calls == []
+def test_a_file_tool_reaches_the_engine_as_a_tool_call_and_is_never_rewritten():
+    payload = {**PAYLOAD, "tool_name": "Edit", "tool_input": {"file_path": "/x", "old_string": "a"}}
+    engine = FakeEngine("deny", rewritten="rtk x", reasons=("no edits of /x",))
+    out, err, code = call(payload, engine)
+    specific = answer(out)["hookSpecificOutput"]
+    assert (err, code) == ("", 0)
+    assert specific == {
+        "hookEventName": "PreToolUse",
+        "permissionDecisionReason": "no edits of /x",
+        "permissionDecision": "deny",
+    }
+    tool_call, context = engine.calls[0]
+    assert (tool_call.name, tool_call.kind, tool_call.paths_written) == ("Edit", "edit", ("/x",))
+    assert context.tool_name == "Edit"
+    assert call(payload, FakeEngine("none"))[:2] == ("", "")
 
 
 def test_agent_is_detected_without_a_name():

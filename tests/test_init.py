@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shlex
 import signal
 import subprocess
 import sys
@@ -17,7 +16,8 @@ from conftest import private_folders
 from test_client import server_pid, wait_for_server
 
 from rtk_policy.commands import doctor, init, uninstall
-from rtk_policy.settings.targets import client_path, thin_client_unavailable
+from rtk_policy.settings.hook_command import unguarded
+from rtk_policy.settings.targets import FILE_TOOL_MATCHERS, client_path, thin_client_unavailable
 
 CLIENT = str(client_path())
 needs_thin_client = pytest.mark.skipif(
@@ -54,11 +54,14 @@ def thin_client_words(agent="claude"):
     return [sys.executable, "-S", "-I", CLIENT, agent]
 
 
-def commands_of(settings, event="PreToolUse"):
-    """Every handler command of `event` in the settings file, in order."""
+def commands_of(settings, event="PreToolUse", file_tools=False):
+    """Every handler command of `event` in the settings file, in order: of the shell's groups, or
+    (`file_tools`) of the groups for the file-writing tools (`FILE_TOOL_MATCHERS`)."""
     data = json.loads(settings.read_text())
     found = []
     for group in data["hooks"][event]:
+        if (group.get("matcher") in FILE_TOOL_MATCHERS.values()) != file_tools:
+            continue
         for handler in group.get("hooks", [group]):
             found.append(handler.get("command") or handler.get("bash"))
     return found
@@ -89,7 +92,7 @@ def test_init_twice_is_byte_identical_and_keeps_foreign_content(home):
     assert data["hooks"]["PreToolUse"][0] == original["hooks"]["PreToolUse"][0]
     ours = data["hooks"]["PreToolUse"][1]
     assert ours["matcher"] == "Bash" and ours["hooks"][0]["type"] == "command"
-    assert shlex.split(ours["hooks"][0]["command"]) == thin_client_words()
+    assert unguarded(ours["hooks"][0]["command"]) == thin_client_words()
     assert first.startswith(b'{\n    "model"')  # the file's 4-space indentation is kept
 
 
@@ -107,7 +110,8 @@ def test_init_creates_and_uninstall_deletes_a_new_file(home):
     settings = home / ".claude" / "settings.json"
     assert cli(init)[0] == 0
     data = json.loads(settings.read_text())
-    assert len(our_groups(data)) == 1
+    assert [g["matcher"] for g in our_groups(data)] == ["Bash", "Write|Edit|MultiEdit|NotebookEdit"]
+    assert commands_of(settings) == commands_of(settings, file_tools=True)
     assert not (home / ".claude" / "settings.json.bak").exists()
     assert cli(uninstall)[0] == 0
     assert not settings.exists()
@@ -184,7 +188,9 @@ def test_other_agents_install_idempotently(home, agent, relative, event):
     first = path.read_bytes()
     cli(init, agent)
     assert path.read_bytes() == first
-    assert [shlex.split(c) for c in commands_of(path, event)] == [thin_client_words(agent)]
+    assert [unguarded(c) for c in commands_of(path, event)] == [thin_client_words(agent)]
+    files = [thin_client_words(agent)] if agent in FILE_TOOL_MATCHERS else []
+    assert [unguarded(c) for c in commands_of(path, event, file_tools=True)] == files
     cli(uninstall, agent)
     assert not path.exists()
 
@@ -227,7 +233,7 @@ def test_doctor_passes_after_init(home, monkeypatch, tmp_path, runtime, in_proce
     text = out.getvalue()
     kind = "in-process" if in_process else "the thin client"
     assert f"claude hook installed in {home}" in text and f"({kind}" in text
-    assert "ok      hook command runs: " in text, text
+    assert "ok      hook command runs and answers" in text, text
     if not in_process:
         wait_for_server({"XDG_RUNTIME_DIR": str(runtime)})  # doctor's run started one: stop it
     if "policies do not load" not in text:
@@ -257,10 +263,11 @@ def test_init_upgrades_an_old_in_process_entry_in_place(home):
     assert code == 0 and "replaced `/old/venv/bin/rtk-policy hook claude`" in out
     data = json.loads(settings.read_text())
     groups = data["hooks"]["PreToolUse"]
-    assert len(groups) == 2 and groups[0]["hooks"][0]["command"] == "lint.sh"
+    assert len(groups) == 3 and groups[0]["hooks"][0]["command"] == "lint.sh"
+    assert groups[2]["matcher"] == FILE_TOOL_MATCHERS["claude"]  # the file tools' entry is added
     ours = groups[1]["hooks"]
     assert len(ours) == 1 and ours[0]["timeout"] == 30  # the user's other fields are kept
-    assert shlex.split(ours[0]["command"]) == thin_client_words()
+    assert unguarded(ours[0]["command"]) == thin_client_words()
     first = settings.read_bytes()
     assert cli(init)[0] == 0 and settings.read_bytes() == first
 
@@ -272,7 +279,7 @@ def test_init_leaves_one_hook_when_both_forms_were_installed(home):
     assert cli(init)[0] == 0
     commands = commands_of(settings)
     assert commands[0] == "lint.sh" and len(commands) == 2
-    assert shlex.split(commands[1]) == thin_client_words()
+    assert unguarded(commands[1]) == thin_client_words()
 
 
 def test_in_process_writes_the_hook_command_and_switches_back(home):
@@ -280,12 +287,12 @@ def test_in_process_writes_the_hook_command_and_switches_back(home):
     code, out, _ = cli(init, in_process=True)
     assert code == 0 and "fresh process" in out and "thin client" in out
     (command,) = commands_of(settings)
-    words = shlex.split(command)
+    words = unguarded(command)
     assert words[-2:] == ["hook", "claude"] and os.path.isabs(words[0])
     assert "client.py" not in command
     if not thin_client_unavailable():
         cli(init)
-        assert [shlex.split(c) for c in commands_of(settings)] == [thin_client_words()]
+        assert [unguarded(c) for c in commands_of(settings)] == [thin_client_words()]
         cli(init, in_process=True)
         assert commands_of(settings) == [command]
 
@@ -294,7 +301,7 @@ def test_in_process_writes_the_hook_command_and_switches_back(home):
 def test_serve_is_an_alias_of_the_default(home):
     code, out, _ = cli(init, serve=True)
     settings = home / ".claude" / "settings.json"
-    assert code == 0 and [shlex.split(c) for c in commands_of(settings)] == [thin_client_words()]
+    assert code == 0 and [unguarded(c) for c in commands_of(settings)] == [thin_client_words()]
     assert "no opinion" in out and "http hook" in out and "in-process" in out
 
 
@@ -315,6 +322,7 @@ def test_a_customised_hook_command_is_kept(home):
     before = settings.read_bytes()
     code, out, _ = cli(init)
     assert code == 0 and "customised" in out and settings.read_bytes() == before
+    assert "no other entry was added" in out
 
 
 def test_uninstall_removes_both_forms(home):
@@ -348,7 +356,7 @@ def test_the_installed_command_decides_end_to_end(home, tmp_path, runtime):
     """Run exactly what init wrote: in-process while no engine answers, then through the engine."""
     assert cli(init)[0] == 0
     (command,) = commands_of(home / ".claude" / "settings.json")
-    assert shlex.split(command) == thin_client_words()
+    assert unguarded(command) == thin_client_words()
     (tmp_path / "private").mkdir()
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -358,14 +366,14 @@ def test_the_installed_command_decides_end_to_end(home, tmp_path, runtime):
         "RTK_POLICY_SERVE_IDLE": "20",
     }
 
-    def decide(shell_command):
+    def decide(shell_command, tool_name="Bash", tool_input=None):
         payload = {
             "session_id": "s1",
             "cwd": str(tmp_path),
             "hook_event_name": "PreToolUse",
-            "tool_name": "Bash",
+            "tool_name": tool_name,
             "tool_use_id": "t1",
-            "tool_input": {"command": shell_command, "description": "d"},
+            "tool_input": tool_input or {"command": shell_command, "description": "d"},
         }
         done = subprocess.run(  # as Claude Code runs it: a shell, a child of Claude Code
             under_claude(tmp_path / "claude-bin", ["/bin/sh", "-c", command]),
@@ -382,3 +390,18 @@ def test_the_installed_command_decides_end_to_end(home, tmp_path, runtime):
     wait_for_server(env)
     assert decide("git status")["updatedInput"] == {"command": "rtk git status", "description": "d"}
     assert decide("rm -rf /")["permissionDecision"] == "deny"
+    guarded_file = {"file_path": f"{env['HOME']}/.claude/settings.json", "content": "{}"}
+    assert decide("", "Write", guarded_file)["permissionDecision"] == "ask"  # via the engine too
+
+
+def test_doctor_reports_file_tools_that_an_older_init_left_unhooked(home):
+    """An entry from before the file tools were hooked: doctor says so, and `init` adds it."""
+    write_settings(home, old_settings("/old/venv/bin/rtk-policy hook claude"))
+    out = io.StringIO()
+    doctor.run(SimpleNamespace(), None, out, io.StringIO())
+    line = "file-writing tools (Write|Edit|MultiEdit|NotebookEdit) are hooked"
+    assert f"PROBLEM claude's {line}" in out.getvalue()
+    assert cli(init, in_process=True)[0] == 0
+    out = io.StringIO()
+    doctor.run(SimpleNamespace(), None, out, io.StringIO())
+    assert f"ok      claude's {line}" in out.getvalue()

@@ -21,7 +21,7 @@ ISSUE_RULES = {  # the rules issue #6 item 1 asks for, by id
     "git-clean-force", "git-discard-changes", "git-branch-force-delete", "pipe-download-to-shell",
     "process-substitution-download", "substitution-download-exec", "credential-read", "keychain-read",
     "credential-send", "credential-pipe-send", "unattestable-parse-error", "unattestable-dynamic-program",
-    "unattestable-eval", "protect-guard-files",
+    "unattestable-eval",
 }  # fmt: skip
 REVIEW_RULES = {  # the rules the golden-corpus review asked for (destructive gaps, exfiltration, shells)
     "rm-recursive-project", "rm-recursive-from-list", "find-mass-delete", "git-history-destroy",

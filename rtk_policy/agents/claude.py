@@ -7,6 +7,9 @@
 | none, rewritten | `updatedInput` + reason "RTK auto-rewrite", no `permissionDecision` |
 | none, not rewritten | nothing (or only a `systemMessage` for warnings) |
 | deny | `permissionDecision: "deny"` + a reason for the agent |
+
+Another tool (Write, Edit, Read …) gets the same answers without `updatedInput`: deny, ask, allow
+or nothing.
 """
 
 from __future__ import annotations
@@ -24,11 +27,23 @@ NAME = "claude"
 SHELL_TOOLS = ("Bash",)
 
 
+#: What Claude Code 2.1.328 does with each answer (agents-real.md; `common.notes`).
+NOTES = {
+    "ask": "Claude Code asks the user; headless (-p) it cannot ask and refuses the command",
+    "ask+rewrite": "Claude Code asks the user about the rewritten command; headless (-p) it"
+    " refuses it",
+    "none": "no output: Claude Code's own permission flow decides",
+    "none+rewrite": "no decision: Claude Code's own permission rules decide on the rewritten"
+    " command (outside its read-only set it needs approval)",
+}
+
+
 def parse_request(payload: dict[str, Any], agent: str = NAME) -> HookRequest | None:
-    """The request of a Claude-shaped payload, or None for a non-shell tool."""
+    """The request of a Claude-shaped payload: a Bash call, or another tool's call."""
     tool_name = common.text_field(payload, "tool_name")
     if "tool_name" in payload and tool_name not in SHELL_TOOLS:
-        return None
+        fields = common.text_fields(payload, "session_id", "tool_use_id", "permission_mode")
+        return common.tool_request(agent, payload, tool_name, payload.get("tool_input"), **fields)
     fields = common.text_fields(
         payload, "session_id", "tool_use_id", "permission_mode", "transcript_path"
     )
@@ -41,8 +56,8 @@ def parse_compatible(payload: dict[str, Any], agent: str, **fields: str) -> Hook
     """Another agent's Claude-compatible payload (its shell tool name already checked), parsed as
     a Claude `Bash` call that keeps the payload's own `tool_name` and sets `fields` (variant)."""
     request = parse_request({**payload, "tool_name": "Bash"}, agent=agent)
-    if request is None:
-        return None
+    if request is None or request.tool is not None:
+        return request
     return record.evolve(request, tool_name=common.text_field(payload, "tool_name"), **fields)
 
 
@@ -67,6 +82,8 @@ def output(
 
 def render(decision: Any, request: HookRequest) -> str | None:
     """The Claude Code answer for `decision`."""
+    if request.tool is not None:
+        return render_tool(decision, request)
     verdict, warning = common.verdict_and_warning(decision)
     if verdict == "deny":
         return output("deny", common.deny_reason(decision), None, warning)
@@ -78,6 +95,14 @@ def render(decision: Any, request: HookRequest) -> str | None:
         return output("ask", common.ask_reason(decision), updated, warning)
     reason = common.REWRITE_REASON if updated is not None else None
     return output(None, reason, updated, warning)
+
+
+def render_tool(decision: Any, request: HookRequest) -> str | None:
+    """The answer for a tool that is not Bash: its verdict and reason, never `updatedInput`."""
+    verdict, reason = common.tool_verdict(decision)
+    if verdict == "none":
+        return output(None, None, None, common.warning_text(decision))
+    return output(verdict, reason, None, common.warning_text(decision))
 
 
 def pass_through(payload: dict[str, Any]) -> str | None:

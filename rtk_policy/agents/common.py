@@ -2,9 +2,12 @@
 
 An agent module (`claude`, `copilot`, `gemini`, `cursor`, `codex`) offers:
 
-- `parse_request(payload) -> HookRequest | None` — None: not a shell tool, pass it through;
-  raises `BadRequest` when the payload is a shell call without a usable command;
-- `render(decision, request) -> str | None` — the exact JSON line, or None for no output;
+- `parse_request(payload) -> HookRequest | None` — a shell call, or another tool's call (`tool`
+  set: a file tool, `agents/tools.py`); None: nothing to judge, pass it through; raises `BadRequest`
+  when the payload is a shell call without a usable command;
+- `render(decision, request) -> str | None` — the exact JSON line, or None for no output; for a
+  tool that is not a shell command only deny, ask or nothing (never a rewrite), as that agent
+  takes them;
 - `pass_through(payload) -> str | None` — the answer for a tool we do not judge;
 - `fail_answer(mode, message, request) -> str | None` — the answer when something went wrong,
   for a fail mode of `open` (no opinion), `closed` (ask) or `deny`.
@@ -19,6 +22,8 @@ from rtk_policy.util import record
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
     from typing import Any
+
+    from rtk_policy.policy.model import ToolCall
 
 #: The reason RTK gives for a plain rewrite; kept so that RTK-shaped consumers see the same text.
 REWRITE_REASON = "RTK auto-rewrite"
@@ -36,7 +41,7 @@ class HookRequest:
     """One agent's PreToolUse call, normalised across protocols."""
 
     agent: str  #: "claude" | "copilot" | "gemini" | "cursor" | "codex"
-    command: str  #: the shell command the agent wants to run
+    command: str  #: the shell command the agent wants to run ("" for another tool's call)
     tool_name: str = ""
     tool_input: dict[str, Any] = record.Factory(dict)  #: the original tool input, every field
     cwd: str = ""
@@ -48,6 +53,7 @@ class HookRequest:
         ""  #: a protocol dialect, e.g. Copilot "claude" | "cli" | "ide", Cursor event name
     )
     raw: dict[str, Any] = record.Factory(dict)  #: the whole payload as received
+    tool: ToolCall | None = None  #: a call of a tool that is not a shell command (file tools)
 
 
 #: Characters that some readers take as line breaks although JSON allows them raw in strings.
@@ -122,6 +128,42 @@ def new_request(
         raw=payload,
         **fields,
     )
+
+
+def tool_request(
+    agent: str, payload: dict[str, Any], tool_name: str, tool_input: Any, **fields: str
+) -> HookRequest:
+    """The request of a call of `tool_name`, not a shell command: its kind and paths read from
+    `tool_input` (`agents/tools.py`); `fields` as for `new_request`."""
+    from rtk_policy.agents.tools import tool_call
+
+    return HookRequest(
+        agent=agent,
+        command="",
+        tool_name=tool_name,
+        tool_input=tool_input if isinstance(tool_input, dict) else {},
+        cwd=text_field(payload, "cwd"),
+        raw=payload,
+        tool=tool_call(tool_name, tool_input),
+        **fields,
+    )
+
+
+def tool_verdict(decision: Any) -> tuple[str, str]:
+    """The verdict of a decision on a tool call and the reason to give with it ("" for none)."""
+    verdict = verdict_of(decision)
+    if verdict == "deny":
+        return verdict, deny_reason(decision)
+    if verdict == "ask":
+        return verdict, ask_reason(decision)
+    if verdict == "allow":
+        return verdict, joined(getattr(decision, "reasons", ())) or ALLOW_REASON
+    return "none", ""
+
+
+def unaskable_reason(reason: str) -> str:
+    """The deny reason given where an agent cannot ask (an ask turned into a deny)."""
+    return f"{reason} (it needs the user's approval, which this agent's hook cannot ask for)"
 
 
 def verdict_of(decision: Any) -> str:
@@ -205,6 +247,15 @@ def fail_reason(message: str, mode: str) -> str:
     """The reason given when the fail mode (`closed` or `deny`) answers instead of the policies."""
     action = "blocking the command" if mode == "deny" else "asking for approval"
     return f"rtk-policy could not decide ({message}); {action}"
+
+
+def notes(module: Any, verdict: str, rewritten: bool) -> list[str]:
+    """What `module`'s agent does with the answer to `verdict` (`explain --agent`): the agent's
+    `NOTES` for the verdict (keys `deny`, `ask`, `allow`, `none`, each `+rewrite` when rewritten),
+    then its general note (`*`)."""
+    table = getattr(module, "NOTES", {})
+    found = [table.get(f"{verdict}+rewrite" if rewritten else verdict), table.get("*")]
+    return [text for text in found if text]
 
 
 def fail_verdict(mode: str) -> str | None:

@@ -6,6 +6,10 @@
   `{permissionDecision, permissionDecisionReason, modifiedArgs}` object;
 - `ide`: JetBrains Copilot (`toolName` run_in_terminal, camelCase) honours only deny, so a rewrite is
   answered with a deny that tells the agent to re-run the rewritten command, an ask with nothing.
+
+Another tool (`create`, `edit`, `view`, `apply_patch` …: every tool reaches a `preToolUse` entry
+without a matcher) gets deny, ask or nothing in its dialect; where only a deny counts (`ide`) an ask
+is a deny that says so.
 """
 
 from __future__ import annotations
@@ -20,6 +24,22 @@ NAME = "copilot"
 CLAUDE_SHAPE_TOOLS = ("Bash", "bash", "runTerminalCommand", "run_in_terminal")
 CLI_TOOLS = ("bash", "powershell")
 IDE_TOOLS = ("run_in_terminal",)
+#: What Copilot CLI 1.0.102 does with each answer (`common.notes`).
+NOTES = {
+    "ask": "Copilot CLI asks the user; headless (-p) it cannot ask and denies the command",
+    "none": "no output: Copilot's own permission flow decides",
+    "none+rewrite": "Copilot runs modifiedArgs (every field kept) under its own permission flow",
+    "allow+rewrite": "Copilot runs modifiedArgs (every field kept)",
+}
+NOTES["ask+rewrite"] = NOTES["ask"]
+
+
+def _loose_args(payload: dict[str, Any]) -> dict[str, Any]:
+    """`toolArgs` of a tool that is not a shell command ({} when it is not a JSON object)."""
+    try:
+        return _tool_args(payload)
+    except BadRequest:
+        return {}
 
 
 def _tool_args(payload: dict[str, Any]) -> dict[str, Any]:
@@ -36,13 +56,22 @@ def _tool_args(payload: dict[str, Any]) -> dict[str, Any]:
 
 def parse_request(payload: dict[str, Any]) -> HookRequest | None:
     """The request of either Copilot payload shape, or None for a non-shell tool."""
+    session = common.first_text(payload, "sessionId", "session_id")
     if "toolName" not in payload and "toolArgs" not in payload:
-        if common.text_field(payload, "tool_name") not in CLAUDE_SHAPE_TOOLS:
-            return None
+        tool_name = common.text_field(payload, "tool_name")
+        if tool_name not in CLAUDE_SHAPE_TOOLS:
+            if not tool_name:
+                return None
+            tool_input = payload.get("tool_input")
+            return common.tool_request(NAME, payload, tool_name, tool_input, session_id=session,
+                                       variant="claude")  # fmt: skip
         return claude.parse_compatible(payload, NAME, variant="claude")
     tool_name = common.text_field(payload, "toolName")
     if tool_name not in CLI_TOOLS + IDE_TOOLS:
-        return None
+        if not tool_name:
+            return None
+        return common.tool_request(NAME, payload, tool_name, _loose_args(payload),
+                                   session_id=session, variant="cli")  # fmt: skip
     return common.new_request(
         NAME,
         payload,
@@ -63,6 +92,8 @@ def render(decision: Any, request: HookRequest) -> str | None:
     """The Copilot answer for `decision`, in the dialect the request came in."""
     if request.variant == "claude":
         return claude.render(decision, request)
+    if request.tool is not None:
+        return render_tool(decision, request)
     verdict = common.verdict_of(decision)
     if verdict == "deny":
         return flat("deny", common.deny_reason(decision), None)
@@ -78,6 +109,14 @@ def render(decision: Any, request: HookRequest) -> str | None:
     if verdict == "ask":
         return flat("ask", common.ask_reason(decision), modified)
     return flat(None, common.REWRITE_REASON if modified is not None else None, modified)
+
+
+def render_tool(decision: Any, request: HookRequest) -> str | None:
+    """Deny, ask or allow in the flat shape (an ask is a deny where only denies count)."""
+    verdict, reason = common.tool_verdict(decision)
+    if verdict == "ask" and request.variant == "ide":
+        return flat("deny", common.unaskable_reason(reason), None)
+    return flat(verdict, reason, None) if verdict != "none" else None
 
 
 def pass_through(payload: dict[str, Any]) -> str | None:

@@ -17,16 +17,20 @@ if TYPE_CHECKING:
 
 STDIN_LIMIT = 1024 * 1024  #: bytes; more is refused (as RTK does)
 STDIN_TIMEOUT = 5.0  #: seconds to wait for the host to close stdin
+#: the shortest wait `$RTK_POLICY_STDIN_TIMEOUT` may set: a shorter one would cut off the payload of
+#: a host writing it at once, and a cut-off payload gets the fail mode's answer (open: no opinion)
+STDIN_TIMEOUT_MIN = 0.5
 _BOM = b"\xef\xbb\xbf"
 
 
 def stdin_timeout() -> float:
-    """The time limit: `$RTK_POLICY_STDIN_TIMEOUT` seconds when set and valid, else 5."""
+    """The time limit: `$RTK_POLICY_STDIN_TIMEOUT` seconds when set and valid (at least
+    `STDIN_TIMEOUT_MIN`), else 5."""
     try:
         value = float(os.environ.get("RTK_POLICY_STDIN_TIMEOUT", ""))
     except ValueError:
         return STDIN_TIMEOUT
-    return value if value > 0 else STDIN_TIMEOUT
+    return max(value, STDIN_TIMEOUT_MIN) if value > 0 else STDIN_TIMEOUT
 
 
 def _fileno(stream: Any) -> int | None:

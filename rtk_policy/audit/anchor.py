@@ -29,6 +29,8 @@ from __future__ import annotations
 import json
 import os
 
+from rtk_policy.util.filelock import write_at
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
     from typing import Any
@@ -109,7 +111,7 @@ def save(path: str, anchor: dict[str, Any]) -> None:
     data += b" " * (-len(data) % PAGE)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | _NOFOLLOW, 0o600)
     try:
-        os.pwrite(fd, data, 0)
+        write_at(fd, data, 0)
         if os.fstat(fd).st_size > len(data):  # an older, longer anchor: drop its tail
             os.ftruncate(fd, len(data))
     finally:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from rtk_policy.audit import store as audit_store
 from rtk_policy.audit.encode import finish
 from rtk_policy.audit.event import build_event
+from rtk_policy.config.paths import audit_log_file
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -35,10 +36,7 @@ _deferred: dict[int, list[tuple[str, dict[str, Any], Any]]] = {}
 
 def default_audit_path() -> str:
     """`$XDG_STATE_HOME/rtk-policy/audit.jsonl`, with `~/.local/state` when it is unset."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".local", "state"
-    )
-    return os.path.join(base, "rtk-policy", "audit.jsonl")
+    return audit_log_file()
 
 
 def audit_path(config: Any) -> str:

@@ -20,7 +20,6 @@ the inode), and the remembered anchor is the current one: it is not read again.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import json.encoder
 import os
@@ -28,6 +27,7 @@ import sys
 from collections.abc import Callable, Iterator
 
 from rtk_policy.audit import anchor as audit_anchor
+from rtk_policy.util.filelock import lock, unlock
 from rtk_policy.util.hashing import sha256  # not hashlib: spares the hook the OpenSSL load
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
@@ -104,8 +104,11 @@ def read_anchor(path: str) -> tuple[dict[str, Any] | None, str]:
     except OSError:  # no lock file: nothing was ever appended (or it was deleted)
         return audit_anchor.load(audit_anchor.anchor_path(path))
     try:
-        fcntl.flock(lock_fd, fcntl.LOCK_SH)
-        return audit_anchor.load(audit_anchor.anchor_path(path))
+        lock(lock_fd, shared=True)
+        try:
+            return audit_anchor.load(audit_anchor.anchor_path(path))
+        finally:
+            unlock(lock_fd)
     finally:
         os.close(lock_fd)
 
@@ -133,10 +136,13 @@ def append(
             os.makedirs(folder, mode=0o700, exist_ok=True)
         lock_fd = os.open(path + ".lock", os.O_WRONLY | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX)
-        _append_locked(path, build, max_bytes, sink, keyed)
+        lock(lock_fd)
+        try:
+            _append_locked(path, build, max_bytes, sink, keyed)
+        finally:
+            unlock(lock_fd)
     finally:
-        os.close(lock_fd)  # closing releases the lock
+        os.close(lock_fd)
 
 
 def _append_locked(

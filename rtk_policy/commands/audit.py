@@ -28,16 +28,16 @@ def run(args: argparse.Namespace, stdin: IO[str], stdout: IO[str], stderr: IO[st
 
 
 def _log_path(args: argparse.Namespace, stderr: IO[str]) -> str | None:
-    """`--file`, else the path the config selects; None (after a message) when the config is bad."""
+    """`--file`, else the path the config selects (a config file that does not load is named on
+    `stderr` and left out)."""
     if getattr(args, "file", None):
         return str(args.file)
-    from rtk_policy.config.load import ConfigError, load_config
+    from rtk_policy.config.load import load_config
 
-    try:
-        return audit.audit_path(load_config())
-    except ConfigError as error:
-        stderr.write(f"rtk-policy: {error}\n")
-        return None
+    config = load_config()
+    for problem in config.problems:  # left out: the log is where the other files put it
+        stderr.write(f"rtk-policy: {problem}\n")
+    return audit.audit_path(config)
 
 
 def format_record(record: dict[str, Any]) -> str:
@@ -187,12 +187,9 @@ def verify_command(path: str, stdout: IO[str], stderr: IO[str], key_file: str | 
 def _configured_key(stderr: IO[str]) -> Any:
     """The HMAC function of the configured key file; None (with a note when one is configured
     but cannot be read) otherwise."""
-    from rtk_policy.config.load import ConfigError, load_config
+    from rtk_policy.config.load import load_config
 
-    try:
-        key_file = load_config().audit_key_file
-    except ConfigError:
-        return None
+    key_file = load_config().audit_key_file
     if not key_file:
         return None
     try:

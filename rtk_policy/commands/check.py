@@ -26,7 +26,7 @@ def check_once(
     from rtk_policy.policytest.examples import run_examples, summarize
 
     try:
-        engine = load_engine(paths, backend, config, use_cache=False)
+        engine = load_engine(paths, backend, config, use_cache=False, strict=True)
     except PolicyLoadError as error:
         stderr.write(error.render() + "\n")
         stderr.write(f"{len(error.problems)} problem(s) found\n")

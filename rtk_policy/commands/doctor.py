@@ -1,111 +1,84 @@
-"""`rtk-policy doctor`: is the hook installed, does its command run, do the policies compile, does a
-sample payload round-trip? Prints what to fix; exit 1 when something is wrong."""
+"""`rtk-policy doctor`: is the hook installed, can its command run (interpreter, hook file and
+package there, a guard, a timeout, trusted by Codex), does it answer, do the policies compile, does
+a sample payload round-trip? Prints one line per finding and what to fix; exit 1 on a problem."""
 
 from __future__ import annotations
 
 import io
 import json
 import os
-import subprocess
 from typing import IO, Any
 
 from rtk_policy.agents import AGENTS
-from rtk_policy.settings.install import IN_PROCESS, THIN_CLIENT, command_form, our_commands
+from rtk_policy.agents.samples import sample_payload
+from rtk_policy.settings.health import Finding, check_output, handler_findings
+from rtk_policy.settings.install import our_handlers
 from rtk_policy.settings.jsonfile import SettingsError, read_json
-from rtk_policy.settings.targets import Target, target
+from rtk_policy.settings.targets import target, with_file_tools
 
 
-def sample_payload(agent: str, cwd: str) -> dict[str, Any]:
-    """A harmless shell-tool payload in `agent`'s own shape."""
-    command = "git status"
-    if agent == "copilot":
-        return {
-            "sessionId": "doctor",
-            "cwd": cwd,
-            "toolName": "bash",
-            "toolArgs": json.dumps({"command": command}),
-        }
-    if agent == "gemini":
-        return {
-            "session_id": "doctor",
-            "cwd": cwd,
-            "hook_event_name": "BeforeTool",
-            "tool_name": "run_shell_command",
-            "tool_input": {"command": command},
-        }
-    if agent == "cursor":
-        return {
-            "conversation_id": "doctor",
-            "hook_event_name": "beforeShellExecution",
-            "command": command,
-            "cwd": cwd,
-        }
-    return {
-        "session_id": "doctor",
-        "transcript_path": "",
-        "cwd": cwd,
-        "permission_mode": "default",
-        "hook_event_name": "PreToolUse",
-        "tool_name": "Bash",
-        "tool_use_id": "toolu_doctor",
-        "tool_input": {"command": command, "description": "rtk-policy doctor"},
-    }
-
-
-def installed_commands(spec: Target) -> list[str]:
-    """The commands of our handlers in `spec.path` (raises `SettingsError` for a broken file)."""
-    return our_commands(read_json(spec.path).data, spec)
-
-
-def describe(command: str) -> str:
-    """What kind of hook `command` is (either form `init` writes, old installs included)."""
-    form = command_form(command)
-    if form == THIN_CLIENT:
-        return "the thin client of the resident engine"
-    if form == IN_PROCESS:
-        return "in-process; running init again switches it to the faster thin client"
-    return "a custom command"
-
-
-def check_output(stdout: str) -> str:
-    """ "" when `stdout` is a valid hook answer (nothing, or one JSON object line), else the problem."""
-    text = stdout.strip()
-    if not text:
-        return ""
-    if "\n" in text:
-        return "more than one line on stdout"
-    try:
-        return "" if isinstance(json.loads(text), dict) else "stdout is JSON but not an object"
-    except ValueError:
-        return f"stdout is not JSON: {text[:80]!r}"
-
-
-def run_command(command: str, agent: str, cwd: str) -> str:
-    """Run an installed hook command on a sample payload; "" when it answered correctly."""
-    payload = json.dumps(sample_payload(agent, cwd))
-    try:
-        done = subprocess.run(
-            command, shell=True, input=payload, capture_output=True, text=True, timeout=30, cwd=cwd
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return f"could not run: {error}"
-    if done.returncode != 0:
-        first = (done.stderr.strip().splitlines() or [""])[0]
-        return f"exit {done.returncode}: {first}"
-    return check_output(done.stdout)
+def installed_findings(cwd: str) -> list[Finding]:
+    """The findings about every hook entry of ours, user-wide and for the project in `cwd`."""
+    found: list[Finding] = []
+    any_installed = False
+    for agent in AGENTS:
+        for global_ in (True, False):
+            spec = target(agent, global_, cwd)
+            try:
+                data = read_json(spec.path).data
+            except SettingsError as error:
+                found.append(Finding(False, str(error), f"repair {spec.path} (a JSON object)"))
+                continue
+            again = f"rtk-policy init --agent {agent}{' --global' if global_ else ''}"
+            fix = f"run `{again}` again"
+            handlers = our_handlers(data, spec)
+            for handler in handlers:
+                any_installed = True
+                found += handler_findings(agent, spec, data, handler, cwd, fix)
+            for files in with_file_tools(spec)[1:] if handlers else ():
+                found.append(Finding(
+                    bool(our_handlers(data, files)),
+                    f"{agent}'s file-writing tools ({files.matcher}) are hooked in {spec.path}",
+                    f"run `{again}` again (it adds the entry; writes to the guard's files through"
+                    " these tools are not seen until then)",
+                ))  # fmt: skip
+    fix = "run `rtk-policy init --global` (Claude Code; --agent NAME for the others)"
+    found.append(Finding(any_installed, "an rtk-policy hook is installed", fix))
+    return found
 
 
 def round_trip(cwd: str) -> str:
-    """Answer a sample Claude payload in-process; "" when the answer is valid and no error occurred."""
+    """Answer a sample Claude payload in-process; "" when the answer is valid and error-free."""
     from rtk_policy.hook.service import HookOptions, answer_stream
 
     out, err = io.StringIO(), io.StringIO()
-    payload = io.StringIO(json.dumps(sample_payload("claude", cwd)))
+    payload = io.StringIO(json.dumps(sample_payload("claude", "git status", cwd)))
     answer_stream(HookOptions(agent="claude"), payload, out, err)
     problem = check_output(out.getvalue())
     if not problem and "error" in err.getvalue():
         problem = err.getvalue().strip().splitlines()[0]
     return problem
+
+
+def engine_findings(cwd: str) -> list[Finding]:
+    """Whether this install's policies load and a sample payload round-trips."""
+    try:
+        from rtk_policy.engine.pipeline import load_engine
+
+        engine = load_engine(cwd=cwd, strict=True)
+        loaded = Finding(True, "policies load and compile")
+        # told, not a failure: a layer that only tightens meanwhile
+        notes = [Finding(True, f"note: {notice}") for notice in engine.notices]
+    except Exception as error:  # noqa: BLE001 - any load failure is a finding
+        loaded = Finding(False, f"policies do not load: {error}", "run `rtk-policy check`")
+        notes = []
+    problem = round_trip(cwd)
+    trip = Finding(
+        not problem,
+        "a sample payload round-trips" + (f" ({problem})" if problem else ""),
+        "see the message above; the hook falls back to its fail mode meanwhile",
+    )
+    return [loaded, *notes, trip]
 
 
 def rewrite_notes(cwd: str) -> list[str]:
@@ -143,52 +116,10 @@ def rewrite_notes(cwd: str) -> list[str]:
 def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     """Run every check and print one line per finding."""
     cwd = os.getcwd()
-    problems = 0
-
-    def report(ok: bool, text: str, fix: str = "") -> None:
-        nonlocal problems
-        problems += not ok
-        stdout.write(
-            ("ok      " if ok else "PROBLEM ")
-            + text
-            + (f"\n        fix: {fix}" if fix and not ok else "")
-            + "\n"
-        )
-
-    found_any = False
-    for agent in AGENTS:
-        for global_ in (True, False):
-            spec = target(agent, global_, cwd)
-            try:
-                commands = installed_commands(spec)
-            except SettingsError as error:
-                report(False, str(error), f"repair {spec.path} (it must be a JSON object)")
-                continue
-            for command in commands:
-                found_any = True
-                report(True, f"{agent} hook installed in {spec.path} ({describe(command)})")
-                problem = run_command(command, agent, cwd)
-                report(
-                    not problem,
-                    f"hook command runs: {command}" + (f" ({problem})" if problem else ""),
-                    f"reinstall with `rtk-policy init --agent {agent}{' --global' if global_ else ''}`",
-                )
-    report(
-        found_any, "an rtk-policy hook is installed", "run `rtk-policy init --global` (Claude Code)"
-    )
-    try:
-        from rtk_policy.engine.pipeline import load_engine
-
-        load_engine(cwd=cwd)
-        report(True, "policies load and compile")
-    except Exception as error:  # noqa: BLE001 - any load failure is a finding
-        report(False, f"policies do not load: {error}", "run `rtk-policy check` to see every error")
-    for note in rewrite_notes(cwd):
-        stdout.write(f"note    {note}\n")
-    problem = round_trip(cwd)
-    report(
-        not problem,
-        "a sample payload round-trips" + (f" ({problem})" if problem else ""),
-        "see the message above; the hook falls back to its fail mode meanwhile",
-    )
-    return 1 if problems else 0
+    findings = installed_findings(cwd) + engine_findings(cwd)
+    findings += [Finding(True, f"note: {note}") for note in rewrite_notes(cwd)]
+    for finding in findings:
+        stdout.write(("ok      " if finding.ok else "PROBLEM ") + finding.text + "\n")
+        if finding.fix and not finding.ok:
+            stdout.write(f"        fix: {finding.fix}\n")
+    return 0 if all(finding.ok for finding in findings) else 1

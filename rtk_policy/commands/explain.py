@@ -1,5 +1,6 @@
-"""`rtk-policy explain CMD [--all] [--json]`: the segments as parsed, the rules that matched each (every
-rule tried with `--all`), the verdict and why. The command's words are taken as `rewrite` takes them."""
+"""`rtk-policy explain CMD [--all] [--json] [--agent NAME]`: the segments as parsed, the rules that
+matched each (every rule tried with `--all`), the verdict and why; with an agent's name, also its
+wire answer and what its CLI does with it. The command's words are taken as `rewrite` takes them."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import json
 import os
 from typing import IO
 
+from rtk_policy.agents import AGENTS, agent_module
+from rtk_policy.agents.common import notes, rewritten_of
+from rtk_policy.agents.samples import sample_payload
 from rtk_policy.engine.answers import exit_code, join_words, request_context
 from rtk_policy.util import record
 from rtk_policy.util.term import paint, wants_colour
@@ -35,12 +39,32 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     command = join_words(words)
     context = request_context(engine, os.getcwd(), agent=args.agent)
     outcome = engine.evaluate(command, context, trace=True)  # type: ignore[attr-defined]
+    agent = None
+    if args.agent in AGENTS:  # type: ignore[attr-defined]
+        agent = agent_answer(args.agent, outcome.decision, command)  # type: ignore[attr-defined]
     if args.json:  # type: ignore[attr-defined]
-        stdout.write(json.dumps(explain_data(outcome), indent=2, ensure_ascii=False) + "\n")
+        data = explain_data(outcome)
+        if agent is not None:
+            data["agent"] = agent
+        stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     else:
         every = getattr(args, "all", False)
-        stdout.write(explain_text(outcome, every=every, colour=wants_colour(stdout)))
+        stdout.write(explain_text(outcome, every=every, colour=wants_colour(stdout), agent=agent))
     return 0
+
+
+def agent_answer(agent: str, decision: object, command: str) -> dict[str, object]:
+    """What `agent`'s hook answers for `decision` (its wire JSON, None for no output) and the notes
+    on what the agent's CLI does with that answer."""
+    module = agent_module(agent)
+    request = module.parse_request(sample_payload(agent, command, os.getcwd()))
+    line = module.render(decision, request) if request is not None else None
+    rewritten = rewritten_of(decision, request) is not None if request is not None else False
+    return {
+        "name": agent,
+        "answer": json.loads(line) if line else None,
+        "notes": notes(module, decision.verdict, rewritten),  # type: ignore[attr-defined]
+    }
 
 
 def explain_data(outcome: object) -> dict[str, object]:
@@ -72,9 +96,12 @@ def explain_data(outcome: object) -> dict[str, object]:
     }
 
 
-def explain_text(outcome: object, every: bool = False, colour: bool = False) -> str:
+def explain_text(
+    outcome: object, every: bool = False, colour: bool = False, agent: dict | None = None
+) -> str:
     """The explanation for a person at a terminal: per segment the rules that matched (`every`:
-    every rule tried), then the verdict and why; `colour` paints the verdict and the matches."""
+    every rule tried), then the verdict and why; `colour` paints the verdict and the matches;
+    `agent` (`agent_answer`) adds that agent's answer and notes."""
     data = explain_data(outcome)
     out = [f"command: {data['command']!r}"]
     flags = [flag for flag, on in data["flags"].items() if on]  # type: ignore[union-attr]
@@ -84,9 +111,19 @@ def explain_text(outcome: object, every: bool = False, colour: bool = False) -> 
     for segment in data["segments"]:  # type: ignore[union-attr]
         out.extend(_segment_lines(segment, every, colour))
     out.extend(_decision_lines(data, colour))
+    if agent is not None:
+        out.extend(_agent_lines(agent))
     if not every:
         out.append("(--all lists every rule tried)")
     return "\n".join(out) + "\n"
+
+
+def _agent_lines(agent: dict) -> list[str]:
+    answer = agent["answer"]
+    shown = "nothing (no output)" if answer is None else json.dumps(answer, ensure_ascii=False)
+    lines = ["", f"agent:   {agent['name']}", f"answer:  {shown}"]
+    lines.extend(f"  note:  {note}" for note in agent["notes"])
+    return lines
 
 
 def _segment_lines(segment: dict, every: bool, colour: bool) -> list[str]:

@@ -1,62 +1,193 @@
-"""`rtk-policy init [--global] [--agent NAME] [--in-process]`: write our hook into agent settings.
+"""`rtk-policy init [--global] [--agent NAME] [--in-process] [--fail MODE] [--system]`: write our
+hook into an agent's settings, for shell commands and for the agent's file-writing tools
+(`settings/targets.py`).
 
-By default the hook is the resident engine's thin client (`<python> -S -I <…>/client.py AGENT`).
-`--in-process` writes `rtk-policy hook AGENT` instead; `--serve` is an alias of the default, kept
-for older docs and scripts. Running init again switches an entry init wrote before (either form, any
-install) to the one asked for, in place.
+By default the hook is the resident engine's thin client (`<python> -S -I <…>/client.py AGENT`),
+`--in-process` writes `rtk-policy hook AGENT` instead; either behind a guard that answers per the
+fail mode when the install is broken (`rtk_policy.settings.hook_command`). The fail mode is
+`--fail`, else `$RTK_POLICY_FAIL`, else the config's `fail_mode` (open by default); `closed` and
+`deny` also set the agent's own block-on-failure switch where it has one (Claude Code's
+`onFailure`, Cursor's `failClosed`). Every entry gets an explicit timeout. Running init again
+switches an entry init wrote before (any form, any install) in place; for Codex it says when that
+change needs a new review. `--system` (as root) writes every agent's machine-wide settings instead
+(`settings/system.py`).
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import IO, Any
 
-from rtk_policy.settings.install import install
-from rtk_policy.settings.jsonfile import SettingsError
+from rtk_policy.agents import AGENTS
+from rtk_policy.settings import codex_trust
+from rtk_policy.settings.install import Change, install, is_ours
+from rtk_policy.settings.jsonfile import SettingsError, read_json
 from rtk_policy.settings.targets import (
+    Target,
     hook_command,
     target,
+    targets,
     thin_client_command,
     thin_client_unavailable,
 )
 
+FAIL_MODES = ("open", "closed", "deny")
 THIN_CLIENT_NOTE = (
     "The hook is the thin client: a tiny program, started by absolute path with this install's\n"
     "Python, that hands each call to the resident engine (`rtk-policy serve`: policies compiled\n"
     "once, a private Unix socket, exits when idle) and prints its answer. When no engine answers,\n"
     "it starts one in the background and decides that call itself, so no command goes unchecked.\n"
+    "(`rtk-policy init --in-process` installs the plain `rtk-policy hook` command instead.)\n"
+)
+HTTP_NOTE = (
     "No http hook is installed: Claude Code treats an http hook whose server is down as\n"
-    "no opinion, so commands would run unchecked. (`rtk-policy init --in-process` installs\n"
-    "the plain `rtk-policy hook` command instead.)\n"
+    "no opinion, so commands would run unchecked.\n"
 )
 IN_PROCESS_NOTE = (
     "The hook decides every call in a fresh process (`rtk-policy hook`, no resident engine);\n"
     "plain `rtk-policy init` installs the faster thin client instead.\n"
 )
+FAIL_NOTE = (
+    "If this install breaks (package uninstalled, interpreter gone), the hook answers with fail\n"
+    "mode {mode!r}: {what} (change it with `rtk-policy init --fail open|closed|deny`).\n"
+)
+FAIL_WHAT = {
+    "open": "no opinion, the agent's own rules decide",
+    "closed": "the agent asks the user (Codex, which cannot ask, refuses)",
+    "deny": "every shell command is refused",
+}
+SYSTEM_NOTE = (
+    "The hooks run `{python} -I -m rtk_policy hook AGENT --system`: a root-owned Python, isolated\n"
+    "from PYTHONPATH and the user site, deciding with the shipped packs and {managed} only\n"
+    "(policies/ and config.toml there), compiled through the root-owned cache {cache}.\n"
+    "Nothing the agent's user can write changes what these hooks enforce.\n"
+)
+CODEX_TRUST_NOTE = (
+    "Codex runs this hook only after you trust it: start `codex`, open `/hooks`, review the\n"
+    "rtk-policy hook and trust it. `rtk-policy doctor` says whether Codex trusts it.\n"
+)
+
+
+def chosen_fail_mode(args: Any) -> str:
+    """`--fail`, else `$RTK_POLICY_FAIL`, else the config's `fail_mode`, else `open`."""
+    mode = getattr(args, "fail", None) or os.environ.get("RTK_POLICY_FAIL", "")
+    if mode in FAIL_MODES:
+        return mode
+    try:
+        from rtk_policy.config.load import load_config
+
+        mode = load_config().fail_mode
+    except Exception:  # noqa: BLE001 - an unreadable config leaves the default
+        mode = "open"
+    return mode if mode in FAIL_MODES else "open"
+
+
+def codex_statuses(specs: tuple[Target, ...]) -> dict[str, str]:
+    """{key: trust status} of our Codex hooks in the file of `specs` now ({} when unreadable)."""
+    spec = specs[0]
+    try:
+        data = read_json(spec.path).data
+    except SettingsError:
+        return {}
+    found = codex_trust.statuses(Path(spec.path), data, spec.event)
+    return {key: status for key, (status, handler) in found.items() if is_ours(handler)}
+
+
+def retrust_warning(before: dict[str, str], after: dict[str, str]) -> str:
+    """A warning when a hook Codex trusted before is no longer trusted ("" otherwise)."""
+    lost = [key for key, status in before.items() if status == codex_trust.TRUSTED]
+    if all(after.get(key) == codex_trust.TRUSTED for key in lost):
+        return ""
+    return (
+        "the hook Codex trusted has changed, so Codex will not run it until you review and trust"
+        " it again in `/hooks`"
+    )
 
 
 def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     """Install the hook idempotently; exit 1 (file untouched) when the settings file is not JSON."""
-    agent = getattr(args, "agent", "claude") or "claude"
-    spec = target(agent, bool(getattr(args, "global_", False)))
+    if getattr(args, "system", False):
+        return run_system(args, stdout, stderr)
+    agent = getattr(args, "agent", None) or "claude"
+    specs = targets(agent, bool(getattr(args, "global_", False)))
+    mode = chosen_fail_mode(args)
     in_process = bool(getattr(args, "in_process", False))
     if not in_process and (reason := thin_client_unavailable()):
         stderr.write(f"rtk-policy init: the thin client cannot be used here ({reason}); ")
         stderr.write("installing the in-process hook\n")
         in_process = True
-    command = hook_command(agent) if in_process else thin_client_command(agent)
+    command = hook_command(agent, mode) if in_process else thin_client_command(agent, mode)
+    before = codex_statuses(specs) if agent == "codex" else {}
+    change = _install(specs, command, stderr, mode)
+    if change is None:
+        return 1
+    after = codex_statuses(specs) if agent == "codex" else {}
+    if change.changed and (warning := retrust_warning(before, after)):
+        stderr.write(f"rtk-policy init: warning: {warning}\n")
+    stdout.write(change.message + "\n")
+    stdout.write(IN_PROCESS_NOTE if in_process else THIN_CLIENT_NOTE)
+    if agent == "claude":
+        stdout.write(HTTP_NOTE)
+    stdout.write(FAIL_NOTE.format(mode=mode, what=FAIL_WHAT[mode]))
+    if agent == "codex":
+        trusted = after and all(status == codex_trust.TRUSTED for status in after.values())
+        stdout.write("Codex trusts this hook.\n" if trusted else CODEX_TRUST_NOTE)
+    return 0
+
+
+def _install(
+    specs: tuple[Target, ...], command: str, stderr: IO[str], mode: str = "open"
+) -> Change | None:
+    """Install into one file, reporting a failure on `stderr` (None then)."""
     try:
-        change = install(spec, command)
+        change = install(specs, command, mode)
     except (SettingsError, ValueError) as error:
         stderr.write(f"rtk-policy init: error: {error}\n")
         stderr.write(
             "rtk-policy init: the file was left untouched; fix or move it, then run init again\n"
         )
-        return 1
+        return None
     except OSError as error:
-        stderr.write(f"rtk-policy init: error: cannot write {spec.path}: {error.strerror}\n")
-        return 1
+        stderr.write(f"rtk-policy init: error: cannot write {specs[0].path}: {error.strerror}\n")
+        return None
     for warning in change.warnings:
         stderr.write(f"rtk-policy init: warning: {warning}\n")
-    stdout.write(change.message + "\n")
-    stdout.write(IN_PROCESS_NOTE if in_process else THIN_CLIENT_NOTE)
-    return 0
+    return change
+
+
+def run_system(args: Any, stdout: IO[str], stderr: IO[str]) -> int:
+    """`init --system`: refuse unless root with a root-owned install; then every agent's (or the
+    one `--agent`) machine-wide settings, the managed folder and the system cache."""
+    import sys
+
+    from rtk_policy.settings import system
+
+    root = getattr(args, "root", None) or "/"
+    if os.geteuid() != 0:
+        stderr.write("rtk-policy init --system: error: run it as root (it writes /etc)\n")
+        return 1
+    problems = system.install_problems(sys.executable)
+    if problems:
+        stderr.write(
+            "rtk-policy init --system: error: the agent's user could change this install, so a\n"
+            "machine-wide hook running it would decide nothing; install rtk-policy root-owned\n"
+            "(e.g. `sudo pip install rtk-policy` into a root-owned Python) and run init with\n"
+            "that Python:\n"
+        )
+        stderr.writelines(f"  {problem}\n" for problem in problems)
+        return 1
+    for folder in system.prepare_managed(root):
+        stdout.write(f"created {folder}\n")
+    failed = False
+    for agent in [args.agent] if getattr(args, "agent", None) else AGENTS:
+        specs = system.system_targets(agent, target(agent, True), root)
+        change = _install(specs, system.system_hook_command(agent), stderr)
+        failed = failed or change is None
+        if change is not None:
+            stdout.write(change.message + "\n")
+    rules = system.compile_system_cache(root)
+    stdout.write(f"compiled {rules} rules into {system.system_cache(root)}\n")
+    stdout.write(SYSTEM_NOTE.format(python=sys.executable, managed=system.managed_folder(root),
+                                    cache=system.system_cache(root)))  # fmt: skip
+    return 1 if failed else 0

@@ -72,8 +72,10 @@ def _rewrite_one(
         context = request_context(engine, cwd, agent=agent)
         outcome = engine.evaluate(command, context)  # type: ignore[attr-defined]
     except Exception as error:  # noqa: BLE001 - internal error: the fail mode decides
+        from rtk_policy.config.load import effective_fail_mode
+
         stderr.write(f"rtk-policy: internal error: {_first_line(error)}\n")
-        return FAIL_EXIT.get(engine.config.fail_mode, EXIT_DEFER)  # type: ignore[attr-defined]
+        return FAIL_EXIT.get(effective_fail_mode(engine.config), EXIT_DEFER)  # type: ignore[attr-defined]
     decision = outcome.decision
     code, text = exit_code(decision, os.environ.get("RTK_REWRITE_HOST") == "openclaw")
     if code == EXIT_DENY and decision.reasons:

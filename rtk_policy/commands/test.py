@@ -92,7 +92,7 @@ def _load(policy_files: list[str], backend: str | None, stderr: IO[str]) -> obje
     except ImportError:  # pragma: no cover - the policy stage always provides it
         PolicyLoadError = ValueError  # type: ignore[assignment,misc]  # noqa: N806
     try:
-        engine = load_engine(policy_files or None, backend, use_cache=False)
+        engine = load_engine(policy_files or None, backend, use_cache=False, strict=True)
     except PolicyLoadError as error:
         render = getattr(error, "render", None)
         stderr.write((render() if render else str(error)) + "\n")

@@ -1,5 +1,5 @@
-"""The config file, `config.toml`, layered: user (`$XDG_CONFIG_HOME/rtk-policy/`), then project
-(`.rtk-policy/` in the current folder or a parent). Later layers override scalar keys and extend lists.
+"""`config.toml`, layered (`layers.py`): the settings of the trusted layers, merged with a
+direction.
 
 ```toml
 exclude_commands = ["curl", "^git push"]
@@ -7,8 +7,9 @@ transparent_prefixes = ["direnv exec ."]
 fail_mode = "open"           # open | closed | deny
 backend = "cel-expr"         # cel-expr | cel-python
 disabled_rules = ["git-push-force"]
-rewrite = "auto"             # auto (when rtk is on PATH) | always | never     (trusted layers only)
-rewrite_unapproved = false   # true: may let a command-line deny rule be bypassed (trusted only)
+locked_rules = ["claude-deny"]   # managed config only: no config may disable these
+rewrite = "auto"             # auto (when rtk is on PATH) | always | never
+rewrite_unapproved = false   # true: may let a command-line deny rule be bypassed
 [audit]
 enabled = true
 path = "~/.local/state/rtk-policy/audit.jsonl"
@@ -18,32 +19,46 @@ key_file = "/etc/rtk-policy/audit.key"   # the chain's hashes are HMAC-SHA256 wi
 target = "unix:/dev/log"     # or "udp://127.0.0.1:514", "tcp://127.0.0.1:601" (IP literals)
 facility = "user"            # a syslog facility name: user, auth, authpriv, local0 … local7
 ```
+
+Every key loosens something, so only trusted layers (managed, user, a trusted project) are read; an
+untrusted project's config is ignored, with a notice. Lists are joined; any other key of a layer
+overrides the one below it (user, then trusted projects outer to inner, then managed: the managed
+config has the last word), except `fail_mode`, which is the strictest any trusted layer sets
+(open < closed < deny). A file that does not load (bad TOML, an unknown key, a bad value) is left
+out alone, reported in `Config.problems` (every answer is then at least ask); when it belongs to a
+trusted layer the fail mode is at least `closed`, since the mode it held is unknown.
 """
 
 from __future__ import annotations
 
 import os
 
+from rtk_policy.config.layers import MANAGED, PROJECT, Layer, find_layers
 from rtk_policy.util import record
 
-FAIL_MODES = ("open", "closed", "deny")
+FAIL_MODES = ("open", "closed", "deny")  #: weakest first
 BACKENDS = ("cel-expr", "cel-python")
+_LIST_KEYS = ("exclude_commands", "transparent_prefixes", "disabled_rules", "locked_rules")
 REWRITE_MODES = ("auto", "always", "never")
-#: keys only the user's own config may set: a project layer's value is ignored (they loosen)
-_TRUSTED_ONLY = ("rewrite", "rewrite_unapproved")
-_LIST_KEYS = ("exclude_commands", "transparent_prefixes", "disabled_rules")
+_KNOWN_KEYS = {*_LIST_KEYS, "fail_mode", "backend", "audit", "rewrite", "rewrite_unapproved"}
 _AUDIT_KEYS = ("enabled", "path", "redact", "max_bytes", "key_file", "syslog")
 _SYSLOG_KEYS = ("target", "facility")
-#: Keys (dotted, as in the file) only the trusted layers (managed, user) may set: every audit key,
-#: since a project that could set them could switch the log off, move it, rotate it away, redact
-#: it blank, drop its key or its syslog copy.
+#: Keys (dotted, as in the file) only the trusted layers may set. Every key is (an untrusted
+#: project's config is ignored whole); the audit keys are named here because a project that could
+#: set them could switch the log off, move it, rotate it away, redact it blank, drop its key or its
+#: syslog copy.
 TRUSTED_ONLY_KEYS = frozenset(
     {
-        "audit",
+        *_KNOWN_KEYS,
         *(f"audit.{key}" for key in _AUDIT_KEYS),
         *(f"audit.syslog.{key}" for key in _SYSLOG_KEYS),
     }
 )
+_MANAGED_ONLY = ("locked_rules",)
+#: the fail mode a trusted config file that does not load stands for (it may have held a
+#: stricter one)
+BROKEN_FAIL_MODE = "closed"
+_AUTHORITY = {"user": 0, PROJECT: 1, MANAGED: 2}  #: layers are applied lowest authority first
 
 
 class ConfigError(Exception):
@@ -52,7 +67,7 @@ class ConfigError(Exception):
 
 @record.frozen
 class Config:
-    """The merged settings of every config layer."""
+    """The merged settings of every trusted config layer."""
 
     exclude_commands: tuple[str, ...] = ()
     transparent_prefixes: tuple[str, ...] = ()
@@ -69,60 +84,123 @@ class Config:
     rewrite: str = "auto"  #: auto: only when an `rtk` executable is on the agent's PATH
     #: rewrite commands no rule approved, and where command-line rules cannot be read
     rewrite_unapproved: bool = False
-    sources: tuple[str, ...] = ()  #: the files read, in order
+    sources: tuple[str, ...] = ()  #: the files applied, in order
+    locked_rules: tuple[str, ...] = ()  #: rule ids the managed config locks
+    problems: tuple[str, ...] = ()  #: config files left out because they did not load
+    notices: tuple[str, ...] = ()  #: settings ignored, for the user
+    #: (file, its keys) of each untrusted layer's config, ignored (`engine/layered.py` tells them)
+    ignored: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
-def user_config_dir() -> str:
-    """`$XDG_CONFIG_HOME/rtk-policy` (default `~/.config/rtk-policy`)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "rtk-policy")
+def load_config(
+    config_path: str | None = None, cwd: str | None = None, layers: tuple[Layer, ...] | None = None
+) -> Config:
+    """The config of `layers` (default: `find_layers(cwd)`); with `config_path` (a file the caller
+    named, trusted), that file instead of the user's and the projects' configs, the managed config
+    still on top. Never raises: problems are in `Config.problems`."""
+    if layers is None:
+        layers = find_layers(cwd)
+    ordered = sorted(layers, key=lambda layer: _AUTHORITY[layer.kind])  # stable: projects in order
+    if config_path:
+        ordered = [layer for layer in ordered if layer.kind == MANAGED]
+    parts = [(lay.kind, lay.trusted, *lay.config) for lay in ordered if lay.config is not None]
+    if config_path:
+        named = _read_named(str(config_path))
+        if isinstance(named, str):
+            broken = merge_layers(parts)
+            return record.evolve(broken, fail_mode=strictest(broken.fail_mode, BROKEN_FAIL_MODE),
+                                 problems=(named, *broken.problems))  # fmt: skip
+        parts.insert(0, ("user", True, str(config_path), named))
+    return merge_layers(parts)
 
 
-def folders_up(cwd: str | os.PathLike[str] | None = None) -> list[str]:
-    """`cwd` (default: the working folder) with symlinks resolved, then each of its parents up to
-    the root. Paths are strings: `pathlib` costs a cold hook ~3.5 ms of imports (urllib, ipaddress)."""
-    here = os.path.realpath(cwd or os.getcwd())
-    found = [here]
-    while (parent := os.path.dirname(here)) != here:
-        found.append(parent)
-        here = parent
-    return found
+def _read_named(path: str) -> bytes | str:
+    """The bytes of a config file named by the caller, or the problem reading it."""
+    from rtk_policy.config.layers import read_regular_file
+
+    try:
+        return read_regular_file(path)[0]
+    except OSError as error:
+        return f"{path}: cannot read: {error.strerror or error}"
 
 
-def project_dir(cwd: str | None = None) -> str | None:
-    """The nearest folder at or above `cwd` holding `.rtk-policy/`, or None."""
-    for folder in folders_up(cwd):
-        if os.path.isdir(os.path.join(folder, ".rtk-policy")):
-            return folder
-    return None
-
-
-def config_files(cwd: str | None = None) -> list[str]:
-    """The config files that exist, lowest precedence first."""
-    candidates = [os.path.join(user_config_dir(), "config.toml")]
-    project = project_dir(cwd)
-    if project is not None:
-        candidates.append(os.path.join(project, ".rtk-policy", "config.toml"))
-    return [path for path in candidates if os.path.isfile(path)]
-
-
-def load_config(config_path: str | None = None, cwd: str | None = None) -> Config:
-    """Read and merge the config layers (or only `config_path`); raise `ConfigError` on bad input."""
-    paths = [str(config_path)] if config_path else config_files(cwd)
+def merge_layers(parts: list[tuple[str, bool, str, bytes | None]]) -> Config:
+    """Merge (kind, trusted, path, bytes) config files, lowest authority first (see the module)."""
     merged: dict[str, object] = {}
-    user_file = os.path.join(user_config_dir(), "config.toml")
-    for path in paths:
-        layer = _read_toml(path)
-        if not config_path and path != user_file:
-            layer = {k: v for k, v in layer.items() if k not in _TRUSTED_ONLY}
+    modes, sources, problems, notices, ignored = [], [], [], [], []
+    for kind, trusted, path, data in parts:
+        layer, problem = _parsed(path, data)
+        if layer is None:
+            problems.extend([problem] if problem else [])
+            modes.append(BROKEN_FAIL_MODE if trusted else "open")
+            continue
+        if not trusted:
+            if layer:
+                ignored.append((path, tuple(sorted(layer))))
+            continue
+        if kind != MANAGED and any(key in layer for key in _MANAGED_ONLY):
+            keys = [key for key in _MANAGED_ONLY if key in layer]
+            notices.append(
+                f"{path}: {', '.join(keys)} ignored: only the managed config locks rules"
+            )
+            layer = {k: v for k, v in layer.items() if k not in _MANAGED_ONLY}
+        modes.append(str(layer.get("fail_mode", "open")))
         _merge(merged, layer)
-    return _to_config(merged, tuple(str(p) for p in paths))
+        sources.append(path)
+    config = _to_config(merged, tuple(sources))
+    return record.evolve(
+        config,
+        fail_mode=strictest(*modes),
+        problems=tuple(problems),
+        notices=tuple(notices),
+        ignored=tuple(ignored),
+    )
+
+
+def parse_config(path: str, data: bytes) -> dict[str, object]:
+    """The validated keys of one config file; raise `ConfigError` naming `path`."""
+    import tomllib
+
+    try:
+        layer = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8: {error.reason}") from error
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: {error}") from error
+    try:
+        _to_config(layer, ())
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {str(error).removeprefix('config: ')}") from error
+    return layer
+
+
+def _parsed(path: str, data: bytes | None) -> tuple[dict[str, object] | None, str]:
+    """(keys, "") of a config file, or (None, its problem); `data` None: it could not be read, and
+    its layer says why."""
+    if data is None:
+        return None, ""
+    try:
+        return parse_config(path, data), ""
+    except ConfigError as error:
+        return None, str(error)
+
+
+def strictest(*modes: str) -> str:
+    """The strictest of fail `modes` (open < closed < deny); unknown values count as open."""
+    return max((m for m in modes if m in FAIL_MODES), key=FAIL_MODES.index, default="open")
+
+
+def effective_fail_mode(config: object) -> str:
+    """The config's fail mode, made stricter (never looser) by `$RTK_POLICY_FAIL`."""
+    return strictest(getattr(config, "fail_mode", "open"), os.environ.get("RTK_POLICY_FAIL", ""))
 
 
 def config_from_mapping(data: dict[str, object], base: Config | None = None) -> Config:
-    """A `Config` with the keys of `data` overriding `base` (used for per-line `--batch` overrides)."""
-    merged = record.asdict(base or Config())
-    merged.pop("sources", None)
+    """A `Config` with the keys of `data` overriding `base` (per-line `--batch` overrides)."""
+    base = base or Config()
+    merged = record.asdict(base)
+    for key in ("sources", "problems", "notices", "ignored"):
+        merged.pop(key)
     audit = {
         "enabled": merged.pop("audit_enabled"),
         "path": merged.pop("audit_path"),
@@ -137,27 +215,20 @@ def config_from_mapping(data: dict[str, object], base: Config | None = None) -> 
     merged["audit"] = audit
     for key, value in data.items():
         merged[key] = value
-    return _to_config(merged, base.sources if base else ())
-
-
-def _read_toml(path: str) -> dict[str, object]:
-    import tomllib
-
-    try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read: {error.strerror}") from error
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: {error}") from error
+    config = _to_config(merged, base.sources)
+    return record.evolve(config, problems=base.problems, notices=base.notices, ignored=base.ignored)
 
 
 def _merge(into: dict[str, object], layer: dict[str, object]) -> None:
     for key, value in layer.items():
         if key in _LIST_KEYS and isinstance(value, list) and isinstance(into.get(key), list):
             into[key] = [*into[key], *value]  # type: ignore[misc]
-        elif isinstance(value, dict) and isinstance(into.get(key), dict):
-            into[key] = {**into[key], **value}  # type: ignore[dict-item]
+        elif key == "audit" and isinstance(value, dict) and isinstance(into.get(key), dict):
+            below: dict = into[key]  # type: ignore[assignment]
+            joined = {**below, **value}
+            if isinstance(value.get("redact"), list) and isinstance(below.get("redact"), list):
+                joined["redact"] = [*below["redact"], *value["redact"]]
+            into[key] = joined
         else:
             into[key] = value
 
@@ -184,8 +255,7 @@ def _flag(data: dict[str, object], key: str) -> bool:
 
 
 def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
-    known = {*_LIST_KEYS, *_TRUSTED_ONLY, "fail_mode", "backend", "audit"}
-    unknown = sorted(set(data) - known)
+    unknown = sorted(set(data) - _KNOWN_KEYS)
     if unknown:
         raise ConfigError(f"config: unknown key {unknown[0]!r}")
     audit = data.get("audit", {})
@@ -201,15 +271,23 @@ def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
         backend=_choice(data, "backend", BACKENDS, ""),
         rewrite=_choice(data, "rewrite", REWRITE_MODES, "auto"),
         rewrite_unapproved=_flag(data, "rewrite_unapproved"),
-        audit_enabled=bool(audit.get("enabled", True)),
-        audit_path=str(audit.get("path", "")),
+        audit_enabled=_typed(audit, "enabled", bool, True),
+        audit_path=_typed(audit, "path", str, ""),
         audit_redact=_string_list(audit, "redact"),
-        audit_max_bytes=int(audit.get("max_bytes", 10 * 1024 * 1024)),
-        audit_key_file=str(audit.get("key_file", "")),
+        audit_max_bytes=_typed(audit, "max_bytes", int, 10 * 1024 * 1024),
+        audit_key_file=_typed(audit, "key_file", str, ""),
         audit_syslog=target,
         audit_syslog_facility=facility,
         sources=sources,
+        locked_rules=_string_list(data, "locked_rules"),
     )
+
+
+def _typed(table: dict, key: str, kind: type, default: object) -> object:  # type: ignore[type-arg]
+    value = table.get(key, default)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ConfigError(f"config: [audit] {key} must be a {kind.__name__}")
+    return value
 
 
 def _known_keys(table: dict[str, object], known: tuple[str, ...], name: str) -> None:

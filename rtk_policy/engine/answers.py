@@ -42,10 +42,13 @@ def join_words(words: list[str]) -> str:
 
 
 def request_context(engine: object, cwd: str, agent: str = "", **fields: object) -> object:
-    """The engine context for a request made from `cwd`, with the user's Claude Code rules."""
-    from rtk_policy.settings.claude_rules import load_claude_rules
+    """The engine context for a request made from `cwd`, with the rules of `agent` (the host's own
+    permission rules, `rtk_policy.settings.agent_rules`; Claude Code's by default)."""
+    from rtk_policy.settings.agent_rules import load_agent_rules
 
-    deny, ask, allow = load_claude_rules(cwd)
+    deny, ask, allow, keep = load_agent_rules(agent or "claude", cwd)
+    if keep:
+        fields["exclude_commands"] = (*engine.config.exclude_commands, *keep)  # type: ignore[attr-defined]
     return engine.context(  # type: ignore[attr-defined]
         agent=agent, cwd=cwd, claude_deny=deny, claude_ask=ask, claude_allow=allow, **fields
     )

@@ -1,18 +1,22 @@
 """The pipeline of stages: text → shell.parse → policy evaluation → decision.
 
-`Engine` holds a loaded policy set and the config; `Engine.decide` is what `rewrite`, `hook`, `explain`
-and `serve` call.
+`Engine` holds a loaded policy set and the config; `Engine.decide` is what `rewrite`, `hook`,
+`explain` and `serve` call.
 """
 
 from __future__ import annotations
 
-from rtk_policy.util import record
-
 from rtk_policy.config.load import Config
 from rtk_policy.decision import Decision, decide
-from rtk_policy.policy.model import Context, Evaluation
 from rtk_policy.engine.rewrite import assemble_rewrite
+from rtk_policy.policy.model import Context, Evaluation, ToolCall
 from rtk_policy.shell import CommandLine, parse
+from rtk_policy.shell.model import Segment
+from rtk_policy.util import record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @record.frozen
@@ -30,15 +34,23 @@ class Engine:
 
     policies: object  #: a rtk_policy.policy.PolicySet
     config: Config
+    #: files of any layer that did not load (left out): every answer is then at least ask
+    problems: tuple[str, ...] = ()
+    #: what the user is told with every answer: loosening of untrusted layers ignored, and why
+    notices: tuple[str, ...] = ()
+    #: ids of the untrusted layers' loosening rules, never evaluated (`engine/layered.py`)
+    suppressed: tuple[str, ...] = ()
 
     def context(self, **fields: object) -> Context:
-        """A `Context` carrying this engine's config plus the given request fields."""
-        return Context(
-            exclude_commands=self.config.exclude_commands,
-            transparent_prefixes=self.config.transparent_prefixes,
-            disabled_rules=self.config.disabled_rules,
-            **fields,  # type: ignore[arg-type]
-        )
+        """A `Context` carrying this engine's config plus the given request fields (which may
+        replace a config list, e.g. `exclude_commands`)."""
+        configured: dict[str, object] = {
+            "exclude_commands": self.config.exclude_commands,
+            "transparent_prefixes": self.config.transparent_prefixes,
+            "disabled_rules": self.config.disabled_rules,
+            "suppressed_rules": self.suppressed,
+        }
+        return Context(**{**configured, **fields})  # type: ignore[arg-type]
 
     def evaluate(self, text: str, context: Context, trace: bool = False) -> Outcome:
         """Parse `text`, evaluate the policies on it and combine the results.
@@ -60,7 +72,27 @@ class Engine:
                 rewritten_line, context, trace, deny_only=True
             )
         decision = decide(command_line, evaluation, rewrite, recheck)
-        return Outcome(command_line, evaluation, decision)
+        return Outcome(command_line, evaluation, self._layer_state(decision))
+
+    def evaluate_tool(self, call: ToolCall, context: Context, trace: bool = False) -> Outcome:
+        """Evaluate the rules on a tool call that is not a shell command (`tools:` of its kind),
+        its paths spelt out against the context's cwd, and combine them: never a rewrite."""
+        from rtk_policy.policy.facts import tool_call_value
+
+        command_line = tool_command_line(call)
+        tool = tool_call_value(call, context.cwd)
+        policies: Any = self.policies
+        evaluation = policies.evaluate_tool(command_line, tool, context, trace)
+        decision = decide(command_line, evaluation, None)
+        return Outcome(command_line, evaluation, self._layer_state(decision))
+
+    def _layer_state(self, decision: Decision) -> Decision:
+        """`decision` raised to at least ask when files did not load, with the layers' notices."""
+        if not (self.problems or self.notices):
+            return decision
+        from rtk_policy.engine.layered import with_layer_state
+
+        return with_layer_state(decision, self.problems, self.notices)
 
     def decide(self, text: str, context: Context) -> Decision:
         """The `Decision` for `text` under `context`; the rewritten command is re-checked for deny.
@@ -68,6 +100,39 @@ class Engine:
         `rtk` is a transparent wrapper in the shell stage, so `rtk rm -rf /` is still seen as `rm`.
         """
         return self.evaluate(text, context).decision
+
+
+def _guard_configured(config: Config) -> None:
+    """Tell the guarded list (`policy/guarded.py`) about the files the config moved (the audit log,
+    its key), without importing it when there are none and it was never needed."""
+    import sys
+
+    chosen = (config.audit_path, getattr(config, "audit_key_file", ""))
+    if any(chosen) or "rtk_policy.policy.guarded" in sys.modules:
+        from rtk_policy.policy.guarded import remember_configured
+
+        remember_configured(*chosen)
+
+
+def tool_command_line(call: ToolCall) -> CommandLine:
+    """The one-segment command line that stands for a tool call in the audit log and in CEL's
+    `segment` and `command`: `NAME PATH…` (the program is the tool's name, the arguments its
+    paths)."""
+    argv = (call.name, *call.paths_written, *call.paths_read)
+    text = " ".join(argv)
+    segment = Segment(
+        index=0, text=text, start=-1, end=-1, program=call.name, program_path=call.name,
+        argv=argv, args=argv[1:], raw_words=argv, subcommand="", flags=(), env=(), wrappers=(),
+        prefix="", command=text, suffix="", redirects=(), match_text=text, pipeline_index=0,
+        pipeline_size=1, pipeline_before=(), pipeline_after=(), pipe_stderr=False,
+        operator_before="", operator_after="", background=False, negated=False, depth=0,
+        origin="top", parent=-1, dynamic_program=False, rewritable=False,
+    )  # fmt: skip
+    return CommandLine(
+        text=text, segments=(segment,), parse_error=False, has_substitution=False,
+        has_heredoc=False, has_here_string=False, has_file_redirect=False, unattestable=False,
+        multiline=False, rewrite_refused=True, error="",
+    )  # fmt: skip
 
 
 def _valid_unicode(text: str) -> str:
@@ -87,12 +152,22 @@ def load_engine(
     config_path: str | None = None,
     cwd: str | None = None,
     use_cache: bool = True,
+    strict: bool = False,
+    system: bool = False,
+    system_root: str = "/",
 ) -> Engine:
-    """Load config and policies (search path or `policy_paths`) into an `Engine`."""
-    from rtk_policy.config.load import load_config
-    from rtk_policy.policy import load_policy_set, policy_search_path
+    """Load the config and policies of the layers for `cwd` (`engine/layered.py`), or the
+    `policy_paths` and `config_path` given instead, into an `Engine`.
 
-    config = load_config(config_path=config_path, cwd=cwd)
-    paths = policy_paths or policy_search_path(cwd=cwd)
-    policies = load_policy_set(paths, backend=backend or config.backend or None, use_cache=use_cache)
-    return Engine(policies=policies, config=config)
+    A file that does not load is left out and makes every answer at least ask; `strict` (check,
+    test, replay) raises `PolicyLoadError` or `ConfigError` for it instead. `system` (a
+    machine-wide install, `hook --system`): only what the agent's user cannot write — the shipped
+    packs and the managed folder's policies and config (`config/managed.py`, under `system_root`),
+    compiled through the root-owned system cache; no user or project file."""
+    from rtk_policy.engine.layered import load_layered
+
+    engine = load_layered(
+        policy_paths, backend, config_path, cwd, use_cache, strict, system, system_root
+    )
+    _guard_configured(engine.config)
+    return engine

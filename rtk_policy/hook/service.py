@@ -1,8 +1,9 @@
 """The hook service: one PreToolUse call answered (JSON in, at most one JSON line out), audited.
 
 The one path the CLI's `rtk-policy hook`, the resident server and the thin client's in-process
-fallback all call: request → engine → the agent's answer → the audit record. Never a traceback, never junk on stdout, always exit 0. Bad input and internal errors get a one-line
-stderr message and the configured fail mode's answer (`open`: no opinion, `closed`: ask, `deny`: deny).
+fallback all call: request → engine → the agent's answer → the audit record. Never a traceback,
+never junk on stdout, always exit 0. Bad input and internal errors get a one-line stderr message
+and the fail mode's answer (`open`: no opinion, `closed`: ask, `deny`: deny).
 """
 
 from __future__ import annotations
@@ -22,26 +23,28 @@ if TYPE_CHECKING:
     from typing import IO, Any
 
 FAIL_MODES = ("open", "closed", "deny")
-#: Agents whose host honours Claude Code's permission rules (reference rtk-behaviour §4.1).
-CLAUDE_RULE_AGENTS = ("claude", "copilot", "codex")
 
 
 @record.frozen
 class HookOptions:
     """What a hook call is told besides its payload: the agent (None: detect it from the payload),
     the policy paths, backend and config file that replace the defaults (None: the defaults), and
-    `host_pid`, a process below the agent's (None: this one), whose ancestors are searched for
-    Claude Code's command line (`settings.claude_cli`)."""
+    whether it is a machine-wide install's hook (`system`: the managed layer only, see
+    `engine.pipeline.load_engine`), and `host_pid`, a process below the agent's (None: this one;
+    0: unknown), whose ancestors are searched for Claude Code's command line
+    (`settings.claude_cli`)."""
 
     agent: str | None = None
     policies: list[str] | None = None
     backend: str | None = None
     config: str | None = None
+    system: bool = False
     host_pid: int | None = None
 
 
 class _Hook:
-    """The state of one hook call: the chosen protocol, the engine once loaded, what was answered."""
+    """The state of one hook call: the chosen protocol, the engine once loaded, what was
+    answered."""
 
     def __init__(
         self,
@@ -90,17 +93,22 @@ class _Hook:
         self.decide(self.request)
 
     def decide(self, request: HookRequest) -> None:
-        """Run the engine on the request's command and answer with the agent's rendering."""
+        """Run the engine on the request's command (or tool call) and answer with the agent's
+        rendering."""
         engine = self.load_engine(request)
         context = self.context(engine, request)
-        evaluate = getattr(engine, "evaluate", None)
-        outcome = evaluate(request.command, context) if callable(evaluate) else None
-        decision = (
-            outcome.decision if outcome is not None else engine.decide(request.command, context)
-        )
+        if request.tool is not None:
+            outcome = engine.evaluate_tool(request.tool, context)
+            decision = outcome.decision
+        else:
+            evaluate = getattr(engine, "evaluate", None)
+            outcome = evaluate(request.command, context) if callable(evaluate) else None
+            decision = (
+                outcome.decision if outcome is not None else engine.decide(request.command, context)
+            )
         decision = self.for_host(decision, request)
         remembered = getattr(engine, "rendered", None)  # the resident server's memo
-        if callable(remembered):
+        if callable(remembered) and request.tool is None:
             self.emit(remembered(self.module, decision, request))
         else:
             self.emit(self.module.render(decision, request))
@@ -129,12 +137,13 @@ class _Hook:
                 backend=self.options.backend,
                 config_path=self.options.config,
                 cwd=request.cwd if request.cwd and os.path.isdir(request.cwd) else None,
+                system=getattr(self.options, "system", False),
             )
             self.config = self.engine.config
         return self.engine
 
     def context(self, engine: Any, request: HookRequest) -> Any:
-        """The policy `Context` of the request: agent fields, Claude rules, config lists."""
+        """The policy `Context` of the request: agent fields, the agent's own rules (`claude`)."""
         facts = getattr(engine, "folder_facts", None)  # the resident server's stat-checked memo
         fields: dict[str, Any] = {
             "agent": request.agent,
@@ -145,18 +154,20 @@ class _Hook:
             "tool_name": request.tool_name,
             "tool_input": tuple(request.tool_input.items()),
         }
-        if request.agent in CLAUDE_RULE_AGENTS:
-            from rtk_policy.settings.claude_rules import load_claude_rules
+        from rtk_policy.settings.agent_rules import load_agent_rules
 
-            load = facts.claude_rules if facts is not None else load_claude_rules
-            deny, ask, allow = load(request.cwd or None, self.stderr)
-            if request.agent == "claude":
-                from rtk_policy.settings.claude_cli import host_rules
+        load = facts.agent_rules if facts is not None else load_agent_rules
+        deny, ask, allow, keep = load(request.agent, request.cwd or None, self.stderr)
+        if request.agent == "claude":
+            from rtk_policy.settings.claude_cli import host_rules
 
-                cli = host_rules(getattr(self.options, "host_pid", None))
-                self.rules_seen = cli.seen
-                deny, ask, allow = (*deny, *cli.deny), (*ask, *cli.ask), (*allow, *cli.allow)
-            fields.update(claude_deny=deny, claude_ask=ask, claude_allow=allow)
+            cli = host_rules(getattr(self.options, "host_pid", None))
+            self.rules_seen = cli.seen
+            deny, ask, allow = (*deny, *cli.deny), (*ask, *cli.ask), (*allow, *cli.allow)
+        fields.update(claude_deny=deny, claude_ask=ask, claude_allow=allow)
+        if keep:  # commands the host judges itself by rules we cannot read: never rewritten
+            configured = getattr(self.config, "exclude_commands", ())
+            fields["exclude_commands"] = (*configured, *keep)
         make = getattr(engine, "context", None)
         if callable(make):
             return make(**fields)
@@ -180,18 +191,26 @@ class _Hook:
     # -- failures ---------------------------------------------------------------------------------
 
     def fail_mode(self) -> str:
-        """The config's fail mode; `$RTK_POLICY_FAIL` (or `open`) when the config cannot be read."""
+        """The fail mode of the trusted config layers, made stricter (never looser) by
+        `$RTK_POLICY_FAIL`; `closed` when even the config cannot be read."""
+        from rtk_policy.config.load import BROKEN_FAIL_MODE, effective_fail_mode, strictest
+
         if self.config is None:
             try:
                 from rtk_policy.config.load import load_config
 
-                self.config = load_config(config_path=self.options.config)
+                cwd = self.request.cwd if self.request is not None else ""
+                folder = cwd if cwd and os.path.isdir(cwd) else None
+                layers = None
+                if getattr(self.options, "system", False):
+                    from rtk_policy.engine.layered import system_layers
+
+                    layers = system_layers()  # the managed layer only
+                self.config = load_config(self.options.config, cwd=folder, layers=layers)
             except Exception as error:  # noqa: BLE001 - a broken config must not break the answer
                 self.say(f"config not readable ({error})")
-        mode = getattr(self.config, "fail_mode", None)
-        if mode not in FAIL_MODES:
-            mode = os.environ.get("RTK_POLICY_FAIL", "open")
-        return mode if mode in FAIL_MODES else "open"
+                return strictest(BROKEN_FAIL_MODE, effective_fail_mode(None))
+        return effective_fail_mode(self.config)
 
     def bad_input(self, message: str) -> None:
         """Answer input we cannot judge: a stderr line and the fail mode's answer."""
@@ -291,9 +310,9 @@ def answer_stream(
     engine: Any = None,
     decoded: Any = None,
 ) -> None:
-    """Answer one hook call read from `stdin` on `stdout`; `engine` replaces the loaded one (tests or
-    the resident server); `decoded` is `decode_payload`'s answer for stdin when the caller already
-    has it (stdin is then not read). Never raises."""
+    """Answer one hook call read from `stdin` on `stdout`; `engine` replaces the loaded one (tests
+    or the resident server); `decoded` is `decode_payload`'s answer for stdin when the caller
+    already has it (stdin is then not read). Never raises."""
     _run(_Hook(options, stdout, stderr, engine, decoded), stdin)
 
 

@@ -16,6 +16,7 @@ import os
 from binascii import crc32
 
 import rtk_policy
+from rtk_policy.config.paths import cache_dir
 from rtk_policy.util.hashing import sha256
 
 try:  # the C unpickler alone: `import pickle` (its Python half) costs the hook ~1.5 ms
@@ -29,12 +30,6 @@ if TYPE_CHECKING:
 
 _MAGIC = b"rtk-policy-cache 2\n"
 _CHECK = 8  #: hex digits of the CRC-32 after the magic line
-
-
-def cache_dir() -> str:
-    """`$XDG_CACHE_HOME/rtk-policy` (default `~/.cache/rtk-policy`)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "rtk-policy")
 
 
 def policy_digest(sources: list[tuple[str, bytes]]) -> str:
@@ -59,10 +54,11 @@ def _name(key: str) -> str:
     return f"policies-{key}.pickle"
 
 
-def read_cache(key: str) -> dict[str, Any] | None:
-    """The payload stored under `key`, or None when missing, unreadable, corrupt or for another key."""
+def read_cache(key: str, folder: str | None = None) -> dict[str, Any] | None:
+    """The payload stored under `key` (in `folder`, default `cache_dir()`), or None when missing,
+    unreadable, corrupt or for another key."""
     try:
-        with open(os.path.join(cache_dir(), _name(key)), "rb") as handle:
+        with open(os.path.join(folder or cache_dir(), _name(key)), "rb") as handle:
             data = handle.read()
     except OSError:
         return None
@@ -81,11 +77,12 @@ def read_cache(key: str) -> dict[str, Any] | None:
     return payload
 
 
-def write_cache(key: str, payload: dict[str, Any]) -> bool:
-    """Store `payload` under `key` atomically (temp file + rename); False when the folder is unwritable."""
+def write_cache(key: str, payload: dict[str, Any], folder: str | None = None) -> bool:
+    """Store `payload` under `key` (in `folder`, default `cache_dir()`) atomically (temp file +
+    rename); False when the folder is unwritable."""
     body = _dumps({**payload, "key": key})
     data = _MAGIC + _checksum(body) + body
-    folder = cache_dir()
+    folder = folder or cache_dir()
     try:
         os.makedirs(folder, exist_ok=True)
         import tempfile  # only when writing: it pulls in shutil, bz2 and lzma
@@ -100,7 +97,7 @@ def write_cache(key: str, payload: dict[str, Any]) -> bool:
             raise
     except OSError:
         return False
-    prune(keep=_name(key))
+    prune(keep=_name(key), folder=folder)
     return True
 
 
@@ -118,14 +115,14 @@ KEEP = 32
 _STALE_TEMP_SECONDS = 3600
 
 
-def prune(keep: str = "", limit: int | None = None) -> int:
+def prune(keep: str = "", limit: int | None = None, folder: str | None = None) -> int:
     """Remove all but the `limit` (default `KEEP`) newest compiled sets (never `keep`) and stale temp
     files; returns how many were removed. Errors (a file removed meanwhile, a read-only folder) are
     ignored."""
     import time
 
     try:
-        entries = list(os.scandir(cache_dir()))
+        entries = list(os.scandir(folder or cache_dir()))
     except OSError:
         return 0
     sets, removed, now = [], 0, time.time()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 
 from rtk_policy.util import record
-from rtk_policy.policy.model import Context
+from rtk_policy.policy.model import Context, ToolCall
 from rtk_policy.shell.model import CommandLine, Redirect, Segment
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
@@ -66,6 +66,18 @@ CTX = (
     {**{k: STRING for k in _CONTEXT_FIELDS}, "tool_input": ("map", DYN), "env": STRING_MAP},
 )
 CLAUDE = ("record", {"deny": STRING_LIST, "ask": STRING_LIST, "allow": STRING_LIST})
+#: the tool call: a file tool's own, or for a shell command the segment's (kind "shell", the paths
+#: the segment writes: `shell_paths.py`); paths are spellings (`paths.spellings`), trees end in "/"
+TOOL = (
+    "record",
+    {
+        "name": STRING,
+        "kind": STRING,
+        "paths_written": STRING_LIST,
+        "paths_read": STRING_LIST,
+        "paths": STRING_LIST,
+    },
+)
 CONFIG = (
     "record",
     {
@@ -82,6 +94,7 @@ VARIABLES: dict[str, Any] = {
     "ctx": CTX,
     "claude": CLAUDE,
     "config": CONFIG,
+    "tool": TOOL,
 }
 
 _SEGMENT_NAMES = tuple(f.name for f in record.fields(Segment))
@@ -196,3 +209,27 @@ def context_values(context: Context) -> dict[str, dict[str, Any]]:
             "disabled_rules": list(context.disabled_rules),
         },
     }
+
+
+def tool_value(
+    name: str, kind: str, written: tuple[str, ...], read: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The CEL `tool` map: `written` and `read` are spellings already (`paths.spellings`)."""
+    return {
+        "name": name,
+        "kind": kind,
+        "paths_written": list(written),
+        "paths_read": list(read),
+        "paths": list(dict.fromkeys((*written, *read))),
+    }
+
+
+def tool_call_value(call: ToolCall, cwd: str) -> dict[str, Any]:
+    """The CEL `tool` map of a tool call that is not a shell command: its paths, as the agent gave
+    them, spelt out against `cwd`."""
+    from rtk_policy.policy.paths import spellings
+
+    def spelt(items: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(form for item in items if item for form in spellings(item, cwd)))
+
+    return tool_value(call.name, call.kind, spelt(call.paths_written), spelt(call.paths_read))

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 EXTENSION_MODULES: tuple[str, ...] = (
     "rtk_policy.policy.functions_rtk",
     "rtk_policy.policy.functions_rtk_read",
+    "rtk_policy.policy.functions_guard",
     "rtk_policy.policy.functions_readonly",
 )
 

@@ -19,39 +19,42 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on
 if TYPE_CHECKING:
     from typing import Any
 
-_SUFFIXES = (".yaml", ".yml")
 
-
-def _packs_dir() -> str | None:
-    """The folder of the shipped packs (the package `rtk_policy.packs`, the repository's policies/)."""
+def packs_dir() -> str | None:
+    """The folder of the shipped packs (the package `rtk_policy.packs`, or the checkout's
+    policies/)."""
     try:
         import rtk_policy.packs as packs
 
         return str(next(iter(packs.__path__)))
     except (ImportError, StopIteration):
-        # run from a source checkout (its root on sys.path, as in the tests): policies/ beside the package
+        # a source checkout (its root on sys.path, as in the tests): policies/ beside the package
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
         checkout = os.path.join(root, "policies")
         return checkout if os.path.isdir(checkout) else None
 
 
+def shipped_packs() -> list[str]:
+    """The folder of the shipped packs, as a search path ([] when it cannot be found)."""
+    packs = packs_dir()
+    return [packs] if packs is not None else []
+
+
 def policy_search_path(cwd: str | None = None) -> list[str]:
-    """The shipped packs, then the user's and the project's policy folders, each only if it exists.
+    """The policy folders of every layer, each only if it exists: the shipped packs, the managed
+    layer's, the user's, then each project layer's (outermost first, `config.paths`)."""
+    from rtk_policy.config import paths
 
-    Paths are joined as strings (`os.path`): `pathlib` costs a cold hook ~3.5 ms of imports."""
-    from rtk_policy.config.load import project_dir, user_config_dir
-
-    candidates = [_packs_dir(), os.path.join(user_config_dir(), "policies")]
-    project = project_dir(cwd)
-    if project is not None:
-        candidates.append(os.path.join(project, ".rtk-policy", "policies"))
+    layers = [paths.managed_dir(), paths.user_config_dir(), *paths.project_layer_dirs(cwd)]
+    candidates = [packs_dir(), *(paths.policies_dir(layer) for layer in layers)]
     return [path for path in candidates if path is not None and os.path.isdir(path)]
 
 
 def with_shipped(paths: list[str], shipped: bool = True) -> list[str]:
     """`paths` after the shipped packs (unless `shipped` is False): what a team's CI pins is "the
-    shipped packs plus ours", so a snapshot never pins `rm -rf /` as no opinion by leaving them out."""
-    packs = _packs_dir() if shipped else None
+    shipped packs plus ours", so a snapshot never pins `rm -rf /` as no opinion by leaving them
+    out."""
+    packs = packs_dir() if shipped else None
     if packs is None:
         return list(paths)
     real = os.path.realpath(packs)
@@ -59,56 +62,99 @@ def with_shipped(paths: list[str], shipped: bool = True) -> list[str]:
 
 
 def expand_paths(paths: list[str]) -> list[str]:
-    """Files as given; a folder becomes its *.yaml/*.yml files by name, without *_test.yaml test files."""
+    """Files as given; a folder becomes its *.yaml/*.yml files by name, without *_test.yaml
+    test files."""
+    from rtk_policy.config.paths import policy_files
+
     found: list[str] = []
     for path in paths:
-        if os.path.isdir(path):
-            names = sorted(
-                n
-                for n in os.listdir(path)
-                if n.endswith(_SUFFIXES) and not n.rsplit(".", 1)[0].endswith("_test")
-            )
-            found.extend(os.path.join(path, n) for n in names)
-        else:
-            found.append(path)
+        found.extend(policy_files(path) if os.path.isdir(path) else [path])
     return found
 
 
-def _read_sources(files: list[str]) -> list[tuple[str, bytes]]:
+def read_sources(files: list[str]) -> tuple[list[tuple[str, bytes]], list[Problem]]:
+    """The (path, bytes) of the regular files among `files`, and a problem for each other one."""
+    from rtk_policy.config.layers import read_regular_file
+
     sources, problems = [], []
     for path in files:
         try:
-            with open(path, "rb") as handle:
-                sources.append((path, handle.read()))
+            sources.append((path, read_regular_file(path)[0]))
         except OSError as error:
-            problems.append(
-                Problem(path, 0, 0, f"cannot read policy file: {error.strerror or error}")
-            )
-    if problems:
-        raise PolicyLoadError(problems)
-    return sources
+            message = f"cannot read policy file: {error.strerror or error}"
+            problems.append(Problem(path, 0, 0, message))
+    return sources, problems
 
 
 def load_policy_set(
-    paths: list[str], backend: str | None = None, use_cache: bool = True
+    paths: list[str],
+    backend: str | None = None,
+    use_cache: bool = True,
+    *,
+    sources: list[tuple[str, bytes]] | None = None,
+    partial: bool = False,
+    cache_folder: str | None = None,
 ) -> PolicySet:
-    """Load, validate and compile the policy files (folders expanded); raise `PolicyLoadError`."""
+    """Load, validate and compile the policy files (folders expanded), or `sources` ((path, bytes)
+    already read) instead of `paths`.
+
+    A file with a problem fails the load (`PolicyLoadError`, every problem listed); with `partial`,
+    such a file alone is left out and the set holds the rest, its `problems` saying what was left
+    out and why (the engine then asks about every command, `engine/layered.py`). The compiled
+    cache is `cache_folder` (default: the user's, `cache.cache_dir()`)."""
     chosen = get_backend(backend or os.environ.get("RTK_POLICY_BACKEND") or None)
-    sources = _read_sources(expand_paths(paths))
+    unread: list[Problem] = []
+    if sources is None:
+        sources, unread = read_sources(expand_paths(paths))
+    if unread and not partial:
+        raise PolicyLoadError(unread)
     digest = policy_digest(sources)
     extra = functions_signature() + schema_signature() + COMPILED_FORMAT + "." + PLANS_FORMAT
     key = cache_key(digest, chosen.name, chosen.version, extra)
     if use_cache:
-        payload = read_cache(key)
-        if payload is not None:
-            try:
-                plans = PlanTables(*payload["plans"])
-                programs = list(payload["programs"])
-                remember_valid(payload["patterns"])
-                return PolicySet(payload["files"], payload["rules"], programs, payload["expected"],
-                                 chosen, digest, payload["uses"], plans)  # fmt: skip
-            except (KeyError, TypeError, ValueError, AttributeError):
-                pass  # a payload of the wrong shape is rebuilt
+        found = _cached(key, chosen, digest, cache_folder)
+        if found is not None:
+            return _checked(found, unread, partial)
+    policies, payload = _compile(sources, chosen, digest, partial)
+    if use_cache:
+        plans = tuple(policies.plan_tables())  # a plain tuple: unpickled without this module
+        blobs = [chosen.dump(program) for program in payload["programs"]]
+        write_cache(key, {**payload, "programs": blobs, "plans": plans}, cache_folder)
+    return _checked(policies, unread, partial)
+
+
+def _cached(key: str, chosen: Any, digest: str, folder: str | None) -> PolicySet | None:
+    """The policy set stored under `key` in the compiled cache (in `folder`), or None."""
+    payload = read_cache(key, folder)
+    if payload is None:
+        return None
+    try:
+        plans = PlanTables(*payload["plans"])
+        programs = list(payload["programs"])
+        remember_valid(payload["patterns"])
+        return PolicySet(payload["files"], payload["rules"], programs, payload["expected"],
+                         chosen, digest, payload["uses"], plans,
+                         tuple(payload["problems"]))  # fmt: skip
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None  # a payload of the wrong shape is rebuilt
+
+
+def _checked(policies: PolicySet, unread: list[Problem], partial: bool) -> PolicySet:
+    """`policies` with the unreadable files' problems added; raise when a load must be whole."""
+    problems = [*unread, *policies.problems]
+    if problems and not partial:
+        raise PolicyLoadError(problems)
+    if unread:
+        policies.problems = tuple(problems)
+    return policies
+
+
+def _compile(
+    sources: list[tuple[str, bytes]], chosen: Any, digest: str, partial: bool
+) -> tuple[PolicySet, dict[str, Any]]:
+    """The policy set of `sources`, and what the compiled cache keeps of it (programs not yet
+    dumped, no plans). With `partial`, each file with a problem is left out and the rest compiled
+    again, until what is left compiles cleanly."""
     from rtk_policy.policy.compiler import compile_files
 
     texts = []
@@ -119,20 +165,27 @@ def load_policy_set(
         except UnicodeDecodeError as error:
             problems.append(Problem(path, 0, 0, f"policy file is not UTF-8: {error.reason}"))
     state = compile_files(texts, chosen)
+    while state.problems and partial:
+        problems.extend(state.problems)
+        bad = {problem.file for problem in state.problems}
+        left = [(path, text) for path, text in texts if path not in bad]
+        if len(left) == len(texts):  # a problem of no file: nothing to leave out
+            break
+        texts = left
+        state = compile_files(texts, chosen)
     problems.extend(state.problems)
-    if problems:
+    if problems and not partial:
         raise PolicyLoadError(problems)
     files, rules, expected = tuple(state.files), tuple(state.rules), tuple(state.expected)
     uses = frozenset(state.uses)
-    policies = PolicySet(files, rules, state.programs, expected, chosen, digest, uses)
+    policies = PolicySet(files, rules, state.programs, expected, chosen, digest, uses,
+                         problems=tuple(problems))  # fmt: skip
     patterns = pattern_literals(valid_patterns(_literal_patterns(files, rules)))
     remember_valid(patterns)
-    if use_cache:
-        blobs = [chosen.dump(p) for p in state.programs]
-        plans = tuple(policies.plan_tables())  # a plain tuple: unpickled without this module
-        payload = {"files": files, "rules": rules, "programs": blobs, "expected": expected}
-        write_cache(key, {**payload, "uses": uses, "plans": plans, "patterns": patterns})
-    return policies
+    payload = {"files": files, "rules": rules, "programs": list(state.programs),
+               "expected": expected, "uses": uses, "patterns": patterns,
+               "problems": tuple(problems)}  # fmt: skip
+    return policies, payload
 
 
 def _literal_patterns(files: tuple[Any, ...], rules: tuple[Any, ...]) -> set[str]:

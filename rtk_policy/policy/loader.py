@@ -13,18 +13,28 @@ import attrs
 import yaml
 
 from rtk_policy.policy.errors import Problem
-from rtk_policy.policy.model import MODES, PIPELINE_ROLES, VERDICTS, Example, Rule
+from rtk_policy.policy.model import (
+    MODES,
+    PIPELINE_ROLES,
+    SHELL_ONLY,
+    TOOL_KINDS,
+    VERDICTS,
+    Example,
+    Rule,
+)
 
 KINDS = ("permission", "rewrite")
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
-_FILE_KEYS = {"name", "description", "kind", "when", "pipeline_consumer", "rules"}
+_FILE_KEYS = {"name", "description", "kind", "when", "pipeline_consumer", "tools", "rules", "locked"}
 _RULE_KEYS = {"id", "description", "decision", "rewrite", "mode", "programs", "pipeline", "match", "message",
-              "examples"}  # fmt: skip
-_EXAMPLE_KEYS = {"command", "expect", "config", "claude", "ctx"}
+              "tools", "examples", "locked"}  # fmt: skip
+_EXAMPLE_KEYS = {"command", "tool", "path", "expect", "config", "claude", "ctx"}
 #: the request fields an example may set (`ctx:`)
 _EXAMPLE_CTX = {"agent", "cwd", "project_dir", "permission_mode"}
 _EXPECT_PERMISSION = (*VERDICTS, "none")
 _STR = "tag:yaml.org,2002:str"
+_BOOL = "tag:yaml.org,2002:bool"
+_REWRITE_TOOLS = "rewrites are of shell commands only: tools must be [shell] in a rewrite file"
 
 
 @attrs.frozen
@@ -107,6 +117,15 @@ class _Reader:
             return None
         return str(node.value)
 
+    def boolean(self, item: tuple[Any, Any] | None, what: str) -> bool:
+        if item is None:
+            return False
+        node = item[1]
+        if not isinstance(node, yaml.ScalarNode) or node.tag != _BOOL:
+            self.problem(node, f"{what} must be true or false")
+            return False
+        return bool(self.value(node))
+
     def expr(self, item: tuple[Any, Any] | None, what: str, expected: str) -> ExprSpec | None:
         if item is None:
             return None
@@ -126,6 +145,18 @@ class _Reader:
             self.problem(node, f"{what} must be a list of strings")
             return ()
         return tuple(n.value for n in node.value)
+
+    def tools(self, item: tuple[Any, Any] | None, default: tuple[str, ...]) -> tuple[str, ...]:
+        """A `tools:` selector: a list of `TOOL_KINDS` (`default` when absent or wrong)."""
+        if item is None:
+            return default
+        kinds = self.string_list(item, "tools")
+        unknown = [k for k in kinds if k not in TOOL_KINDS]
+        if unknown or not kinds:
+            what = f"not {unknown[0]!r}" if unknown else "not an empty list"
+            self.problem(item[1], f"tools must list some of {', '.join(TOOL_KINDS)}, {what}")
+            return default
+        return tuple(dict.fromkeys(kinds))
 
     def value(self, node: Any) -> Any:
         return self.constructor.construct_object(node, deep=True)
@@ -158,13 +189,24 @@ def read_policy_file(path: str, text: str) -> tuple[FileSpec | None, list[Proble
             top["pipeline_consumer"][0], "pipeline_consumer is only allowed in rewrite files"
         )
     reader.string(top.get("description"), "description")
-    rules = _read_rules(reader, top, root, name or "", kind)
+    tools = reader.tools(top.get("tools"), SHELL_ONLY)
+    if kind == "rewrite" and tools != SHELL_ONLY:
+        reader.problem(top["tools"][1], _REWRITE_TOOLS)
+        tools = SHELL_ONLY
+    locked = reader.boolean(top.get("locked"), "locked")
+    rules = _read_rules(reader, top, root, name or "", kind, tools, locked)
     spec = FileSpec(path, text, name or "", kind, when, consumer, tuple(rules))
     return spec, reader.problems
 
 
 def _read_rules(
-    reader: _Reader, top: dict[str, Any], root: Any, policy: str, kind: str
+    reader: _Reader,
+    top: dict[str, Any],
+    root: Any,
+    policy: str,
+    kind: str,
+    tools: tuple[str, ...],
+    locked: bool,
 ) -> list[RuleSpec]:
     if "rules" not in top:
         reader.problem(root, "missing required key 'rules'")
@@ -174,11 +216,15 @@ def _read_rules(
         reader.problem(node, "rules must be a list")
         return []
     return [
-        spec for item in node.value if (spec := _read_rule(reader, item, policy, kind)) is not None
+        spec
+        for item in node.value
+        if (spec := _read_rule(reader, item, policy, kind, tools, locked)) is not None
     ]
 
 
-def _read_rule(reader: _Reader, node: Any, policy: str, kind: str) -> RuleSpec | None:
+def _read_rule(
+    reader: _Reader, node: Any, policy: str, kind: str, tools: tuple[str, ...], file_locked: bool
+) -> RuleSpec | None:
     keys = reader.mapping(node, "a rule", _RULE_KEYS)
     if not isinstance(node, yaml.MappingNode):
         return None
@@ -204,6 +250,10 @@ def _read_rule(reader: _Reader, node: Any, policy: str, kind: str) -> RuleSpec |
     match = reader.expr(keys.get("match"), "match", "bool")
     if "match" not in keys:
         reader.problem(node, "missing required key 'match'")
+    rule_tools = reader.tools(keys.get("tools"), tools)
+    if kind == "rewrite" and rule_tools != SHELL_ONLY:
+        reader.problem(keys["tools"][1], _REWRITE_TOOLS)
+        rule_tools = SHELL_ONLY
     rule = Rule(
         id=rule_id or "",
         policy=policy,
@@ -216,6 +266,8 @@ def _read_rule(reader: _Reader, node: Any, policy: str, kind: str) -> RuleSpec |
         pipeline=reader.string(keys.get("pipeline"), "pipeline", PIPELINE_ROLES) or "never",
         description=reader.string(keys.get("description"), "description") or "",
         examples=_read_examples(reader, keys.get("examples"), kind),
+        tools=rule_tools,
+        locked=reader.boolean(keys.get("locked"), "locked") or file_locked,
     )
     message = reader.expr(keys.get("message"), "message", "string")
     return RuleSpec(rule, match, message, rewrite, keys["id"][1] if "id" in keys else node)
@@ -230,15 +282,21 @@ def _read_examples(reader: _Reader, item: tuple[Any, Any] | None, kind: str) -> 
     examples = []
     for node in item[1].value:
         keys = reader.mapping(node, "an example", _EXAMPLE_KEYS)
-        command = reader.string(keys.get("command"), "command")
-        if isinstance(node, yaml.MappingNode) and ("command" not in keys or "expect" not in keys):
-            reader.problem(node, "an example needs 'command' and 'expect'")
+        tool = reader.string(keys.get("tool"), "tool") or ""
+        path = reader.string(keys.get("path"), "path") or ""
+        command = reader.string(keys.get("command"), "command") if not tool else ""
+        if isinstance(node, yaml.MappingNode) and (
+            ("command" in keys) == ("tool" in keys) or "expect" not in keys
+        ):
+            needs = "an example needs 'expect' and either 'command' or 'tool' (with 'path')"
+            reader.problem(node, needs)
             continue
         if command is None:
             continue
         expect = _expect(reader, keys["expect"][1], kind)
         overrides = _overrides(reader, keys)
-        examples.append(Example(command, expect, reader.path, node.start_mark.line + 1, overrides))
+        line = node.start_mark.line + 1
+        examples.append(Example(command, expect, reader.path, line, overrides, tool, path))
     return tuple(examples)
 
 

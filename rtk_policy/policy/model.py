@@ -5,6 +5,10 @@ from __future__ import annotations
 from rtk_policy.util import record
 
 VERDICTS = ("allow", "ask", "deny")
+#: What a tool call does, as the `tool.kind` fact and a rule's `tools:` selector say it.
+TOOL_KINDS = ("shell", "write", "edit", "read", "other")
+#: The tools a rule without `tools:` is tried on.
+SHELL_ONLY = ("shell",)
 MODES = ("enforce", "warn", "audit")
 #: A rewrite rule's role in a pipeline (reference §3.4): never piped, stage 1 only, last stage only, or both.
 PIPELINE_ROLES = ("never", "producer", "final", "both")
@@ -22,6 +26,8 @@ class Example:
     line: int
     #: the example's own `claude:` rules ({deny, ask, allow}) and `config:` overrides, as pairs
     overrides: tuple[tuple[str, object], ...] = ()
+    tool: str = ""  #: a file tool's name (`Write`, `Read`…): the example is that call
+    path: str = ""  #: the path that tool call writes or reads
 
 
 @record.frozen
@@ -41,6 +47,24 @@ class Rule:
     pipeline: str  #: one of PIPELINE_ROLES (rewrite rules; "never" for permission rules)
     description: str = ""
     examples: tuple[Example, ...] = ()
+    tools: tuple[str, ...] = SHELL_ONLY  #: the `TOOL_KINDS` the rule is tried on
+    #: `locked: true` (on the rule or its file): no config may disable it (honoured in managed files)
+    locked: bool = False
+
+    @property
+    def on_shell(self) -> bool:
+        """Whether the rule is tried on the segments of shell commands."""
+        return "shell" in self.tools
+
+
+@record.frozen
+class ToolCall:
+    """A tool call that is not a shell command (a file tool: Write, Edit, Read, apply_patch …)."""
+
+    name: str  #: the agent's tool name
+    kind: str  #: one of `TOOL_KINDS` but "shell"
+    paths_written: tuple[str, ...] = ()  #: as the agent gave them (absolute, or relative to cwd)
+    paths_read: tuple[str, ...] = ()
 
 
 @record.frozen
@@ -63,6 +87,8 @@ class Context:
     exclude_commands: tuple[str, ...] = ()
     transparent_prefixes: tuple[str, ...] = ()
     disabled_rules: tuple[str, ...] = ()  #: rule ids switched off in the config
+    #: rule ids left out whatever the config says: an untrusted layer's loosening (`engine/layered.py`)
+    suppressed_rules: tuple[str, ...] = ()
 
 
 @record.frozen

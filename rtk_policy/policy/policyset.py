@@ -6,13 +6,20 @@ import time
 
 from rtk_policy.policy.backends.select import Backend, EngineError, EvalError
 from rtk_policy.policy.compiled import NO_PROGRAM, CompiledFile, CompiledRule
-from rtk_policy.policy.facts import VARIABLES, command_value, context_values, segment_value
+from rtk_policy.policy.facts import (
+    VARIABLES,
+    command_value,
+    context_values,
+    segment_value,
+    tool_value,
+)
 from rtk_policy.policy.guards.guard import Guard, build_guard, guard_functions
 from rtk_policy.policy.model import (
     Context,
     Evaluation,
     Rule,
     RuleResult,
+    TOOL_KINDS,
     SegmentResult,
     default_message,
     unevaluable,
@@ -47,12 +54,15 @@ class PolicySet:
         digest: str,
         uses: frozenset[str] | None = None,
         plans: PlanTables | None = None,
+        problems: tuple[Any, ...] = (),
     ) -> None:
         self.compiled_files = files
         self.compiled_rules = compiled
         self.rules: tuple[Rule, ...] = tuple(c.rule for c in compiled)
         self.files: tuple[str, ...] = tuple(f.path for f in files)
         self.digest = digest
+        #: `errors.Problem`s of the files left out of a partial load (`load_policy_set(partial=True)`)
+        self.problems: tuple[Any, ...] = problems
         self.backend = backend.name
         self._backend = backend
         self._programs = programs
@@ -67,6 +77,12 @@ class PolicySet:
         self._step_facts = tuple(
             (c.rule.id, c.rule.kind == "rewrite", c.file_index) for c in compiled
         )
+        #: per kind of tool call that is not a shell command, the rules tried on it
+        self._tool_rules = {
+            kind: tuple(i for i, c in enumerate(compiled) if kind in c.rule.tools)
+            for kind in TOOL_KINDS
+            if kind != "shell"
+        }
         self._no_when = {i: True for i, f in enumerate(files) if f.when == NO_PROGRAM}
         self._until_warm = WARM_AFTER
         self._file_guards(lambda form: build_guard(form, functions))
@@ -140,17 +156,55 @@ class PolicySet:
             )
         if variables & {"ctx", "claude", "config"}:
             values.update(self._context_values(context))
-        disabled = frozenset(context.disabled_rules)
+        disabled = _left_out(context)
         errors: list[str] = []
         results = []
+        tools = self._shell_tools(command_line, context) if "tool" in variables else None
         for segment, segment_map in zip(command_line.segments, segment_maps, strict=True):
             if segment_map is not None:
                 values["segment"] = segment_map
+            if tools is not None:
+                values["tool"] = tools[segment.index]
             rewritable = segment.rewritable and not command_line.rewrite_refused
             run = _Run(self._backend, values, disabled, errors, trace, deny_only)
             results.append(self._segment(segment.index, segment.program, run, rewritable))
         elapsed = (time.perf_counter_ns() - started) // 1000
         return Evaluation(tuple(results), self.digest, self.backend, int(elapsed), tuple(errors))
+
+    def evaluate_tool(
+        self, command_line: CommandLine, tool: dict[str, Any], context: Context, trace: bool = False
+    ) -> Evaluation:
+        """Evaluate the rules whose `tools:` hold `tool["kind"]` on a tool call that is not a shell
+        command: `tool` is its CEL map (`facts.tool_call_value`), `command_line` the one segment
+        that stands for it (`segment` and `command` in CEL, the audit record's segment)."""
+        started = time.perf_counter_ns()
+        segment = command_line.segments[0]
+        segment_map = segment_value(segment)
+        values = {"segment": segment_map, "command": command_value(command_line, [segment_map])}
+        values.update(self._context_values(context), tool=tool)
+        errors: list[str] = []
+        run = _Run(self._backend, values, _left_out(context), errors, trace)
+        steps = self._planner.generic(self._tool_rules.get(str(tool.get("kind")), ()))
+        result = self._run_steps(segment.index, steps, run, False, consumer=False)
+        elapsed = (time.perf_counter_ns() - started) // 1000
+        return Evaluation((result,), self.digest, self.backend, int(elapsed), tuple(errors))
+
+    @staticmethod
+    def _shell_tools(command_line: CommandLine, context: Context) -> list[dict[str, Any]]:
+        """Per segment, the CEL `tool` map of a shell command (the paths the segment writes)."""
+        from rtk_policy.policy.writes import segment_writes
+
+        name = context.tool_name or "Bash"
+        try:
+            words = [segment_writes(segment) for segment in command_line.segments]
+            if not any(words):  # most commands: nothing to spell out
+                return [tool_value(name, "shell", ())] * len(words)
+            from rtk_policy.policy.shell_paths import command_writes
+
+            writes = command_writes(command_line, context.cwd, words)
+        except Exception:  # noqa: BLE001 - facts that cannot be read never hide a write
+            writes = (("/",),) * len(command_line.segments)  # the whole tree: asked
+        return [tool_value(name, "shell", written) for written in writes]
 
     def _context_values(self, context: Context) -> dict[str, Any]:
         """`context_values(context)`, the same maps again for the same (frozen) context: a batch, a
@@ -161,13 +215,19 @@ class PolicySet:
         return last[1]
 
     def _segment(self, index: int, program: str, run: _Run, rewritable: bool) -> SegmentResult:
+        steps_of = self._planner.deny_plan if run.deny_only else self._planner.plan
+        steps = self._planner.traced(program, run.deny_only) if run.trace else steps_of(program)
+        return self._run_steps(index, steps, run, rewritable)
+
+    def _run_steps(
+        self, index: int, steps: Any, run: _Run, rewritable: bool, consumer: bool = True
+    ) -> SegmentResult:
+        """Try the rules of `steps` (rule index, guard) in order on one segment."""
         tried: list[RuleResult] = []
         hits: list[RuleResult] = []
         rewrite: RuleResult | None = None
         when_cache = self._no_when.copy()  # files without `when` apply everywhere
         disabled, values, trace = run.disabled, run.values, run.trace
-        steps_of = self._planner.deny_plan if run.deny_only else self._planner.plan
-        steps = self._planner.traced(program, run.deny_only) if trace else steps_of(program)
         step_facts = self._step_facts
         for rule_index, guard in steps:
             rule_id, is_rewrite, file_index = step_facts[rule_index]
@@ -191,7 +251,7 @@ class PolicySet:
                     rewrite = result
                 else:
                     hits.append(result)
-        safe = not run.deny_only and self._safe_consumer(run)
+        safe = consumer and not run.deny_only and self._safe_consumer(run)
         return SegmentResult(index, tuple(tried), tuple(hits), rewrite, safe)
 
     def _file_applies(self, file_index: int, run: _Run) -> bool:
@@ -273,6 +333,12 @@ class PolicySet:
             except EvalError as error:
                 run.errors.append(f"pipeline_consumer: {error}")
         return False
+
+
+def _left_out(context: Context) -> frozenset[str]:
+    """The ids of the rules not tried: disabled by the config, or suppressed (an untrusted layer's
+    loosening)."""
+    return frozenset(context.disabled_rules + context.suppressed_rules)
 
 
 class _Run:

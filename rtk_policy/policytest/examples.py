@@ -13,7 +13,7 @@ import attrs
 
 from rtk_policy.util import record
 from rtk_policy.decision import decide
-from rtk_policy.policy.model import Context, Evaluation, Example, Rule
+from rtk_policy.policy.model import Context, Evaluation, Example, Rule, ToolCall
 
 
 @attrs.frozen
@@ -69,7 +69,12 @@ def run_examples(engine: object) -> list[ExampleResult]:
 def run_example(engine: object, rule: Rule, example: Example) -> ExampleResult:
     """Run one example and compare it with its expectation."""
     try:
-        outcome = engine.evaluate(example.command, example_context(engine, example))  # type: ignore[attr-defined]
+        context = example_context(engine, example)
+        if example.tool:
+            call = example_tool_call(example)
+            outcome = engine.evaluate_tool(call, context)  # type: ignore[attr-defined]
+        else:
+            outcome = engine.evaluate(example.command, context)  # type: ignore[attr-defined]
     except Exception as error:  # noqa: BLE001 - an example must never stop the run
         return ExampleResult(rule, example, "error", None, f"{type(error).__name__}: {error}")
     if rule.kind == "rewrite":
@@ -80,6 +85,13 @@ def run_example(engine: object, rule: Rule, example: Example) -> ExampleResult:
     status = "pass" if actual == example.expect else "fail"
     detail = "" if status == "pass" else f"expected {example.expect!r}, got {actual!r}"
     return ExampleResult(rule, example, status, actual, detail, matched_rule_ids(outcome.evaluation))
+
+
+def example_tool_call(example: Example) -> ToolCall:
+    """The tool call of an example with `tool:` (its path written or read, by the tool's kind)."""
+    from rtk_policy.agents.tools import tool_call
+
+    return tool_call(example.tool, {"file_path": example.path} if example.path else {})
 
 
 def matched_rule_ids(evaluation: Evaluation) -> tuple[str, ...]:

@@ -40,7 +40,7 @@ def decide_corpus(
     from rtk_policy.policy.load import with_shipped
 
     paths = with_shipped([str(p) for p in policies], shipped) if policies else None
-    engine = load_engine(paths, backend)
+    engine = load_engine(paths, backend, strict=True)
     rules = claude or {}
     context = engine.context(
         claude_deny=tuple(rules.get("deny", ())),

@@ -38,10 +38,14 @@ def make_evaluator(spec: EngineSpec) -> Evaluator:
     """Load the engines `spec` names into an `Evaluator`."""
     from rtk_policy.engine.pipeline import load_engine
 
-    candidate = load_engine(list(spec.policies) if spec.policies else None, spec.backend, spec.config)
+    candidate = load_engine(
+        list(spec.policies) if spec.policies else None, spec.backend, spec.config, strict=True
+    )
     baseline = None
     if spec.compare:
-        baseline = load_engine(list(spec.baseline) if spec.baseline else None, spec.backend, spec.config)
+        baseline = load_engine(
+            list(spec.baseline) if spec.baseline else None, spec.backend, spec.config, strict=True
+        )
     return Evaluator(candidate, baseline, spec.claude_rules)
 
 

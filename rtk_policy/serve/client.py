@@ -22,6 +22,7 @@ FORWARDED_ENV = (
     "XDG_STATE_HOME",
     "CLAUDE_CONFIG_DIR",
     "CLAUDE_PROJECT_DIR",
+    "GEMINI_CLI_HOME",
     "RTK_POLICY_BACKEND",
     "RTK_POLICY_FAIL",
 )
@@ -40,9 +41,11 @@ def read_stdin(limit=_LIMIT, timeout=None):
 
     if timeout is None:
         try:
-            timeout = float(os.environ.get("RTK_POLICY_STDIN_TIMEOUT") or 5.0)
+            value = float(os.environ.get("RTK_POLICY_STDIN_TIMEOUT") or 5.0)
         except ValueError:
-            timeout = 5.0
+            value = 5.0
+        # at least 0.5 s, as `hook_input.stdin_timeout`: a shorter wait would cut the payload off
+        timeout = max(value, 0.5) if value > 0 else 5.0
     deadline = time.monotonic() + timeout
     chunks, size = [], 0
     while size < limit:
@@ -138,7 +141,11 @@ def decide_in_process(agent, payload):
         return out, message.encode("utf-8", "replace")
 
 
-_FAIL_ACTIONS = {"open": "no opinion", "closed": "asking for approval", "deny": "blocking the command"}
+_FAIL_ACTIONS = {
+    "open": "no opinion",
+    "closed": "asking for approval",
+    "deny": "blocking the command",
+}
 
 
 def _fail_mode():
@@ -157,10 +164,14 @@ def undecided(agent, why):
 
     verdict = "ask" if mode == "closed" else "deny"
     reason = f"rtk-policy cannot decide ({why}); {_FAIL_ACTIONS[mode]}"
+    if agent == "codex" and verdict == "ask":  # a Codex hook cannot ask (rtk_policy.agents.codex)
+        verdict, reason = "deny", f"{reason}: the user must approve or run this command"
     if agent == "copilot":
         answer = {"permissionDecisionReason": reason, "permissionDecision": verdict}
     elif agent == "gemini":
-        answer = {"decision": "ask_user" if verdict == "ask" else verdict, "reason": reason}
+        answer = {"decision": verdict, "reason": reason}
+        if verdict == "ask":  # what Gemini shows in its confirmation
+            answer["systemMessage"] = reason
     elif agent == "cursor":
         answer = {"continue": True, "permission": verdict, "user_message": reason}
         if verdict == "deny":

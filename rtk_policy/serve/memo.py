@@ -17,6 +17,7 @@ remembered until a stat of one of the paths they depend on differs (checked at m
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import sys
@@ -24,6 +25,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from rtk_policy.policy.shell_paths import depends_on_system
 from rtk_policy.util import record
 
 #: Outcomes kept per engine; the least recently used one is dropped first.
@@ -60,10 +62,18 @@ class MemoEngine:
                 found[1] = unevaluated(found[0])
             return found[1]
         outcome = self.engine.evaluate(text, context)
+        command_line = getattr(outcome, "command_line", None)
+        if command_line is not None and depends_on_system(command_line):
+            return outcome  # a symlink, a glob's files or a process may change meanwhile
         self._memo[key] = [outcome, None]
         if len(self._memo) > self.size:
             self._memo.popitem(last=False)
         return outcome
+
+    def evaluate_tool(self, call: Any, context: Any) -> Any:
+        """The wrapped engine's `Outcome` for a tool call, never remembered: its facts (symlinks,
+        files a glob matches) are read from the file system on every call."""
+        return self.engine.evaluate_tool(call, context)
 
     def decide(self, text: str, context: Any) -> Any:
         """The `Decision` for `text`."""
@@ -108,6 +118,16 @@ def unevaluated(outcome: Any) -> Any:
         return outcome
     return record.evolve(outcome, evaluation=record.evolve(outcome.evaluation, eval_us=0))
 
+
+#: Environment variables that move another host's rule files (`FolderFacts.agent_rules`).
+AGENT_RULE_ENV = (
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "GEMINI_CLI_HOME",
+    "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+    "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
+    "GEMINI_CLI_TRUST_WORKSPACE",
+)
 
 #: Seconds during which a stat check that found nothing changed stands: a change to a watched file
 #: (a policy, a config, a Claude settings file, a project marker) is seen by every request that
@@ -198,6 +218,8 @@ class FolderFacts:
         self._known: OrderedDict[tuple[str, ...], list] = OrderedDict()
         self._checked: set[tuple[str, ...]] = set()  #: keys already checked for this request
         self._last: tuple[str | None, tuple] | None = None  #: (cwd, facts) of this request
+        #: (agent, cwd, env) -> [paths, stamp, rules, warnings, trusted_after (ns)], other hosts
+        self._agent_rules: dict[tuple[str, ...], list] = {}
 
     def new_request(self) -> None:
         """Start of a hook call: the facts are checked again (once) before they are used."""
@@ -205,7 +227,7 @@ class FolderFacts:
         self._last = None
 
     def project_dir(self, cwd: str | None) -> Any:
-        """`rtk_policy.config.load.project_dir(cwd)`."""
+        """`rtk_policy.config.paths.project_dir(cwd)`."""
         return self._facts(cwd)[0]
 
     def claude_project_dir(self, cwd: str | None) -> Any:
@@ -218,6 +240,31 @@ class FolderFacts:
         if warnings and stderr is not None:
             stderr.write(warnings)
         return rules
+
+    def agent_rules(self, agent: str, cwd: str | None, stderr: Any = None) -> tuple:
+        """`load_agent_rules(agent, cwd, stderr)`: Claude Code's rules are `claude_rules`; another
+        host's are remembered until a stat of one of their paths (`agent_rules.rule_paths`)
+        differs, checked on every call; their warnings are repeated on every call."""
+        from rtk_policy.settings.agent_rules import CLAUDE_RULE_AGENTS, load_agent_rules, rule_paths
+
+        if agent in CLAUDE_RULE_AGENTS:
+            return (*self.claude_rules(cwd, stderr), ())
+        where = cwd or os.getcwd()
+        key = (agent, where, *env_values(AGENT_RULE_ENV))
+        known = self._agent_rules.get(key)
+        if known is None or stat_stamp(known[0]) != known[1] or time.time_ns() <= known[4]:
+            paths = rule_paths(agent, where)
+            stamp = stat_stamp(paths)
+            warnings = io.StringIO()
+            rules = load_agent_rules(agent, where, warnings)
+            trusted_after = newest_mtime(stamp) + RACY_NS
+            known = [paths, stamp, rules, warnings.getvalue(), trusted_after]
+            self._agent_rules[key] = known
+            while len(self._agent_rules) > self.size:
+                self._agent_rules.pop(next(iter(self._agent_rules)))
+        if known[3] and stderr is not None:
+            stderr.write(known[3])
+        return known[2]
 
     def facts_of(self, cwd: str | None) -> tuple:
         """The facts of `cwd` as one object, a new one whenever they are read again (compare it
@@ -281,7 +328,7 @@ def probed_paths(cwd: str) -> tuple[str, ...]:
 def _read_facts(cwd: str) -> tuple:
     import io
 
-    from rtk_policy.config.load import project_dir
+    from rtk_policy.config.paths import project_dir
     from rtk_policy.settings.claude_rules import claude_project_dir, load_claude_rules
 
     warnings = io.StringIO()

@@ -176,19 +176,18 @@ def watched_paths(cwd: str | None = None) -> tuple[str, ...]:
     """Every file and folder whose change means the engine for `cwd` must be reloaded.
 
     Folders are watched too (their mtime changes when a file is added, removed or renamed), and the
-    config locations that do not exist yet, so that creating one is noticed.
+    locations that do not exist yet (a layer's config, a `.rtk-policy/` in any folder above `cwd`,
+    the trust records), so that creating one is noticed.
     """
-    from rtk_policy.config.load import project_dir, user_config_dir
+    from rtk_policy.config import paths as where
     from rtk_policy.policy import policy_search_path
     from rtk_policy.policy.load import expand_paths
 
-    join = os.path.join
-    user = user_config_dir()
-    paths = [user, join(user, "config.toml"), join(user, "policies")]
-    project = project_dir(cwd)
-    if project is not None:
-        local = join(project, ".rtk-policy")
-        paths += [local, join(local, "config.toml"), join(local, "policies")]
+    layers = [where.managed_dir(), where.user_config_dir()]
+    layers += [os.path.join(folder, where.PROJECT_FOLDER) for folder in where.folders_up(cwd)]
+    paths = [where.trust_file()]
+    for layer in layers:
+        paths += [layer, where.config_file(layer), where.policies_dir(layer)]
     for entry in policy_search_path(cwd=cwd):
         paths.append(entry)  # its mtime changes when a file is added, removed or renamed
         paths.extend(expand_paths([entry]))  # the policy files the engine loads from it

@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from rtk_policy.config.load import folders_up
+from rtk_policy.config.paths import folders_up
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def read_settings(path: str | os.PathLike[str], stderr: IO[str] | None = None) -
     try:
         return json.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError) as error:
-        _warn(stderr, f"ignoring malformed Claude settings {path}: {error}")
+        _warn(stderr, f"ignoring malformed settings {path}: {error}")
         return None
 
 
@@ -137,6 +137,11 @@ def load_claude_rules(
         for name, patterns in rules_of(read_settings(path, stderr)).items():
             merged[name] += [p for p in patterns if p not in merged[name]]
     return tuple(merged["deny"]), tuple(merged["ask"]), tuple(merged["allow"])
+
+
+def warn(stderr: IO[str] | None, message: str) -> None:
+    """One `rtk-policy: warning:` line on `stderr` (default: sys.stderr); never raises."""
+    _warn(stderr, message)
 
 
 def _warn(stderr: IO[str] | None, message: str) -> None:

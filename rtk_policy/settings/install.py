@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from rtk_policy.agents import AGENTS
+from rtk_policy.settings.hook_command import unguarded
 from rtk_policy.settings.jsonfile import JsonFile, backup_path, read_json, render_json, save
 from rtk_policy.settings.targets import Target
 
@@ -43,15 +44,19 @@ def is_ours(handler: Any, command_key: str = "command") -> bool:
 
 
 def command_form(command: str) -> str | None:
-    """`THIN_CLIENT` or `IN_PROCESS` when `command` is a line `init` writes (any install, any version),
-    None for anything else (a delegate script, or our hook with options the user added).
+    """`THIN_CLIENT` or `IN_PROCESS` when `command` is a line `init` writes (any install, any
+    version, guarded or bare), None for anything else (a delegate script, or our hook with options
+    the user added).
 
     Only these forms are replaced when `init` runs again; a customised command is left alone.
     """
-    try:
-        words = shlex.split(command, posix=os.name != "nt")
-    except ValueError:
-        return None
+    if os.name == "nt":
+        try:
+            words = shlex.split(command, posix=False)
+        except ValueError:
+            return None
+    else:
+        words = unguarded(command) or []
     agent_at = len(words) - 1 if words and words[-1] in AGENTS else len(words)
     head = words[:agent_at]
     if (
@@ -65,6 +70,13 @@ def command_form(command: str) -> str | None:
     if len(head) == 4 and head[1:] == ["-m", "rtk_policy", "hook"]:
         return IN_PROCESS
     return None
+
+
+def shown(command: str) -> str:
+    """A hook command as a person reads it: the invocation of a guarded command (its guard and
+    fallback left out), any other command as it is."""
+    words = unguarded(command) if os.name != "nt" and command.startswith("[") else None
+    return shlex.join(words) if words else command
 
 
 def matcher_covers(matcher: Any, tool: str) -> bool:
@@ -100,14 +112,19 @@ def _covering_groups(data: dict[str, Any], spec: Target) -> list[list[Any]]:
     return [
         _handlers(entry)
         for entry in entries
-        if matcher_covers(entry.get("matcher") if isinstance(entry, dict) else None, spec.matcher)
+        if matcher_covers(entry.get("matcher") if isinstance(entry, dict) else None, spec.covers)
     ]
+
+
+def our_handlers(data: dict[str, Any], spec: Target) -> list[dict[str, Any]]:
+    """Our handlers that run on our tool, in file order."""
+    key = spec.command_key
+    return [h for group in _covering_groups(data, spec) for h in group if is_ours(h, key)]
 
 
 def our_commands(data: dict[str, Any], spec: Target) -> list[str]:
     """The commands of our handlers that run on our tool, in file order."""
-    key = spec.command_key
-    return [h[key] for group in _covering_groups(data, spec) for h in group if is_ours(h, key)]
+    return [handler[spec.command_key] for handler in our_handlers(data, spec)]
 
 
 def installed(data: dict[str, Any], spec: Target) -> bool:
@@ -122,7 +139,7 @@ def sibling_hooks(data: dict[str, Any], spec: Target) -> list[str]:
         if spec.matcher is None:
             handlers = [entry]
         elif matcher_covers(
-            entry.get("matcher") if isinstance(entry, dict) else None, spec.matcher
+            entry.get("matcher") if isinstance(entry, dict) else None, spec.covers
         ):
             handlers = _handlers(entry)
         else:
@@ -133,16 +150,33 @@ def sibling_hooks(data: dict[str, Any], spec: Target) -> list[str]:
     return found
 
 
-def our_entry(spec: Target, command: str) -> dict[str, Any]:
+def set_fields(handler: dict[str, Any], spec: Target, fail_mode: str) -> None:
+    """Give our `handler` the agent's timeout (unless it has one: the user's value is kept) and,
+    for fail mode `closed` or `deny`, the agent's own block-on-failure setting (removed for
+    `open`, when it holds the value `init` writes)."""
+    if spec.timeout is not None:
+        handler.setdefault(*spec.timeout)
+    if spec.block_on_failure is not None:
+        key, value = spec.block_on_failure
+        if fail_mode in ("closed", "deny"):
+            handler[key] = value
+        elif handler.get(key) == value:
+            del handler[key]
+
+
+def our_entry(spec: Target, command: str, fail_mode: str = "open") -> dict[str, Any]:
     """The entry we add to the event list."""
     handler = dict(spec.handler_extra)
     handler[spec.command_key] = command
+    set_fields(handler, spec, fail_mode)
     if spec.matcher is None:
         return handler
     return {"matcher": spec.matcher, "hooks": [handler]}
 
 
-def add_entry(data: dict[str, Any], spec: Target, command: str) -> dict[str, Any]:
+def add_entry(
+    data: dict[str, Any], spec: Target, command: str, fail_mode: str = "open"
+) -> dict[str, Any]:
     """A copy of `data` with our entry appended to `hooks.<event>`; raise ValueError on a wrong type."""
     new = copy.deepcopy(data)
     if not new:
@@ -153,7 +187,7 @@ def add_entry(data: dict[str, Any], spec: Target, command: str) -> dict[str, Any
     entries = hooks.setdefault(spec.event, [])
     if not isinstance(entries, list):
         raise ValueError(f'"hooks.{spec.event}" is not a JSON array')
-    entries.append(our_entry(spec, command))
+    entries.append(our_entry(spec, command, fail_mode))
     return new
 
 
@@ -185,9 +219,12 @@ def remove_entries(data: dict[str, Any], spec: Target) -> dict[str, Any]:
     return new
 
 
-def replace_entries(data: dict[str, Any], spec: Target, command: str) -> dict[str, Any]:
-    """A copy of `data` whose first standard-form handler of ours runs `command` (its other fields and
-    its place kept); further standard-form handlers of ours are dropped, so exactly one hook remains."""
+def replace_entries(
+    data: dict[str, Any], spec: Target, command: str, fail_mode: str = "open"
+) -> dict[str, Any]:
+    """A copy of `data` whose first standard-form handler of ours runs `command` (its place and its
+    other fields kept, `set_fields` applied); further standard-form handlers of ours are dropped,
+    so exactly one hook remains."""
     new = copy.deepcopy(data)
     key, done, emptied = spec.command_key, False, []
     for group in _covering_groups(new, spec):
@@ -199,49 +236,79 @@ def replace_entries(data: dict[str, Any], spec: Target, command: str) -> dict[st
                 emptied += [group] if not group else []
             else:
                 handler[key], done = command, True
+                set_fields(handler, spec, fail_mode)
     if spec.matcher is not None and emptied:
         entries = new["hooks"][spec.event]
         entries[:] = [e for e in entries if not any(_handlers(e) is g for g in emptied)]
     return new
 
 
-def install(spec: Target, command: str) -> Change:
-    """Add our hook to `spec.path`, or switch a standard-form entry of ours (the in-process hook or the
-    thin client, of any install) to `command`; raise `SettingsError` for a file that is not JSON."""
-    current = read_json(spec.path)
+def install(
+    spec: Target | tuple[Target, ...], command: str, fail_mode: str = "open"
+) -> Change:
+    """Add our hook to the file of `spec` (one target, or several entries of one file: the shell's
+    and the file tools'), or switch a standard-form entry of ours (the in-process hook or the thin
+    client, of any install, guarded or bare) to `command` with the fields `set_fields` gives for
+    `fail_mode`; one write for them all. Raise `SettingsError` for a file that is not JSON."""
+    specs = spec if isinstance(spec, tuple) else (spec,)
+    path = specs[0].path
+    current = read_json(path)
     warnings = tuple(
-        f"another {spec.event} hook also runs on {spec.matcher or 'shell commands'}: {c}"
+        f"another {specs[0].event} hook also runs on {specs[0].matcher or 'shell commands'}: {c}"
         " (its rewrites race with ours)"
-        for c in sibling_hooks(current.data, spec)
+        for c in sibling_hooks(current.data, specs[0])
     )
-    ours = our_commands(current.data, spec)
-    if command in ours:
-        return Change(str(spec.path), False, f"already installed in {spec.path}", warnings)
+    data, messages = current.data, []
+    for one in specs:
+        data, message = _installed(data, one, command, fail_mode)
+        messages.append(message)
+        if data is current.data and "customised" in message:
+            messages.append("no other entry was added")  # a hook the user made their own
+            break
+    changed = data is not current.data and save(current, render_json(data, current.original))
+    return Change(str(path), changed, "; ".join(dict.fromkeys(messages)), warnings)
+
+
+def _installed(
+    data: dict[str, Any], spec: Target, command: str, fail_mode: str
+) -> tuple[dict[str, Any], str]:
+    """`data` with our entry for `spec` running `command` (the same object when nothing changes),
+    and what was done."""
+    ours = our_commands(data, spec)
+    where = f"{spec.path}" + (f" (for {spec.matcher})" if spec.tool else "")
+    if command in ours and command_form(command) is None:  # e.g. the --system hook, as it was
+        return data, f"already installed in {where}"
     standard = [c for c in ours if command_form(c) is not None]
     if ours and not standard:
-        message = (
-            f"a customised rtk-policy hook is already installed in {spec.path}: `{ours[0]}`;"
+        return data, (
+            f"a customised rtk-policy hook is already installed in {where}: `{ours[0]}`;"
             " left as it is (run `rtk-policy uninstall` first to replace it)"
         )
-        return Change(str(spec.path), False, message, warnings)
     if standard:
-        new = replace_entries(current.data, spec, command)
-        message = f"replaced `{standard[0]}` with `{command}` in {spec.path}"
-    else:
-        new = add_entry(current.data, spec, command)
-        message = f"installed `{command}` in {spec.path}"
-    changed = save(current, render_json(new, current.original))
-    return Change(str(spec.path), changed, message, warnings)
+        new = replace_entries(data, spec, command, fail_mode)
+        if new == data:
+            return data, f"already installed in {where}"
+        old, now = shown(standard[0]), shown(command)
+        if old == now:
+            return new, f"updated the rtk-policy hook entry in {where}"
+        return new, f"replaced `{old}` with `{now}` in {where}"
+    return add_entry(data, spec, command, fail_mode), f"installed `{shown(command)}` in {where}"
 
 
-def uninstall(spec: Target) -> Change:
-    """Remove our entries from `spec.path`; restore the backup's bytes when it then says the same."""
-    current = read_json(spec.path)
-    if current.original is None or not installed(current.data, spec):
-        return Change(str(spec.path), False, f"no rtk-policy hook in {spec.path}")
-    new = remove_entries(current.data, spec)
-    changed = save(current, _restored_bytes(current, new, spec))
-    return Change(str(spec.path), changed, f"removed the rtk-policy hook from {spec.path}")
+def uninstall(spec: Target | tuple[Target, ...]) -> Change:
+    """Remove our entries (of one target, or of several entries of one file) from its file; restore
+    the backup's bytes when it then says the same."""
+    specs = spec if isinstance(spec, tuple) else (spec,)
+    path = specs[0].path
+    current = read_json(path)
+    present = [one for one in specs if installed(current.data, one)]
+    if current.original is None or not present:
+        return Change(str(path), False, f"no rtk-policy hook in {path}")
+    new = current.data
+    for one in present:
+        new = remove_entries(new, one)
+    changed = save(current, _restored_bytes(current, new, specs[0]))
+    return Change(str(path), changed, f"removed the rtk-policy hook from {path}")
 
 
 def _restored_bytes(current: JsonFile, new: dict[str, Any], spec: Target) -> bytes | None:

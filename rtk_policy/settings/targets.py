@@ -10,6 +10,7 @@ from pathlib import Path
 import attrs
 
 from rtk_policy.settings.claude_rules import claude_config_dir
+from rtk_policy.settings.hook_command import guarded
 
 
 @attrs.frozen
@@ -23,21 +24,67 @@ class Target:
     command_key: str  #: the handler field holding the command line
     handler_extra: tuple[tuple[str, object], ...] = ()  #: other fields of our handler, in order
     top_defaults: tuple[tuple[str, object], ...] = ()  #: keys a new file starts with (e.g. version)
+    #: the handler's timeout field and the value `init` writes (in the agent's own unit)
+    timeout: tuple[str, int] | None = None
+    #: the handler field that makes the agent block when the hook fails, and its blocking value
+    block_on_failure: tuple[str, object] | None = None
+    tool: str | None = None  #: a tool our group must run on (default: the matcher itself)
+
+    @property
+    def covers(self) -> str | None:
+        """The tool whose hooks ours is among (None: the event holds handlers directly)."""
+        return self.tool or self.matcher
 
 
-def hook_command(agent: str) -> str:
-    """The command line our hook entry runs: the console script next to this Python, else `-m`."""
+#: Per agent, the matcher of the entry for its file-writing tools, next to the shell entry in the
+#: same file. Copilot: none needed, its entry has no matcher and sees every tool. Cursor: none,
+#: `afterFileEdit` cannot block and its `preToolUse` tool names are not confirmed (README).
+FILE_TOOL_MATCHERS = {
+    "claude": "Write|Edit|MultiEdit|NotebookEdit",
+    "codex": "apply_patch",
+    "gemini": "write_file|replace",
+}
+
+
+def with_file_tools(shell: Target) -> tuple[Target, ...]:
+    """The shell target and, where the agent has one, the entry for its file tools."""
+    matcher = FILE_TOOL_MATCHERS.get(shell.agent)
+    if matcher is None:
+        return (shell,)
+    files = attrs.evolve(shell, matcher=matcher, tool=matcher.split("|", 1)[0])
+    return (shell, files)
+
+
+def targets(agent: str, global_: bool, cwd: str | None = None) -> tuple[Target, ...]:
+    """Every entry of ours in `agent`'s settings: the shell one, then its file tools'."""
+    return with_file_tools(target(agent, global_, cwd))
+
+
+#: Seconds an agent waits for our hook before giving up on it (their defaults: 30 to 600 s). The
+#: hook itself gives up on a stdin that never closes after 5 s and on the server after 10 s.
+TIMEOUT_SECONDS = 30
+
+
+def hook_command(agent: str, fail_mode: str = "open") -> str:
+    """The in-process hook: the console script next to this Python (else `python -m rtk_policy`),
+    guarded so that a broken install answers per `fail_mode` (`hook_command.guarded`)."""
     folder = Path(sys.executable).parent
     for name in ("rtk-policy", "rtk-policy.exe"):
         script = folder / name
         if script.is_file() and os.access(script, os.X_OK):
-            return f"{_quote(str(script.absolute()))} hook {agent}"
-    return f"{_quote(sys.executable)} -m rtk_policy hook {agent}"
+            path = str(script.absolute())
+            return guarded([path, "hook", agent], [("-x", path)], agent, fail_mode)
+    main = str(Path(__file__).resolve().parent.parent / "__main__.py")
+    words = [sys.executable, "-m", "rtk_policy", "hook", agent]
+    return guarded(words, [("-x", sys.executable), ("-f", main)], agent, fail_mode)
 
 
-def thin_client_command(agent: str) -> str:
-    """`<python> -S -I <abs path of rtk_policy/serve/client.py> AGENT`: the resident engine's thin client."""
-    return f"{_quote(sys.executable)} -S -I {_quote(str(client_path()))} {agent}"
+def thin_client_command(agent: str, fail_mode: str = "open") -> str:
+    """`<python> -S -I <abs path of rtk_policy/serve/client.py> AGENT`, the resident engine's thin
+    client, guarded so that a broken install answers per `fail_mode` (`hook_command.guarded`)."""
+    client = str(client_path())
+    words = [sys.executable, "-S", "-I", client, agent]
+    return guarded(words, [("-x", sys.executable), ("-f", client)], agent, fail_mode)
 
 
 def client_path() -> Path:
@@ -80,17 +127,38 @@ def target(agent: str, global_: bool, cwd: str | None = None) -> Target:
         path = (
             Path(claude_config_dir()) / "settings.json" if global_ else here / ".claude" / "settings.json"
         )
-        return Target(agent, path, "PreToolUse", "Bash", "command", (("type", "command"),))
+        return Target(
+            agent,
+            path,
+            "PreToolUse",
+            "Bash",
+            "command",
+            (("type", "command"),),
+            timeout=("timeout", TIMEOUT_SECONDS),
+            block_on_failure=("onFailure", "block"),
+        )
     if agent == "codex":
         base = _home("CODEX_HOME", ".codex") if global_ else here / ".codex"
         return Target(
-            agent, base / "hooks.json", "PreToolUse", "Bash", "command", (("type", "command"),)
+            agent,
+            base / "hooks.json",
+            "PreToolUse",
+            "Bash",
+            "command",
+            (("type", "command"),),
+            timeout=("timeout", TIMEOUT_SECONDS),
         )
     if agent == "gemini":
-        base = Path.home() / ".gemini" if global_ else here / ".gemini"
+        base = _home("GEMINI_CLI_HOME", "") / ".gemini" if global_ else here / ".gemini"
         extra = (("type", "command"), ("name", "rtk-policy"))
         return Target(
-            agent, base / "settings.json", "BeforeTool", "run_shell_command", "command", extra
+            agent,
+            base / "settings.json",
+            "BeforeTool",
+            "run_shell_command",
+            "command",
+            extra,
+            timeout=("timeout", TIMEOUT_SECONDS * 1000),  # milliseconds
         )
     if agent == "cursor":
         base = Path.home() / ".cursor" if global_ else here / ".cursor"
@@ -102,11 +170,20 @@ def target(agent: str, global_: bool, cwd: str | None = None) -> Target:
             "command",
             (),
             (("version", 1),),
+            timeout=("timeout", TIMEOUT_SECONDS),
+            block_on_failure=("failClosed", True),
         )
     if agent == "copilot":
         base = Path.home() / ".copilot" / "hooks" if global_ else here / ".github" / "hooks"
         extra = (("type", "command"),)
         return Target(
-            agent, base / "rtk-policy.json", "preToolUse", None, "bash", extra, (("version", 1),)
+            agent,
+            base / "rtk-policy.json",
+            "preToolUse",
+            None,
+            "bash",
+            extra,
+            (("version", 1),),
+            timeout=("timeoutSec", TIMEOUT_SECONDS),
         )
     raise ValueError(f"unknown agent {agent!r}")

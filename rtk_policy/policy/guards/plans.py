@@ -44,10 +44,12 @@ class Planner:
         self._stored: dict[int, Guard | None] = {}
         self._functions = functions
         self._compiler: Any = None  #: a `guard_code.CompiledGuards`, made on first need
-        self._unindexed = tuple(i for i, c in enumerate(compiled) if not c.index)
+        #: rules tried on shell segments (a rule whose `tools:` leave the shell out never is)
+        shell = [i for i, c in enumerate(compiled) if c.rule.on_shell]
+        self._unindexed = tuple(i for i in shell if not compiled[i].index)
         self._by_program: dict[str, list[int]] = {}
-        for index, item in enumerate(compiled):
-            for program in item.index:
+        for index in shell:
+            for program in compiled[index].index:
                 self._by_program.setdefault(program, []).append(index)
         self._denying = frozenset(
             i
@@ -165,6 +167,10 @@ class Planner:
             if code not in self._stored:
                 self._stored[code] = build_guard(residuals[code], self._functions)
             yield index, residuals[code], self._stored[code]
+
+    def generic(self, indexes: tuple[int, ...]) -> Plan:
+        """The rules `indexes`, each with its own guard (not specialised to a program)."""
+        return tuple((index, self._generic_guard(index)) for index in indexes)
 
     def _generic_guard(self, index: int) -> Guard | None:
         """The guard of the rule's own guard form (built once)."""

@@ -1,0 +1,310 @@
+"""The guard's own state: every file and folder whose change could switch rtk-policy off or weaken
+it.
+
+One list, computed once per environment (`guarded`), feeds the CEL functions `guarded_path(p)` and
+`guarded_what(p)` (`functions_guard.py`) that the shipped `guard-self` pack asks with. Each entry
+is a `Guarded` path with what it is, for the message. An absolute entry names one place (the
+managed folder, the user's config, state, cache and runtime folders, the installed package, the
+agents' user and machine-wide settings); a relative entry (`.rtk-policy`, `.claude/settings.json`)
+names that tail anywhere, since every project has its own.
+
+The layer folders and the runtime folder are worked out here from the same environment variables the
+loaders read (`config/load.py`, `audit/log.py`, `policy/cache.py`, `serve/client.py`): `LAYERS`,
+`STATE` and `RUNTIME` below are the places to point at a shared paths module once there is one.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import sys
+
+from rtk_policy.policy import paths
+from rtk_policy.util import record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+#: macOS keeps machine-wide settings here, Linux under /etc
+MAC_SUPPORT = "/Library/Application Support"
+MANAGED_FOLDERS = ("/etc/rtk-policy", f"{MAC_SUPPORT}/rtk-policy")
+MANAGED_CACHES = ("/var/cache/rtk-policy", "/Library/Caches/rtk-policy")
+
+
+@record.frozen
+class Guarded:
+    """One guarded place: an absolute path, or a relative tail guarded wherever it occurs."""
+
+    path: str
+    what: str
+
+
+def _env_path(variable: str, default: str) -> list[str]:
+    """`$variable/rtk-policy` when the variable is set, and the default under the home folder."""
+    found = [posixpath.join(paths.home(), default, "rtk-policy")]
+    value = os.environ.get(variable)
+    if value:
+        found.insert(0, posixpath.join(paths.expand_user(value), "rtk-policy"))
+    return found
+
+
+def layer_folders() -> Iterator[Guarded]:
+    """The policy and config folders of the managed and user layers (`config/load.py`)."""
+    for folder in MANAGED_FOLDERS:
+        yield Guarded(folder, "rtk-policy's managed policy and config folder")
+    for folder in _env_path("XDG_CONFIG_HOME", ".config"):
+        yield Guarded(folder, "rtk-policy's user policy and config folder")
+
+
+def state_folders() -> Iterator[Guarded]:
+    """The state folder (audit log, its anchor, trust records) and the compiled-policy caches."""
+    for folder in _env_path("XDG_STATE_HOME", ".local/state"):
+        yield Guarded(folder, "rtk-policy's state folder (audit log, anchor, trust records)")
+    for folder in _env_path("XDG_CACHE_HOME", ".cache") + list(MANAGED_CACHES):
+        yield Guarded(folder, "rtk-policy's compiled-policy cache")
+    for path in _configured:  # a moved log, its anchor and rotations (`audit/anchor.py`), its key
+        base = path[: -len(".jsonl")] if path.endswith(".jsonl") else path
+        for place in dict.fromkeys((path, f"{base}.anchor", f"{path}.anchor",
+                                    *(f"{path}.{n}" for n in range(1, 10)))):  # fmt: skip
+            yield Guarded(place, "rtk-policy's audit log")
+
+
+def runtime_folders() -> Iterator[Guarded]:
+    """Where the resident engine's socket lives (`serve/client.py`), under each possible base."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    what = "rtk-policy's runtime folder (the resident engine's socket)"
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime:
+        yield Guarded(posixpath.join(runtime, "rtk-policy"), what)
+    for base in {"/tmp", os.environ.get("TMPDIR") or "/tmp"}:
+        yield Guarded(posixpath.join(base.rstrip("/") or "/", f"rtk-policy-{uid}"), what)
+
+
+def package_paths() -> Iterator[Guarded]:
+    """The installed package, its metadata, its console script and, for a virtual environment, the
+    environment whose Python runs the hook."""
+    what = "the installed rtk-policy package"
+    import rtk_policy
+
+    package = posixpath.dirname(posixpath.abspath(rtk_policy.__file__))
+    yield Guarded(package, what)
+    yield Guarded(
+        posixpath.join(posixpath.dirname(package), "policies"), "rtk-policy's shipped packs"
+    )
+    if sys.prefix != sys.base_prefix:
+        yield Guarded(sys.prefix, "the Python environment rtk-policy runs in")
+    for name in ("rtk-policy", "rtk-policy.exe"):
+        yield Guarded(posixpath.join(posixpath.dirname(sys.executable), name), what)
+    for folder in {p for p in sys.path if p.endswith(("site-packages", "dist-packages"))}:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if "rtk_policy" in name.replace("-", "_"):  # metadata, .pth, editable finder
+                yield Guarded(posixpath.join(folder, name), what)
+
+
+def agent_settings() -> Iterator[Guarded]:
+    """The agents' user and machine-wide files that hold (or can switch off) our hook."""
+    home = paths.home()
+    claude = paths.expand_user(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
+    codex = paths.expand_user(os.environ.get("CODEX_HOME") or "~/.codex")
+    copilot = paths.expand_user(os.environ.get("COPILOT_HOME") or "~/.copilot")
+    files = {
+        "Claude Code's settings (they hold the hook)": (
+            f"{claude}/settings.json", f"{claude}/settings.local.json", f"{claude}/hooks",
+            f"{home}/.claude.json", "/etc/claude-code", f"{MAC_SUPPORT}/ClaudeCode",
+        ),
+        "Codex's hooks and config": (f"{codex}/hooks.json", f"{codex}/config.toml", "/etc/codex"),
+        "Gemini CLI's settings": (
+            f"{home}/.gemini/settings.json", "/etc/gemini-cli", f"{MAC_SUPPORT}/GeminiCli",
+        ),
+        "Copilot's hooks and settings": (
+            f"{copilot}/hooks", f"{copilot}/settings.json", f"{copilot}/config.json",
+            "/etc/github-copilot",
+        ),
+        "Cursor's hooks": (f"{home}/.cursor/hooks.json", "/etc/cursor", f"{MAC_SUPPORT}/Cursor"),
+    }  # fmt: skip
+    for what, places in files.items():
+        for place in places:
+            yield Guarded(place, what)
+
+
+#: tails guarded wherever they occur (a project's own files), with what they are
+ANYWHERE = (
+    Guarded(".rtk-policy", "a project's rtk-policy folder"),
+    Guarded("rtk-policy/config.toml", "an rtk-policy config file"),
+    Guarded("rtk-policy/policies", "an rtk-policy policy folder"),
+    Guarded("rtk_policy/packs", "rtk-policy's shipped packs"),
+    Guarded(".claude/settings.json", "Claude Code's project settings (they hold or stop hooks)"),
+    Guarded(".claude/settings.local.json", "Claude Code's local settings (they can disable hooks)"),
+    Guarded(".claude/hooks", "Claude Code's hook scripts"),
+    Guarded(".claude.json", "Claude Code's state file"),
+    Guarded("managed-settings.json", "Claude Code's managed settings"),
+    Guarded(".codex/hooks.json", "Codex's project hooks"),
+    Guarded(".codex/config.toml", "Codex's project config"),
+    Guarded(".gemini/settings.json", "Gemini CLI's project settings"),
+    Guarded(".cursor/hooks.json", "Cursor's project hooks"),
+    Guarded(".github/hooks", "Copilot's repository hooks"),
+    Guarded(".github/copilot/settings.json", "Copilot's repository settings"),
+    Guarded(".github/copilot/settings.local.json", "Copilot's local repository settings"),
+)  # fmt: skip
+
+#: the sources of absolute entries, in order: point any of them at a shared paths module
+LAYERS: tuple[Callable[[], Iterator[Guarded]], ...] = (layer_folders,)
+STATE: tuple[Callable[[], Iterator[Guarded]], ...] = (state_folders,)
+RUNTIME: tuple[Callable[[], Iterator[Guarded]], ...] = (runtime_folders,)
+SOURCES = (*LAYERS, *STATE, *RUNTIME, package_paths, agent_settings)
+
+#: paths the loaded config names (the audit log when moved), added by `remember_configured`
+_configured: tuple[str, ...] = ()
+_tables: dict[tuple[str | None, ...], tuple[tuple[str, str], ...]] = {}
+_ENV = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "TMPDIR",
+        "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME")  # fmt: skip
+
+
+def remember_configured(*configured: str) -> None:
+    """Guard paths the loaded config chose (the audit log's `path`) besides the defaults."""
+    global _configured
+    chosen = tuple(paths.expand_user(p) for p in configured if p)
+    if chosen != _configured:
+        _configured = chosen
+        _tables.clear()
+
+
+def guarded() -> tuple[Guarded, ...]:
+    """Every absolute guarded entry for the current environment, then the `ANYWHERE` tails."""
+    return (*(entry for source in SOURCES for entry in source()), *ANYWHERE)
+
+
+def shared_temp() -> frozenset[str]:
+    """The shared temporary folders (`/tmp`, `/var/tmp`, `$TMPDIR`), each spelling: a tree written
+    there as a whole (`tar -x -C /tmp`) is everyday work, so it never counts as holding a guarded
+    place below it (naming that place still does)."""
+    folders = {"/tmp", "/var/tmp", os.environ.get("TMPDIR") or "/tmp"}
+    return frozenset(s.rstrip("/") or "/" for f in folders for s in paths.spellings(f))
+
+
+def _table() -> tuple[dict[str, str], dict[str, str]]:
+    """The spellings of every absolute entry → what it is, and every folder holding one →
+    what it holds, but the shared temporary folders (remembered per environment)."""
+    key = tuple(os.environ.get(name) for name in _ENV)
+    found = _tables.get(key)
+    if found is None:
+        table: dict[str, str] = {}
+        holders: dict[str, str] = {}
+        temp = shared_temp()
+        for entry in guarded():
+            if not entry.path.startswith("/"):
+                continue
+            for spelling in paths.spellings(entry.path):
+                spelling = spelling.rstrip("/") or "/"
+                table.setdefault(spelling, entry.what)
+                while spelling != "/":
+                    spelling = posixpath.dirname(spelling)
+                    if spelling not in temp:
+                        holders.setdefault(spelling, entry.what)
+        if len(_tables) > 16:
+            _tables.clear()
+        found = _tables[key] = (table, holders)
+    return found
+
+
+def guarded_what(path: str) -> str:
+    """What guarded thing writing `path` changes, as a phrase naming `path` ("PATH, WHAT" or, for a
+    tree holding it, "PATH, which holds WHAT"); "" when none. `path` ends in `/` for a tree."""
+    for form in paths.spellings(path):
+        what, holds = _absolute_what(form)
+        if not what:
+            what, holds = _anywhere_what(form)
+        if what:
+            return f"{path}, which holds {what}" if holds else f"{path}, {what}"
+    return ""
+
+
+def guarded_path(path: str) -> bool:
+    """Whether writing `path` (a tree when it ends in `/`) changes the guard's own state."""
+    return bool(guarded_what(path))
+
+
+def _absolute_what(form: str) -> tuple[str, bool]:
+    """What absolute entry the spelling `form` overlaps ("" when none), and whether `form` is a
+    tree holding it."""
+    table, holders = _table()
+    if paths.is_pattern(form):
+        found = (what for place, what in table.items() if paths.overlaps(form, place))
+        return next(found, ""), False
+    probe = bare = form.rstrip("/") or "/"
+    while True:
+        if probe in table:
+            return table[probe], False
+        if probe == "/":
+            break
+        probe = posixpath.dirname(probe)
+    return (holders.get(bare, ""), True) if form.endswith("/") else ("", False)
+
+
+def _anywhere_what(form: str) -> tuple[str, bool]:
+    """What `ANYWHERE` tail the spelling `form` lies in, or as a tree holds ("" when none), and
+    whether it holds it."""
+    words = form.strip("/").split("/")
+    fold = paths.case_insensitive(form)
+    if fold:
+        words = [word.casefold() for word in words]
+    tree = form.endswith("/")
+    if paths.is_pattern(form):
+        for entry in ANYWHERE:
+            wanted = entry.path.casefold().split("/") if fold else entry.path.split("/")
+            if _tail_in(words, wanted, tree):
+                return entry.what, False
+        return "", False
+    starts = _STARTS_FOLDED if fold else _STARTS
+    for at, word in enumerate(words):
+        for wanted, what in starts.get(word, ()):
+            rest = words[at : at + len(wanted)]
+            if rest == wanted:
+                return what, False
+            if tree and len(rest) < len(wanted) and wanted[: len(rest)] == rest:
+                return what, True
+    return "", False
+
+
+def _by_first_word(folded: bool) -> dict[str, list[tuple[list[str], str]]]:
+    found: dict[str, list[tuple[list[str], str]]] = {}
+    for entry in ANYWHERE:
+        wanted = (entry.path.casefold() if folded else entry.path).split("/")
+        found.setdefault(wanted[0], []).append((wanted, entry.what))
+    return found
+
+
+#: the `ANYWHERE` tails by their first word, as written and case-folded
+_STARTS, _STARTS_FOLDED = _by_first_word(False), _by_first_word(True)
+
+
+def _tail_in(words: list[str], wanted: list[str], tree: bool) -> bool:
+    """Whether the pattern `words` can hold the `wanted` words in a row or, as a tree, end with a
+    proper start of them (`rm -r .cl*` holds `.claude/settings.json`)."""
+    size = len(wanted)
+    for at in range(len(words) - size + 1):
+        chunk = words[at : at + size]
+        if all(map(_component_match, chunk, wanted)) and _named(chunk):
+            return True
+    if tree:
+        for cut in range(1, min(size, len(words) + 1)):
+            end = words[-cut:]
+            if all(map(_component_match, end, wanted)) and _named(end):
+                return True
+    return False
+
+
+def _component_match(word: str, wanted: str) -> bool:
+    import fnmatch
+
+    return fnmatch.fnmatchcase(wanted, word)
+
+
+def _named(words: list[str]) -> bool:
+    """Whether the matched words name something (not only `*`: an unknown part names nothing)."""
+    return any(word != "*" for word in words)

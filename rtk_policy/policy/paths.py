@@ -1,0 +1,167 @@
+"""Path spellings: one path as every form the file system may take it in (policy stage, hot path).
+
+A path reaches a policy written in many ways: `~/.claude//settings.json`, `$HOME/.claude/./x/..`,
+relative to a folder a `cd` went to, through a symlink, in another case on a case-insensitive file
+system, or as a glob. `spellings` gives the absolute forms that name the same file: the lexical one
+(`~` and `$HOME` expanded, `.`, `..` and `//` collapsed), the one with symlinks resolved where they
+exist, and both case-folded when the file system there ignores case. A glob, or a part the hook
+cannot know (an unset variable, a command substitution), stays a pattern with `*` for that part:
+`matches_under` and `overlaps` treat a pattern as every path it can match.
+
+A path ending in `/` names a tree: the folder and everything in it (what `rm -r`, `mv`, `tar -x -C`
+change). `overlaps(path, folder)` is then also true when the folder lies inside that tree.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+
+WILDCARDS = frozenset("*?[")
+#: results of one glob kept (a bound for `rm -rf /tmp/*` in a big folder)
+GLOB_LIMIT = 64
+_case_insensitive: dict[str, bool] = {}
+
+
+def is_pattern(path: str) -> bool:
+    """Whether `path` holds a glob wildcard (`*`, `?`, `[`)."""
+    return not WILDCARDS.isdisjoint(path)
+
+
+def home() -> str:
+    """The home folder (`$HOME`, else the password database's)."""
+    return os.environ.get("HOME") or os.path.expanduser("~")
+
+
+def expand_user(path: str) -> str:
+    """`path` with a leading `~`, `~user`, `$HOME` or `${HOME}` expanded."""
+    if path.startswith("${HOME}"):
+        return home() + path[7:]
+    if path.startswith("$HOME") and (len(path) == 5 or path[5] == "/"):
+        return home() + path[5:]
+    if path == "~" or path.startswith("~/"):
+        return home() + path[1:]
+    if path.startswith("~"):
+        return os.path.expanduser(path)
+    return path
+
+
+def collapse(path: str) -> str:
+    """`path` with `.`, `..` and repeated `/` collapsed (absolute against `/`), a final `/` kept."""
+    tree = len(path) > 1 and path.endswith("/")
+    collapsed = posixpath.normpath(path)
+    if collapsed.startswith("//"):
+        collapsed = "/" + collapsed.lstrip("/")
+    return collapsed + "/" if tree and collapsed != "/" else collapsed
+
+
+def absolute(path: str, cwd: str) -> str:
+    """`path` (user-expanded) made absolute against `cwd`, then collapsed."""
+    path = expand_user(path)
+    if not path.startswith("/"):
+        path = posixpath.join(cwd or os.getcwd(), path)
+    return collapse(path)
+
+
+def case_insensitive(path: str) -> bool:
+    """Whether the file system holding `path` ignores case (probed on its nearest existing folder
+    with a cased name: the name with its case swapped names the same file). Remembered per path."""
+    found = _case_insensitive.get(path)
+    if found is not None:
+        return found
+    probe = path.rstrip("/") or "/"
+    while probe != "/" and not (probe != probe.swapcase() and os.path.lexists(probe)):
+        probe = posixpath.dirname(probe)
+    found = _case_insensitive.get(probe)
+    if found is None:
+        found = False
+        if probe != "/":
+            parent, name = posixpath.split(probe)
+            try:
+                found = os.path.samefile(probe, posixpath.join(parent, name.swapcase()))
+            except (OSError, ValueError):
+                pass
+    if len(_case_insensitive) > 4096:
+        _case_insensitive.clear()
+    _case_insensitive[probe] = _case_insensitive[path] = found
+    return found
+
+
+def resolved(path: str) -> str:
+    """`path` with the symlinks of its existing part resolved (the tree mark kept)."""
+    tree = path.endswith("/") and path != "/"
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):  # a NUL byte, a name too long: the file system cannot hold it
+        return path
+    return real + "/" if tree and real != "/" else real
+
+
+def spellings(path: str, cwd: str = "") -> tuple[str, ...]:
+    """The absolute forms of `path` (see the module docstring), the lexical one first, no repeats.
+
+    A glob is kept as its pattern, followed by the spellings of the files it matches now."""
+    lexical = absolute(path, cwd)
+    found = [lexical]
+    if is_pattern(lexical):
+        found += _glob(lexical)
+    forms: dict[str, None] = {}
+    for item in found:
+        forms[item] = None
+        if not is_pattern(item):
+            forms[resolved(item)] = None
+    for item in list(forms):
+        if case_insensitive(item):
+            forms[item.casefold()] = None
+    return tuple(forms)
+
+
+def _glob(pattern: str) -> list[str]:
+    """The paths `pattern` matches now (at most `GLOB_LIMIT`), trees kept as trees."""
+    import glob
+    from itertools import islice
+
+    try:
+        matches = list(islice(glob.iglob(pattern.rstrip("/") or "/"), GLOB_LIMIT))
+    except (OSError, ValueError, RecursionError):
+        return []
+    return [m + "/" if pattern.endswith("/") else m for m in matches]
+
+
+def under(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or inside it (both collapsed, plain strings, no patterns)."""
+    path, folder = path.rstrip("/") or "/", folder.rstrip("/") or "/"
+    return path == folder or path.startswith(folder if folder == "/" else folder + "/")
+
+
+def matches_under(pattern: str, folder: str, holding: bool = True) -> bool:
+    """Whether some path `pattern` can match is `folder` or inside it (or, when `holding`, holds
+    it)."""
+    import fnmatch
+
+    pattern = pattern.rstrip("/") or "/"
+    cut = min((pattern.index(c) for c in WILDCARDS if c in pattern), default=len(pattern))
+    literal = pattern[:cut]
+    if under(literal, folder) and literal.rstrip("/") != folder.rstrip("/"):
+        return True  # `folder/*.yaml`: every match is inside the folder
+    if fnmatch.fnmatchcase(folder, pattern):
+        return True
+    if holding:
+        return fnmatch.fnmatchcase(folder, pattern + "/*")
+    parts, wanted = pattern.strip("/").split("/"), folder.strip("/").split("/")
+    return len(parts) > len(wanted) and all(map(fnmatch.fnmatchcase, wanted, parts))
+
+
+def specific(pattern: str) -> bool:
+    """Whether a pattern names at least one literal folder or file (`*` and `*/*` do not)."""
+    return any(part and is_pattern(part) is False for part in pattern.strip("/").split("/"))
+
+
+def overlaps(path: str, folder: str) -> bool:
+    """Whether writing `path` changes `folder` or something in it: `path` is inside `folder`, or
+    `path` is a tree (ends in `/`) holding `folder`. A pattern overlaps when one of its matches
+    does, provided it names something literal (`*` alone names nothing in particular)."""
+    tree = path.endswith("/")
+    if is_pattern(path):
+        return specific(path) and matches_under(path, folder, tree)
+    return under(path, folder) or (tree and under(folder, path))

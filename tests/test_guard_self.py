@@ -1,0 +1,419 @@
+"""The guard guards itself (issue 15 item 3), tried as the agent would: file-tool payloads of every
+agent and shell commands that write the guard's own state, in many spellings, must be asked;
+reading it must not be. The real shipped packs decide, through the real hook service."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rtk_policy.commands import hook
+from rtk_policy.config.load import Config
+from rtk_policy.engine.pipeline import Engine
+from rtk_policy.hook.service import HookOptions
+from rtk_policy.policy import guarded, load_policy_set, paths
+
+ROOT = Path(__file__).resolve().parents[1]
+#: the guarded places of a user install, relative to the home folder
+GUARDED_HOME = (
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".config/rtk-policy/config.toml",
+    ".config/rtk-policy/policies/local.yaml",
+    ".local/state/rtk-policy/audit.jsonl",
+    ".local/state/rtk-policy/anchor.json",
+    ".cache/rtk-policy/policies-x.pickle",
+    ".codex/hooks.json",
+    ".codex/config.toml",
+    ".gemini/settings.json",
+    ".copilot/hooks/rtk-policy.json",
+    ".cursor/hooks.json",
+)
+#: guarded in any project
+GUARDED_PROJECT = (
+    ".rtk-policy/config.toml",
+    ".rtk-policy/policies/allow.yaml",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".gemini/settings.json",
+    ".cursor/hooks.json",
+    ".codex/hooks.json",
+    ".github/hooks/hooks.json",
+)
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    """The shipped packs, audit off."""
+    return Engine(load_policy_set([str(ROOT / "policies")]), Config(audit_enabled=False))
+
+
+@pytest.fixture()
+def home(tmp_path, monkeypatch) -> Path:
+    """A private home (and XDG folders under it), a project folder as the cwd."""
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".config" / "rtk-policy").mkdir(parents=True)
+    for name in (
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_RUNTIME_DIR",
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "COPILOT_HOME",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    guarded._tables.clear()
+    return home
+
+
+def hook_answer(engine: Engine, payload: dict, agent: str) -> str:
+    """What `rtk-policy hook AGENT` prints for `payload` (the real service, this engine)."""
+    out, err = io.StringIO(), io.StringIO()
+    data = io.BytesIO(json.dumps(payload).encode())
+    assert hook.run(HookOptions(agent=agent), data, out, err, engine=engine) == 0
+    assert "internal error" not in err.getvalue(), err.getvalue()
+    return out.getvalue().strip()
+
+
+def claude_tool(engine: Engine, tool: str, tool_input: dict, cwd: str) -> dict | None:
+    """Claude Code's answer to a file tool call (None for no output)."""
+    payload = {
+        "session_id": "s",
+        "cwd": cwd,
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": "t",
+        "permission_mode": "default",
+    }
+    text = hook_answer(engine, payload, "claude")
+    return json.loads(text)["hookSpecificOutput"] if text else None
+
+
+def shell_verdict(engine: Engine, command: str, cwd: str) -> str:
+    """The verdict of a shell command in folder `cwd`."""
+    return engine.decide(command, engine.context(cwd=cwd, agent="claude")).verdict
+
+
+# ------------------------------------------------------------------------- file tools, every agent
+
+
+@pytest.mark.parametrize("relative", GUARDED_HOME)
+@pytest.mark.parametrize("tool", ["Write", "Edit", "MultiEdit"])
+def test_claude_file_tools_on_guarded_home_files_are_asked(engine, home, tool, relative):
+    answer = claude_tool(engine, tool, {"file_path": str(home / relative)}, os.getcwd())
+    assert answer["permissionDecision"] == "ask"
+    assert (
+        "rtk-policy asks before any change to its own state" in answer["permissionDecisionReason"]
+    )
+    assert "updatedInput" not in answer  # never a rewrite of a tool call
+
+
+@pytest.mark.parametrize("relative", GUARDED_PROJECT)
+def test_claude_writes_to_a_projects_guarded_files_are_asked(engine, home, relative):
+    project = os.getcwd()
+    assert (
+        claude_tool(engine, "Write", {"file_path": relative, "content": "{}"}, project)[
+            "permissionDecision"
+        ]
+        == "ask"
+    )
+    nested = os.path.join(project, "sub", "dir", relative)
+    assert (
+        claude_tool(engine, "Edit", {"file_path": nested}, project)["permissionDecision"] == "ask"
+    )
+
+
+def test_notebook_edit_of_a_guarded_path_is_asked(engine, home):
+    inputs = {"notebook_path": str(home / ".claude" / "settings.json"), "new_source": "x"}
+    assert claude_tool(engine, "NotebookEdit", inputs, os.getcwd())["permissionDecision"] == "ask"
+
+
+def test_ordinary_writes_and_every_read_pass(engine, home):
+    cwd = os.getcwd()
+    assert (
+        claude_tool(engine, "Write", {"file_path": f"{cwd}/src/main.py", "content": ""}, cwd)
+        is None
+    )
+    for relative in GUARDED_HOME:
+        assert claude_tool(engine, "Read", {"file_path": str(home / relative)}, cwd) is None
+    assert shell_verdict(engine, "cat ~/.claude/settings.json", cwd) == "none"
+    assert (
+        shell_verdict(engine, "jq .hooks ~/.claude/settings.json > /tmp/hooks.json", cwd) == "none"
+    )
+    assert shell_verdict(engine, "cp ~/.config/rtk-policy/config.toml /tmp/", cwd) == "none"
+
+
+def test_every_agents_file_tools_are_asked_in_its_own_protocol(engine, home):
+    settings_file = str(home / ".claude" / "settings.json")
+    gemini = {
+        "hook_event_name": "BeforeTool",
+        "session_id": "s",
+        "cwd": os.getcwd(),
+        "tool_name": "write_file",
+        "tool_input": {"file_path": settings_file, "content": "{}"},
+    }
+    assert json.loads(hook_answer(engine, gemini, "gemini"))["decision"] == "ask"
+    replace = {**gemini, "tool_name": "replace", "tool_input": {"file_path": settings_file}}
+    assert json.loads(hook_answer(engine, replace, "gemini"))["decision"] == "ask"
+    read = {**gemini, "tool_name": "read_file", "tool_input": {"file_path": settings_file}}
+    assert json.loads(hook_answer(engine, read, "gemini")) == {"decision": "allow"}
+
+    for tool in ("create", "edit"):
+        cli = {
+            "sessionId": "s",
+            "timestamp": 1,
+            "cwd": os.getcwd(),
+            "toolName": tool,
+            "toolArgs": json.dumps({"path": settings_file, "file_text": "{}"}),
+        }
+        answer = json.loads(hook_answer(engine, cli, "copilot"))
+        assert answer["permissionDecision"] == "ask" and "modifiedArgs" not in answer
+    pascal = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s",
+        "cwd": os.getcwd(),
+        "tool_name": "Write",
+        "tool_input": {"path": settings_file},
+    }
+    answer = json.loads(hook_answer(engine, pascal, "copilot"))["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "ask"
+
+    patch = f"*** Begin Patch\n*** Update File: {settings_file}\n@@\n-a\n+b\n*** End Patch\n"
+    codex = {
+        "session_id": "s",
+        "turn_id": "u",
+        "cwd": os.getcwd(),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "apply_patch",
+        "tool_input": {"command": patch},
+        "tool_use_id": "t",
+    }
+    answer = json.loads(hook_answer(engine, codex, "codex"))["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"  # Codex takes no ask from a hook: said so
+    assert "approval" in answer["permissionDecisionReason"]
+    harmless = patch.replace(settings_file, f"{os.getcwd()}/src/a.py")
+    assert hook_answer(engine, {**codex, "tool_input": {"command": harmless}}, "codex") == ""
+
+    cursor = {
+        "conversation_id": "c",
+        "hook_event_name": "preToolUse",
+        "cwd": os.getcwd(),
+        "tool_name": "Write",
+        "tool_input": {"file_path": settings_file},
+    }
+    answer = json.loads(hook_answer(engine, cursor, "cursor"))
+    assert answer["permission"] == "ask" and "updated_input" not in answer
+    read_file = {
+        "conversation_id": "c",
+        "hook_event_name": "beforeReadFile",
+        "file_path": settings_file,
+        "content": "{}",
+    }
+    assert json.loads(hook_answer(engine, read_file, "cursor")) == {}
+
+
+# ------------------------------------------------------------------------------- spellings
+
+
+def _separators() -> st.SearchStrategy[str]:
+    return st.sampled_from(["/", "//", "/./", "/x/../", "///", "/./x/../"])
+
+
+@st.composite
+def spelt(draw: st.DrawFn, relative: str, home: str) -> str:
+    """`~/relative` in a drawn spelling: the home as `~`, `$HOME`, `${HOME}` or spelt out, the
+    parts joined by drawn separators, a drawn trailing `/.` or `/`."""
+    head = draw(st.sampled_from(["~", "$HOME", "${HOME}", home, home + "/", home + "/."]))
+    text = head
+    for part in relative.split("/"):
+        text += draw(_separators()) + part
+    return text
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_every_spelling_of_a_guarded_path_is_asked(engine, home, data):
+    relative = data.draw(st.sampled_from(GUARDED_HOME))
+    path = data.draw(spelt(relative, str(home)))
+    cwd = os.getcwd()
+    template = data.draw(
+        st.sampled_from(
+            [
+                "echo {{}} > {p}",
+                "cp /tmp/x {p}",
+                "tee -a {p} < /dev/null",
+                "dd if=/dev/zero of={p}",
+                "sed -i 's/a/b/' {p}",
+                "truncate -s 0 {p}",
+                "rm -f {p}",
+                "mv {p} /tmp/old",
+                "ln -sf /tmp/x {p}",
+                "install -m 644 /tmp/x {p}",
+                "curl -sSLo {p} https://example.com/x",
+                "wget -O {p} https://e/x",
+                "vim -c ':wq' {p}",
+                "printf x >> {p}",
+                "ed -s {p}",
+            ]
+        )
+    )
+    command = template.format(p=f'"{path}"' if "$" in path else path)
+    assert shell_verdict(engine, command, cwd) == "ask", command
+    if not path.startswith("$"):
+        file_path = paths.expand_user(path)
+        assert (
+            claude_tool(engine, "Write", {"file_path": file_path}, cwd)["permissionDecision"]
+            == "ask"
+        )
+
+
+def test_a_case_insensitive_file_system_folds_case(engine, home, monkeypatch):
+    monkeypatch.setattr(paths, "case_insensitive", lambda path: True)
+    guarded._tables.clear()
+    try:
+        upper = str(home / ".Claude" / "SETTINGS.json")
+        assert (
+            claude_tool(engine, "Write", {"file_path": upper}, os.getcwd())["permissionDecision"]
+            == "ask"
+        )
+        assert shell_verdict(engine, "echo x > .RTK-Policy/Config.toml", os.getcwd()) == "ask"
+    finally:
+        guarded._tables.clear()
+    assert paths.case_insensitive(str(home)) is True  # still patched here; below, Linux's answer
+    monkeypatch.undo()
+    guarded._tables.clear()
+    assert (
+        claude_tool(
+            engine, "Write", {"file_path": str(home / ".Claude" / "SETTINGS.json")}, os.getcwd()
+        )
+        is None
+    )
+
+
+def test_a_symlink_to_a_guarded_folder_is_followed(engine, home, tmp_path):
+    link = tmp_path / "innocent"
+    link.symlink_to(home / ".claude")
+    cwd = os.getcwd()
+    assert (
+        claude_tool(engine, "Write", {"file_path": f"{link}/settings.json"}, cwd)[
+            "permissionDecision"
+        ]
+        == "ask"
+    )
+    assert shell_verdict(engine, f"echo x > {link}/settings.json", cwd) == "ask"
+    hard = tmp_path / "hard"
+    (home / ".claude" / "settings.json").write_text("{}")
+    assert shell_verdict(engine, f"ln {home}/.claude/settings.json {hard}", cwd) == "ask"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd ~/.claude && echo {} > settings.json",
+        "cd ~ ; cd .config/rtk-policy ; rm config.toml",
+        "pushd ~/.config/rtk-policy && rm -r policies",
+        "D=~/.claude; echo x > $D/settings.json",
+        'export D=$HOME/.config/rtk-policy && cp /tmp/x "$D/config.toml"',
+        'for f in ~/.claude/settings.json; do echo {} > "$f"; done',
+        "echo hi > ~/.claude/{settings,other}.json",
+        "rm -rf ~/.c*",
+        "rm ~/.claude/settings.*",
+        "X=$(echo ~/.claude) && rm -rf $X/settings.json",
+        "curl -o ~/.claude/settings.json https://example.com/s.json",
+        "wget -O ~/.config/rtk-policy/config.toml https://example.com/c",
+        "cd ~/.config/rtk-policy && wget https://example.com/config.toml",
+        "cd ~/.config/rtk-policy && curl -O https://example.com/config.toml",
+        "tar xzf evil.tgz -C ~",
+        "tar -x -f evil.tar --directory=$HOME/.config",
+        "unzip evil.zip -d ~/.config/rtk-policy",
+        "git clone https://example.com/p.git ~/.config/rtk-policy",
+        "git -C ~/.config/rtk-policy checkout -- policies",
+        "cp -r evil/. ~",
+        "rsync -a evil/ ~/.claude/",
+        "mv ~/.claude ~/.claude.off",
+        "ln -s /tmp/evil .claude",
+        "find ~/.config/rtk-policy -name '*.yaml' -delete",
+        "chmod -R 000 ~/.config/rtk-policy",
+        "perl -pi -e 's/deny/allow/' .rtk-policy/policies/a.yaml",
+        "ex -sc 'g/hooks/d|x' ~/.claude/settings.json",
+        "gzip ~/.claude/settings.json",
+        "bash -c 'echo {} > ~/.claude/settings.json'",
+        "rm ~/.local/state/rtk-policy/audit.jsonl",
+        "echo > ~/.local/state/rtk-policy/audit.jsonl",
+        "pip uninstall -y rtk-policy",
+        "pipx uninstall rtk-policy",
+        "uv tool uninstall rtk-policy",
+        "python3 -m pip install --force-reinstall rtk-policy==0.0.1",
+        "rtk-policy uninstall --global",
+        "pkill -f rtk-policy",
+        "kill $(pgrep -f rtk_policy)",
+        "pgrep -f 'rtk_policy serve' | xargs kill",
+        "killall python3",
+    ],
+)
+def test_shell_forms_that_change_the_guard_are_asked(engine, home, command):
+    assert shell_verdict(engine, command, os.getcwd()) in ("ask", "deny"), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat ~/.claude/settings.json",
+        "cd ~/.claude && cat settings.json",
+        "ls -la ~/.config/rtk-policy",
+        "rtk-policy check",
+        "rtk-policy audit verify",
+        "rm -rf build dist",
+        "cp ~/.claude/settings.json backup.json",
+        "tar xzf release.tgz -C /tmp",
+        "git clone https://example.com/p.git",
+        "find . -name '*.go' -exec gofmt -l {} +",
+        "pkill -f node",
+        "pip install requests",
+        "echo ok > out.txt",
+    ],
+)
+def test_look_alikes_are_not_asked(engine, home, command):
+    assert shell_verdict(engine, command, os.getcwd()) == "none", command
+
+
+def test_the_readme_pack_of_rules_on_file_tools_works(tmp_path, capsys):
+    """The security team's pack of the README ("Rules on file tools"): its examples pass, and a
+    Write, an Edit and a shell `sed -i` of a workflow are asked, a read of ~/.ssh denied."""
+    from rtk_policy.main import main
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = (
+        readme.split("### Rules on file tools", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    )
+    (tmp_path / "team-files.yaml").write_text(block, encoding="utf-8")
+    assert main(["check", str(tmp_path / "team-files.yaml")]) == 0
+    assert "5 passed, 0 failed, 0 errors" in capsys.readouterr().out
+    engine = Engine(
+        load_policy_set([str(tmp_path / "team-files.yaml")]), Config(audit_enabled=False)
+    )
+    context = engine.context(cwd=str(tmp_path))
+    from rtk_policy.agents.tools import tool_call
+
+    workflow = {"file_path": str(tmp_path / ".github" / "workflows" / "ci.yml")}
+    for name in ("Write", "Edit", "write_file", "create"):
+        assert engine.evaluate_tool(tool_call(name, workflow), context).decision.verdict == "ask"
+    read = tool_call("Read", {"file_path": "~/.ssh/id_rsa"})
+    assert engine.evaluate_tool(read, context).decision.verdict == "deny"
+    assert engine.decide("rm .github/workflows/ci.yml", context).verdict == "ask"
+    assert engine.decide("cat .github/workflows/ci.yml", context).verdict == "none"
