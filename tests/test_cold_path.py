@@ -32,9 +32,10 @@ _NOT_NEEDED = (
     "yaml",  # no policy file is parsed on a cache hit
     "lark",
     "argparse",  # `hook AGENT` skips the CLI parser
-    "hashlib",  # builtin sha256 and CRC-32 instead of OpenSSL
+    "hashlib",  # builtin sha256 instead of OpenSSL
     "_hashlib",
-    "pickle",  # the C unpickler alone reads the cache
+    "pickle",  # the cache is JSON data and program bytes: nothing unpickled
+    "_pickle",
     "tempfile",  # only a cache write needs it
     "shlex",
     "rtk_policy.shell.fallback",  # the recovery lexer: only for inputs with a syntax error
@@ -170,14 +171,30 @@ def _engine():
     return _ENGINES[0]
 
 
-def test_cache_payload_round_trips_attrs_values(tmp_path, monkeypatch):
+def test_cache_document_round_trips_the_compiled_records(tmp_path, monkeypatch):
+    """The packs' compiled records, stored as JSON data and read back, are equal and of the same
+    types, down to the guard forms' tuples."""
+    from rtk_policy.policy.stored import policy_data, policy_from_data
+
     engine = _engine()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    rules = engine.policies.compiled_rules  # type: ignore[attr-defined]
-    assert cache.write_cache("k", {"rules": rules})
-    payload = cache.read_cache("k")
-    assert payload is not None and payload["rules"] == rules
-    assert [type(r) for r in payload["rules"]] == [type(r) for r in rules]
+    policies = engine.policies  # type: ignore[attr-defined]
+    rules, files = policies.compiled_rules, policies.compiled_files
+    tables = policies.plan_tables()
+    document = policy_data(files, rules, policies.expected, policies.uses, tables, {"a+b": ("b",)})
+    assert cache.write_cache("k", document, policies.program_blobs())
+    found = cache.read_cache("k")
+    assert found is not None and len(found[1]) == len(policies.expected)
+    parts = policy_from_data(found[0], len(found[1]))
+    assert parts["rules"] == rules and parts["files"] == files
+    assert [type(r) for r in parts["rules"]] == [type(r) for r in rules]
+    assert [r.guard for r in parts["rules"]] == [r.guard for r in rules]
+    assert repr([r.guard for r in parts["rules"]]) == repr([r.guard for r in rules])
+    plans = parts["plans"]
+    assert plans.residuals == tables.residuals and set(plans.steps) == set(tables.steps)
+    assert all(plans.pairs(p, len(rules)) == tables.steps[p] for p in tables.steps)
+    assert parts["patterns"] == {"a+b": ("b",)}
+    assert parts["uses"] == policies.uses and parts["expected"] == policies.expected
 
 
 def test_cold_plain_command_with_cel_python_imports_no_celpy(env):

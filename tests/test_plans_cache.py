@@ -11,7 +11,7 @@ from rtk_policy.engine.pipeline import Engine, load_engine
 from rtk_policy.policy import load_policy_set, policy_search_path
 from rtk_policy.policy.facts import command_value, context_values, segment_value
 from rtk_policy.policy.guards.guard import UNKNOWN
-from rtk_policy.policy.guards.plan_store import GENERIC, unpack
+from rtk_policy.policy.guards.plan_store import GENERIC
 from rtk_policy.policytest.plugin import read_corpus
 from rtk_policy.shell import parse
 
@@ -33,7 +33,8 @@ def test_the_cache_holds_the_plans_of_every_indexed_program(engines) -> None:
     assert tables is not None and plain.policies._planner._tables is None
     indexed = {p for c in stored.policies.compiled_rules for p in c.index}
     assert set(tables.steps) == indexed
-    codes = [code for steps in tables.steps.values() for code in unpack(steps)[1::2]]
+    rules = len(stored.policies.rules)
+    codes = [code for program in tables.steps for code in tables.pairs(program, rules)[1::2]]
     assert GENERIC in codes and max(codes) == len(tables.residuals) - 1
 
 

@@ -28,7 +28,7 @@ def cache_home(tmp_path, monkeypatch):
 
 
 def _files():
-    return sorted(Path(cache_dir()).glob("policies-*.pickle"))
+    return sorted(Path(cache_dir()).glob("policies-*.cache"))
 
 
 def _denies(policies):
@@ -107,15 +107,53 @@ def test_old_compiled_sets_are_pruned(tmp_path, monkeypatch):
     folder.mkdir(parents=True)
     now = time.time()
     for age in range(6):  # six older sets, the oldest first to go
-        path = folder / f"policies-old{age}.pickle"
+        path = folder / f"policies-old{age}.cache"
         path.write_bytes(b"x")
         os.utime(path, (now - 100 - age, now - 100 - age))
     (folder / ".tmp-stale").write_bytes(b"x")
     os.utime(folder / ".tmp-stale", (now - 7200, now - 7200))
     (folder / ".tmp-fresh").write_bytes(b"x")
     (folder / "notes.txt").write_bytes(b"not ours")
-    assert cache.write_cache("new", {"a": 1})
+    assert cache.write_cache("new", {"a": 1}, [b"blob"])
     left = sorted(p.name for p in folder.iterdir())
-    assert left == [".tmp-fresh", "notes.txt", "policies-new.pickle", "policies-old0.pickle",
-                    "policies-old1.pickle"]  # fmt: skip
+    assert left == [".tmp-fresh", "notes.txt", "policies-new.cache", "policies-old0.cache",
+                    "policies-old1.cache"]  # fmt: skip
     assert cache.read_cache("new") is not None
+
+
+def test_a_process_decodes_an_unchanged_set_once(tmp_path, monkeypatch):
+    """A second load of the same cache file (a batch, a server opening another project) shares
+    what the first decoded; a file written again (a new inode) is read and checked again."""
+    path = write(tmp_path, "p.yaml", TEXT)
+    load_policy_set([path])  # compiles and stores
+    first = load_policy_set([path])  # decodes
+    reads = []
+    real_read = load_module.read_cache
+    monkeypatch.setattr(load_module, "read_cache",
+                        lambda key, folder: reads.append(key) or real_read(key, folder))  # fmt: skip
+    second = load_policy_set([path])
+    assert reads == [] and _denies(second) == ["rm-any"]
+    assert second.compiled_rules is first.compiled_rules and second is not first
+    (cached,) = _files()
+    data = cached.read_bytes()
+    cached.unlink()
+    cached.write_bytes(data)  # the same bytes in a new file
+    assert _denies(load_policy_set([path])) == ["rm-any"] and len(reads) == 1
+
+
+def test_a_partial_set_keeps_its_problems_through_the_cache(tmp_path, monkeypatch):
+    """A set loaded with a broken file left out is cached with that file's problems: the load
+    that reads it back says the same (and the engine still asks about every command)."""
+    good = write(tmp_path, "p.yaml", TEXT)
+    bad = write(tmp_path, "q.yaml", "name: q\nrules: [\n")
+    first = load_policy_set([good, bad], partial=True)
+    assert first.problems and all(problem.file == bad for problem in first.problems)
+    import rtk_policy.policy.compiler as compiler
+
+    monkeypatch.setattr(
+        compiler, "compile_files", lambda *a: pytest.fail("compiled on a cache hit")
+    )
+    second = load_policy_set([good, bad], partial=True)
+    assert second.problems == first.problems and _denies(second) == ["rm-any"]
+    with pytest.raises(load_module.PolicyLoadError):
+        load_policy_set([good, bad])  # a whole load still refuses it

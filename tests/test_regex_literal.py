@@ -229,10 +229,11 @@ def test_the_compiled_cache_keeps_each_valid_pattern_with_its_literals(tmp_path,
     monkeypatch.setattr(
         load_module,
         "write_cache",
-        lambda key, payload: written.update(payload) or real_write(key, payload),
+        lambda key, document, blobs, *rest: written.update(document)
+        or real_write(key, document, blobs, *rest),
     )
     load_policy_set([os.path.join(os.path.dirname(__file__), "..", "policies")])
     table = written["patterns"]
     assert isinstance(table, dict) and len(table) > 100
-    assert all(table[p] == required_literals(p) for p in table)
+    assert all(tuple(table[p]) == required_literals(p) for p in table)
     assert sum(bool(literals) for literals in table.values()) > 50

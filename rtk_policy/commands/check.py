@@ -26,7 +26,9 @@ def check_once(
     from rtk_policy.policytest.examples import run_examples, summarize
 
     try:
-        engine = load_engine(paths, backend, config, use_cache=False, strict=True)
+        # compiled afresh (never read from the cache); the search path's set is stored there, so
+        # the hook's first call after a check reads it instead of compiling (issue 17)
+        engine = load_engine(paths, backend, config, use_cache=False, store=not paths, strict=True)
     except PolicyLoadError as error:
         stderr.write(error.render() + "\n")
         stderr.write(f"{len(error.problems)} problem(s) found\n")

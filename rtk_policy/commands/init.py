@@ -133,7 +133,31 @@ def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     if agent == "codex":
         trusted = after and all(status == codex_trust.TRUSTED for status in after.values())
         stdout.write("Codex trusts this hook.\n" if trusted else CODEX_TRUST_NOTE)
+    compile_ahead(stdout, stderr)
     return 0
+
+
+def compile_ahead(stdout: IO[str], stderr: IO[str]) -> bool:
+    """Compile the policies the hook loads in this folder into the compiled cache now, so that
+    the hook's first call reads them instead of compiling (seconds); True when they loaded. A
+    policy that does not load is a warning here (the hook says so on every call)."""
+    from rtk_policy.engine.pipeline import load_engine
+    from rtk_policy.policy import PolicyLoadError
+
+    try:
+        engine = load_engine()
+    except PolicyLoadError as error:
+        stderr.write(f"rtk-policy init: warning: the policies do not load:\n{error.render()}\n")
+        return False
+    except Exception as error:  # noqa: BLE001 - the hook is installed; say why it cannot decide
+        stderr.write(f"rtk-policy init: warning: the policies do not load: {error}\n")
+        return False
+    policies = engine.policies
+    stdout.write(
+        f"Policies compiled for the hook: {len(policies.rules)} rule(s) from "
+        f"{len(policies.files)} file(s) on {policies.backend}.\n"
+    )
+    return True
 
 
 def _install(

@@ -38,11 +38,13 @@ def load_layered(
     strict: bool,
     system: bool = False,
     system_root: str = "/",
+    store: bool | None = None,
 ) -> Engine:
     """The engine of the layers for `cwd` (policies: `policy_paths` instead, when given; config:
     `config_path` instead of the user's and the projects', when given). `strict`: any file that
     does not load raises instead. `system`: the managed layer under `system_root` alone, through
-    the system cache (`config/managed.py`)."""
+    the system cache (`config/managed.py`). `store`: whether a set compiled is stored in the
+    cache (default: `use_cache`)."""
     from rtk_policy.config.layers import find_layers
     from rtk_policy.config.load import ConfigError, load_config
     from rtk_policy.engine.pipeline import Engine
@@ -55,6 +57,7 @@ def load_layered(
         layers = system_layers(system_root)
         cache_folder = system_layer(system_root)[2]
         use_cache = use_cache and cache_folder is not None
+        store = (use_cache if store is None else store) and cache_folder is not None
     else:
         layers = find_layers(cwd)
     config = load_config(config_path=config_path, layers=layers)
@@ -64,17 +67,15 @@ def load_layered(
     chosen = backend or config.backend or None
     policy_layers = () if policy_paths else layers  # the layers whose policy files are loaded
     if policy_paths:  # named by the caller: trusted as named
-        policies = load_policy_set(
-            policy_paths, chosen, use_cache, partial=not strict, cache_folder=cache_folder
-        )
+        policies = load_policy_set(policy_paths, chosen, use_cache, store=store,
+                                   partial=not strict, cache_folder=cache_folder)  # fmt: skip
     else:
         packs = packs_dir()
         sources, unread = read_sources(expand_paths([packs] if packs else []))
         problems += [problem.render() for problem in unread]
         sources += [source for layer in layers for source in layer.policies]
-        policies = load_policy_set(
-            [], chosen, use_cache, sources=sources, partial=not strict, cache_folder=cache_folder
-        )
+        policies = load_policy_set([], chosen, use_cache, store=store, sources=sources,
+                                   partial=not strict, cache_folder=cache_folder)  # fmt: skip
     problems += [_first_line(problem.render()) for problem in policies.problems]
     rules = policies.rules  # type: ignore[attr-defined]
     locked = locked_rules(policy_layers, rules, config)

@@ -155,9 +155,11 @@ def load_engine(
     strict: bool = False,
     system: bool = False,
     system_root: str = "/",
+    store: bool | None = None,
 ) -> Engine:
     """Load the config and policies of the layers for `cwd` (`engine/layered.py`), or the
-    `policy_paths` and `config_path` given instead, into an `Engine`.
+    `policy_paths` and `config_path` given instead, into an `Engine`; `use_cache` and `store`
+    (read and write the compiled cache) as `load_policy_set` takes them.
 
     A file that does not load is left out and makes every answer at least ask; `strict` (check,
     test, replay) raises `PolicyLoadError` or `ConfigError` for it instead. `system` (a
@@ -167,7 +169,7 @@ def load_engine(
     from rtk_policy.engine.layered import load_layered
 
     engine = load_layered(
-        policy_paths, backend, config_path, cwd, use_cache, strict, system, system_root
+        policy_paths, backend, config_path, cwd, use_cache, strict, system, system_root, store
     )
     _guard_configured(engine.config)
     return engine

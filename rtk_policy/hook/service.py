@@ -22,7 +22,6 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on
 if TYPE_CHECKING:
     from typing import IO, Any
 
-FAIL_MODES = ("open", "closed", "deny")
 
 
 @record.frozen

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 from rtk_policy.policy.backends.select import get_backend
-from rtk_policy.policy.cache import cache_key, policy_digest, read_cache, write_cache
+from rtk_policy.policy.cache import (
+    cache_key,
+    compile_lock,
+    policy_digest,
+    read_cache,
+    stored_version,
+    write_cache,
+)
 from rtk_policy.policy.compiled import COMPILED_FORMAT
 from rtk_policy.policy.errors import PolicyLoadError, Problem
 from rtk_policy.policy.facts import schema_signature
 from rtk_policy.policy.functions import functions_signature
 from rtk_policy.policy.guards.guard import guard_patterns
-from rtk_policy.policy.guards.plan_store import PLANS_FORMAT, PlanTables
+from rtk_policy.policy.guards.plan_store import PLANS_FORMAT
 from rtk_policy.policy.policyset import PolicySet
 from rtk_policy.policy.regex import pattern_literals, remember_valid, valid_patterns
 
@@ -91,6 +99,7 @@ def load_policy_set(
     backend: str | None = None,
     use_cache: bool = True,
     *,
+    store: bool | None = None,
     sources: list[tuple[str, bytes]] | None = None,
     partial: bool = False,
     cache_folder: str | None = None,
@@ -100,8 +109,12 @@ def load_policy_set(
 
     A file with a problem fails the load (`PolicyLoadError`, every problem listed); with `partial`,
     such a file alone is left out and the set holds the rest, its `problems` saying what was left
-    out and why (the engine then asks about every command, `engine/layered.py`). The compiled
-    cache is `cache_folder` (default: the user's, `cache.cache_dir()`)."""
+    out and why (the engine then asks about every command, `engine/layered.py`).
+
+    With `use_cache`, a set found in the compiled cache (`cache.py`; `cache_folder`, default the
+    user's `cache.cache_dir()`) is restored instead; a set compiled is stored there when `store`
+    (default: `use_cache`). A process that finds its set missing compiles it under
+    `cache.compile_lock`: one that waited for another reads the set that one stored."""
     chosen = get_backend(backend or os.environ.get("RTK_POLICY_BACKEND") or None)
     unread: list[Problem] = []
     if sources is None:
@@ -111,32 +124,73 @@ def load_policy_set(
     digest = policy_digest(sources)
     extra = functions_signature() + schema_signature() + COMPILED_FORMAT + "." + PLANS_FORMAT
     key = cache_key(digest, chosen.name, chosen.version, extra)
+    store = use_cache if store is None else store
     if use_cache:
-        found = _cached(key, chosen, digest, cache_folder)
-        if found is not None:
-            return _checked(found, unread, partial)
-    policies, payload = _compile(sources, chosen, digest, partial)
-    if use_cache:
-        plans = tuple(policies.plan_tables())  # a plain tuple: unpickled without this module
-        blobs = [chosen.dump(program) for program in payload["programs"]]
-        write_cache(key, {**payload, "programs": blobs, "plans": plans}, cache_folder)
+        cached = _cached(key, chosen, digest, cache_folder)
+        if cached is not None:
+            return _checked(cached, unread, partial)
+    if not store:
+        return _checked(_compile(sources, chosen, digest, partial)[0], unread, partial)
+    with compile_lock(key, cache_folder) as waited:
+        cached = _cached(key, chosen, digest, cache_folder) if waited and use_cache else None
+        if cached is not None:  # another process compiled it meanwhile
+            return _checked(cached, unread, partial)
+        policies, patterns = _compile(sources, chosen, digest, partial)
+        _store(key, policies, patterns, cache_folder)
     return _checked(policies, unread, partial)
 
 
+#: the sets this process decoded from the cache: key → (the file's `stored_version`, the parts,
+#: the program bytes). Their records and forms are immutable, so a process that loads the same set
+#: again (a batch, a server opening another project, the tests) shares them (`KEEP_DECODED` kept)
+_DECODED: dict[str, tuple[Any, dict[str, Any], list[bytes]]] = {}
+KEEP_DECODED = 4
+
+
 def _cached(key: str, chosen: Any, digest: str, folder: str | None) -> PolicySet | None:
-    """The policy set stored under `key` in the compiled cache (in `folder`), or None."""
-    payload = read_cache(key, folder)
-    if payload is None:
+    """The policy set stored under `key` in the cache `folder`, or None (missing, or not what
+    `stored.py` writes)."""
+    version = stored_version(key, folder)
+    if version is None:
         return None
+    known = _DECODED.get(key)
+    if known is not None and known[0] == version:
+        parts, programs = known[1], known[2]
+    else:
+        decoded = _decode(key, folder)
+        if decoded is None:
+            return None
+        parts, programs = decoded
+        if len(_DECODED) >= KEEP_DECODED:
+            _DECODED.clear()
+        _DECODED[key] = (version, parts, programs)
+    remember_valid(parts["patterns"])
+    return PolicySet(parts["files"], parts["rules"], list(programs), parts["expected"], chosen,
+                     digest, parts["uses"], parts["plans"], parts["problems"])  # fmt: skip
+
+
+def _decode(key: str, folder: str | None) -> tuple[dict[str, Any], list[bytes]] | None:
+    """The checked parts (`stored.policy_from_data`) and program bytes of the file under `key`
+    in the cache `folder`.
+
+    The cyclic collector is paused meanwhile: decoding makes ~100,000 objects and no cycle, and
+    its passes over them would double the time (the hook runs without it anyway)."""
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        plans = PlanTables(*payload["plans"])
-        programs = list(payload["programs"])
-        remember_valid(payload["patterns"])
-        return PolicySet(payload["files"], payload["rules"], programs, payload["expected"],
-                         chosen, digest, payload["uses"], plans,
-                         tuple(payload["problems"]))  # fmt: skip
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None  # a payload of the wrong shape is rebuilt
+        found = read_cache(key, folder)
+        if found is None:
+            return None
+        from rtk_policy.policy.stored import policy_from_data
+
+        document, programs = found
+        try:
+            return policy_from_data(document, len(programs)), programs
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            return None  # a document of the wrong shape: compiled again
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _checked(policies: PolicySet, unread: list[Problem], partial: bool) -> PolicySet:
@@ -151,10 +205,10 @@ def _checked(policies: PolicySet, unread: list[Problem], partial: bool) -> Polic
 
 def _compile(
     sources: list[tuple[str, bytes]], chosen: Any, digest: str, partial: bool
-) -> tuple[PolicySet, dict[str, Any]]:
-    """The policy set of `sources`, and what the compiled cache keeps of it (programs not yet
-    dumped, no plans). With `partial`, each file with a problem is left out and the rest compiled
-    again, until what is left compiles cleanly."""
+) -> tuple[PolicySet, dict[str, tuple[str, ...]]]:
+    """The policy set of `sources`, with the valid literal patterns of its guard forms and their
+    pre-test literals (`regex.pattern_literals`). With `partial`, each file with a problem is left
+    out and the rest compiled again, until what is left compiles cleanly."""
     from rtk_policy.policy.compiler import compile_files
 
     texts = []
@@ -182,10 +236,23 @@ def _compile(
                          problems=tuple(problems))  # fmt: skip
     patterns = pattern_literals(valid_patterns(_literal_patterns(files, rules)))
     remember_valid(patterns)
-    payload = {"files": files, "rules": rules, "programs": list(state.programs),
-               "expected": expected, "uses": uses, "patterns": patterns,
-               "problems": tuple(problems)}  # fmt: skip
-    return policies, payload
+    return policies, patterns
+
+
+def _store(
+    key: str, policies: PolicySet, patterns: dict[str, tuple[str, ...]], folder: str | None
+) -> bool:
+    """Write the compiled set to the cache `folder` under `key`; False when it could not be
+    stored."""
+    from rtk_policy.policy.stored import policy_data
+
+    try:
+        document = policy_data(policies.compiled_files, policies.compiled_rules,
+                               policies.expected, policies.uses, policies.plan_tables(),
+                               patterns, policies.problems)  # fmt: skip
+    except ValueError:  # an example holding a value JSON would change: not cached
+        return False
+    return write_cache(key, document, policies.program_blobs(), folder)
 
 
 def _literal_patterns(files: tuple[Any, ...], rules: tuple[Any, ...]) -> set[str]:

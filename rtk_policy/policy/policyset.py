@@ -66,7 +66,8 @@ class PolicySet:
         self.backend = backend.name
         self._backend = backend
         self._programs = programs
-        self._expected = expected
+        #: per program, the type its result must have ("bool" or "string")
+        self.expected = expected
         self._restored = [not isinstance(p, (bytes, bytearray)) for p in programs]
         self._functions = functions = guard_functions()
         #: `plans`: the indexed programs' plans from the compiled cache (`plan_store.py`)
@@ -108,12 +109,24 @@ class PolicySet:
         )
 
     def _program(self, index: int) -> Any:
+        """The compiled program `index`, restored from its cache bytes on first use; raise
+        `EngineError` when they do not restore (a damaged or forged cache whose digest held: the
+        rule then fails closed, as when the engine gives up)."""
         if not self._restored[index]:
-            self._programs[index] = self._backend.restore(
-                self._programs[index], self._expected[index]
-            )
+            try:
+                program = self._backend.restore(self._programs[index], self.expected[index])
+            except Exception as error:  # noqa: BLE001 - whatever the library raises
+                raise EngineError(f"cached program {index} does not restore: {error}") from None
+            self._programs[index] = program
             self._restored[index] = True
         return self._programs[index]
+
+    def program_blobs(self) -> list[bytes]:
+        """Every compiled program as the backend's bytes (what the compiled cache keeps)."""
+        return [
+            program if isinstance(program, bytes) else self._backend.dump(program)
+            for program in self._programs
+        ]
 
     def candidates(self, program: str) -> tuple[int, ...]:
         """Indexes of the rules tried on a segment running `program`, in load order."""

@@ -1,15 +1,29 @@
 """The thin hook client: hand the payload to the resident engine, print its answer.
 
-Installed as the hook command `<python> -S -I <this file> claude`. It imports almost nothing (no site, no
-rtk_policy) on the fast path: the payload's bytes go to the server over a Unix socket unparsed, and the
-server's answer comes back as `stdout NUL stderr`. When no server answers (none running, or it died mid
-request), it starts one in the background and decides this call in-process, so protection never lapses.
+Installed as the hook command `<python> -S -I <this file> claude`. It imports almost nothing on the
+fast path (no site; of rtk_policy only `serve/runtime.py`, standard library alone): the payload's
+bytes go to the server over a Unix socket unparsed, and the server's answer comes back as
+`stdout NUL stderr`. When no server answers (none running, or it died mid request), it starts one in
+the background and decides this call in-process, so protection never lapses. It asks only a server
+of its own user, in a runtime folder of its own (`runtime.py`): a folder or a server that is not is
+refused, the call is decided in-process and stderr says why.
 """
 
 import _socket
 import gc
 import os
 import sys
+
+#: the folder holding this install's `rtk_policy` package (this file is rtk_policy/serve/client.py)
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if __name__ == "__main__" and _ROOT not in sys.path:  # run as the hook: `python -S -I client.py`
+    sys.path.append(_ROOT)
+
+try:  # once this install's root is importable
+    from rtk_policy.serve import runtime
+    from rtk_policy.serve.runtime import socket_path  # noqa: F401 - the name tests use
+except ImportError:  # a broken install: `main` answers as the delegate script does
+    runtime = None
 
 _LIMIT = 1024 * 1024 + 1  # one byte over the hook's limit, so the server can say "too large"
 _TIMEOUT = 10.0
@@ -26,12 +40,6 @@ FORWARDED_ENV = (
     "RTK_POLICY_BACKEND",
     "RTK_POLICY_FAIL",
 )
-
-
-def socket_path():
-    """The per-user socket of the resident engine (owner-only folder)."""
-    base = os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/rtk-policy-{os.getuid()}"
-    return os.path.join(base, "rtk-policy", "engine.sock")
 
 
 def read_stdin(limit=_LIMIT, timeout=None):
@@ -68,11 +76,25 @@ def header(agent):
 
 
 def ask_server(agent, payload, path=None):
-    """The server's (stdout, stderr) bytes for `payload`, or None when no server answered in full."""
+    """The server's (stdout, stderr) bytes for `payload`, or None when no server answered in full.
+
+    Raise `runtime.Untrusted` when the socket's folder is not this user's private folder or the
+    server does not run as this user: nothing is sent to it."""
+    path = path or runtime.socket_path()
+    try:
+        runtime.check_private(os.path.dirname(path))
+    except FileNotFoundError:
+        return None  # no folder yet: no server has run
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(_TIMEOUT)
-        sock.connect(path or socket_path())
+        try:
+            sock.connect(path)
+        except OSError:
+            return None
+        problem = runtime.peer_problem(sock)
+        if problem is not None:
+            raise runtime.Untrusted(problem)
         sock.sendall(header(agent) + payload)
         sock.shutdown(_socket.SHUT_WR)
         chunks = []
@@ -81,6 +103,8 @@ def ask_server(agent, payload, path=None):
             if not chunk:
                 break
             chunks.append(chunk)
+    except runtime.Untrusted:
+        raise
     except OSError:
         return None
     finally:
@@ -92,17 +116,37 @@ def ask_server(agent, payload, path=None):
     return out, err
 
 
+#: the variables the started server keeps of the caller's environment (every other one, an
+#: agent's PYTHONPATH or LD_PRELOAD among them, is left out); requests bring `FORWARDED_ENV`
+SERVER_ENV = (
+    "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "XDG_RUNTIME_DIR",
+    "RTK_POLICY_SERVE_MAX_RSS_MB", *FORWARDED_ENV,
+)  # fmt: skip
+#: the server's entry point: this install's package first on the path, then `rtk-policy serve`
+_SERVE = (
+    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "from rtk_policy.main import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+def server_command(idle):
+    """The argv of this install's resident engine: its own interpreter, isolated (`-I`: no
+    PYTHONPATH, no user site, no current folder on the path, no PYTHON* variable), importing
+    this package first. (`-S` would drop the interpreter's site-packages, which hold its CEL
+    library.)"""
+    return [sys.executable, "-I", "-c", _SERVE, _ROOT, "serve", "--idle", idle]
+
+
 def start_server():
-    """Start a resident engine in the background, detached from this process."""
-    package_root = _package_root()
-    env = dict(os.environ)
-    env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
-    idle = env.get("RTK_POLICY_SERVE_IDLE") or "900"
+    """Start a resident engine in the background, detached from this process: `server_command`,
+    a minimal environment (`SERVER_ENV`), stdin, stdout and stderr on /dev/null, its own session."""
+    env = {name: os.environ[name] for name in SERVER_ENV if name in os.environ}
+    idle = os.environ.get("RTK_POLICY_SERVE_IDLE") or "900"
     try:
         devnull = os.open(os.devnull, os.O_RDWR)
         os.posix_spawn(
             sys.executable,
-            [sys.executable, "-m", "rtk_policy", "serve", "--idle", idle],
+            server_command(idle),
             env,
             file_actions=[
                 (os.POSIX_SPAWN_DUP2, devnull, 0),
@@ -127,9 +171,6 @@ def decide_in_process(agent, payload):
             import site
 
             site.main()
-        package_root = _package_root()
-        if package_root not in sys.path:
-            sys.path.append(package_root)
         from rtk_policy.hook.service import answer_payload
 
         answer = answer_payload(payload, agent or None)
@@ -187,22 +228,24 @@ def undecided(agent, why):
     return (json.dumps(answer) + "\n").encode()
 
 
-def _package_root() -> str:
-    """The folder holding the `rtk_policy` package of this install (this file is rtk_policy/serve/)."""
-    here = os.path.abspath(__file__)
-    return os.path.dirname(os.path.dirname(os.path.dirname(here)))
-
-
 def main(argv):
     """Entry point: `client.py [AGENT]`; always exits 0."""
     agent = argv[1] if len(argv) > 1 else ""
     payload = read_stdin()
-    answer = ask_server(agent, payload)
+    refused = b""
+    try:
+        answer = ask_server(agent, payload) if runtime is not None else None
+    except runtime.Untrusted as error:  # not our own: no server is started there either
+        answer = None
+        why = f"rtk-policy hook: not using the resident engine: {error}; deciding in-process\n"
+        refused = why.encode("utf-8", "replace")
     if answer is None:
-        start_server()
+        if not refused and runtime is not None:
+            start_server()
         gc.disable()  # one short decision: the collector's passes over the policies cost ~4 ms
         answer = decide_in_process(agent, payload)
     out, err = answer
+    err = refused + err
     _write_all(2, err)
     _write_all(1, out)
     return 0

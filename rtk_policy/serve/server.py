@@ -8,7 +8,9 @@ the server died: the client decides in-process. The answers come from a `residen
 kept per (environment, project folder) and reloaded when a policy or config file changes (one stat
 per watched file, at most once per `serve_memo.RECHECK_SECONDS`, 10 ms, per engine, so a change is
 seen by every request that starts more than 10 ms after it was written). The server exits after
-`idle` seconds without a request, removing its socket.
+`idle` seconds without a request, removing its socket. Its socket lives in the runtime folder
+(`runtime.py`: created 0700, refused when it is not this user's private folder), and it answers
+only clients that run as its own user (checked on every connection, `runtime.peer_problem`).
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ import fcntl
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 
 from rtk_policy.audit import log as audit
-from rtk_policy.serve.client import FORWARDED_ENV, socket_path
+from rtk_policy.serve import runtime
+from rtk_policy.serve.client import FORWARDED_ENV
 from rtk_policy.serve.resident import Resident, rss_kib, watched_paths
 
 __all__ = ["Resident", "rss_kib", "serve", "serve_socket", "watched_paths"]
@@ -40,21 +44,17 @@ def parse_header(line: bytes) -> tuple[str, dict[str, str]]:
     return fields[0].strip(), env
 
 
-def private_folder(path: str) -> str:
-    """Create the socket's folder owner-only (0700) and check it is ours; return it."""
-    folder = os.path.dirname(path)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    info = os.lstat(folder)
-    if info.st_uid != os.getuid() or not os.path.isdir(folder) or os.path.islink(folder):
-        raise PermissionError(f"{folder} is not a folder owned by this user")
-    os.chmod(folder, 0o700)
-    return folder
-
-
 def serve_socket(resident: Resident, path: str, idle: float) -> int:
-    """Accept connections on `path` until idle for `idle` seconds; 0, or 1 when another server runs."""
-    folder = private_folder(path)
-    lock = open(os.path.join(folder, "engine.lock"), "a")  # noqa: SIM115 - held for the process's life
+    """Accept connections on `path` until idle for `idle` seconds; 0, or 1 when another server
+    runs or the socket's folder is not this user's private folder (the reason on stderr)."""
+    folder = os.path.dirname(path)
+    try:
+        runtime.make_private(folder)
+    except runtime.Untrusted as error:
+        sys.stderr.write(f"rtk-policy serve: refusing the runtime folder: {error}\n")
+        return 1
+    flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+    lock = os.fdopen(os.open(os.path.join(folder, runtime.LOCK), flags, 0o600), "a")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -112,6 +112,8 @@ def warm_up(resident: Resident) -> None:
 def _handle(resident: Resident, conn: socket.socket) -> None:
     with conn:
         try:
+            if runtime.peer_problem(conn) is not None:
+                return  # another user's process (or one that cannot be told): not answered
             conn.settimeout(10.0)
             data = _receive(conn)
             header, newline, payload = data.partition(b"\n")
@@ -163,7 +165,7 @@ def serve(idle: float = 900.0, http_port: int | None = None, path: str | None = 
 
         httpd = start_http(resident, http_port)
     try:
-        return serve_socket(resident, path or socket_path(), idle)
+        return serve_socket(resident, path or runtime.socket_path(), idle)
     finally:
         if httpd is not None:  # the answers in progress finish, with their audit records
             httpd.shutdown()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from rtk_policy.config.load import folders_up
+from rtk_policy.config.paths import folders_up
 from rtk_policy.settings.claude_rules import read_settings
 
 TYPE_CHECKING = False

@@ -6,13 +6,12 @@ operators, compiled once (celpy's interpreter re-walks the tree per evaluation, 
 transpiler spells a call `<module>.<qualname>(...)`, so the custom functions are members of one
 namespace (`rtk_cel_functions.<name>`) put in the globals of the generated code; its `result()`,
 `exists` and `all` are swapped for ours (below), and variables are read through `FastActivation`.
-An expression the transpiler cannot handle runs on the interpreter. The cache stores the generated
-Python (for a fallback, the pickled lark tree).
+An expression the transpiler cannot handle runs on the interpreter. The cache stores the CEL source
+only (data): a restore parses and transpiles it again, so no Python read from the cache is ever run.
 """
 
 from __future__ import annotations
 
-import pickle
 import re
 import types
 from collections.abc import Callable
@@ -54,12 +53,13 @@ _HAS_CALL = r"_rtk_cel_has(activation, \1)"
 
 class _Program:
     """One expression: `run(activation[arg])` gives a celpy value or raises (`arg`: 1 for the
-    `FastActivation` of the transpiled code, 0 for the variables dict of celpy's interpreter)."""
+    `FastActivation` of the transpiled code, 0 for the variables dict of celpy's interpreter);
+    `source` is the CEL it was compiled from."""
 
-    __slots__ = ("arg", "blob", "run")
+    __slots__ = ("arg", "source", "run")
 
-    def __init__(self, blob: tuple[str, Any], run: Callable[[Any], Any], arg: int) -> None:
-        self.blob = blob
+    def __init__(self, source: str, run: Callable[[Any], Any], arg: int) -> None:
+        self.source = source
         self.run = run
         self.arg = arg
 
@@ -95,17 +95,20 @@ class CelPythonBackend:
         problems, uses = check_tree(tree, expected)
         if problems:
             raise CompileError(problems)
-        python = self._transpile(tree)
-        blob = ("python", python) if python is not None else ("tree", tree)
-        return self._program(blob), uses
+        return self._program(source, tree), uses
 
     def dump(self, program: Any) -> bytes:
-        """The generated Python source, or the lark tree of an expression run by the interpreter."""
-        return pickle.dumps(program.blob, protocol=pickle.HIGHEST_PROTOCOL)
+        """The program's CEL source (the cache keeps data, never the generated Python)."""
+        return program.source.encode("utf-8")  # type: ignore[no-any-return]
 
     def restore(self, blob: bytes, expected: str) -> Any:
-        """The program back from `dump` bytes (no lark parse, no transpile)."""
-        return self._program(pickle.loads(blob))
+        """The program of `dump` bytes: its CEL parsed and transpiled again (the checks ran when
+        the policies were compiled); raise `EvalError` when it does not parse."""
+        source = blob.decode("utf-8")
+        tree, syntax = parse_tree(source)
+        if syntax is not None:
+            raise EvalError(f"cached expression does not parse: {syntax.message}")
+        return self._program(source, tree)
 
     def _transpile(self, tree: Any) -> str | None:
         """The transpiler's Python for `tree`, last statement made a function; None if it fails."""
@@ -129,13 +132,14 @@ class CelPythonBackend:
             return None
         return python
 
-    def _program(self, blob: tuple[str, Any]) -> _Program:
-        kind, payload = blob
-        if kind == "python":
+    def _program(self, source: str, tree: Any) -> _Program:
+        """The program of a parsed expression: transpiled, else run by celpy's interpreter."""
+        python = self._transpile(tree)
+        if python is not None:
             namespace = dict(self._globals)
-            exec(compile(payload, "<cel-python>", "exec"), namespace)  # noqa: S102 - celpy's own output
-            return _Program(blob, namespace[_ENTRY], 1)
-        return _Program(blob, self.env.program(payload, functions=self.functions).evaluate, 0)
+            exec(compile(python, "<cel-python>", "exec"), namespace)  # noqa: S102 - celpy's output, from our parse
+            return _Program(source, namespace[_ENTRY], 1)
+        return _Program(source, self.env.program(tree, functions=self.functions).evaluate, 0)
 
     def activation(self, values: dict[str, Any]) -> Any:
         """The variables converted to cel-python values, and their Activation.

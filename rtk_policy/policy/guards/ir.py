@@ -1,13 +1,22 @@
-"""The guard form of a CEL expression (load time only): lark tree → nested tuples (`guard.py` runs them).
+"""The guard form of a CEL expression: lark tree → nested tuples (`guard.py` runs them), and back
+from the plain data the compiled-policy cache keeps.
 
-Each node becomes a tuple naming its kind (`lit`, `ident`, `dot`, `index`, `list`, `and`, `or`, `not`,
-`rel`, `add`, `call`, `mcall`, `exists`, `all`); anything outside that subset is `("unknown",)`, which a
-guard answers with UNKNOWN. The forms are kept in the compiled-policy cache, so a cache hit never parses.
+Each node becomes a tuple naming its kind (`lit`, `ident`, `dot`, `index`, `list`, `and`, `or`,
+`not`, `rel`, `add`, `call`, `mcall`, `exists`, `all`); anything outside that subset is
+`("unknown",)`, which a guard answers with UNKNOWN. The forms are kept in the compiled-policy cache
+as a table of JSON arrays (`FormTable`), so a cache hit never parses: `forms_from_data` turns them
+back into tuples, checking every node's shape, so a damaged or forged cache can never hand the
+guard layer (or the Python it generates from the forms, `guards/code.py`) anything `guard_ir`
+would not make.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (read on a cold hook)
+if TYPE_CHECKING:
+    from typing import Any
 
 _NO_IR: tuple[str, ...] = ("unknown",)
 _PASS = frozenset(
@@ -97,3 +106,118 @@ def _literal(node: Any) -> tuple[Any, ...]:
         if text.lstrip("-").isdigit():
             return ("lit", int(text))
     return _NO_IR
+
+
+#: the values a `lit` node holds
+_LITERAL_TYPES = (str, bool, int)
+_RELATION_NAMES = frozenset(_RELATIONS.values())
+#: the reference of "no form" (a rule or file without that expression) in `FormTable` data
+NO_FORM = -1
+
+
+class FormTable:
+    """Guard forms as plain data for the compiled-policy cache: one node table for all of them.
+
+    A node is a JSON array naming its kind, with the operands that are forms given as indexes of
+    nodes before it, so a subtree shared by several forms (a rule's guard and its residuals, the
+    `claude-deny` guard inside its message) is stored once, and read back as one tuple.
+    `add(form)` gives the reference of a form (`NO_FORM` for `()`); `nodes` is the table.
+    """
+
+    def __init__(self) -> None:
+        self.nodes: list[list[Any]] = []
+        self._seen: dict[str, int] = {}
+
+    def add(self, form: tuple[Any, ...]) -> int:
+        """The reference of `form` in the table (its nodes added as needed)."""
+        return self._node(form) if form else NO_FORM
+
+    def _node(self, form: tuple[Any, ...]) -> int:
+        kind = form[0]
+        if kind in ("lit", "ident", "unknown"):
+            node = list(form)
+        elif kind == "dot":
+            node = [kind, self._node(form[1]), form[2]]
+        elif kind in ("call", "mcall"):
+            node = [kind, form[1], *([self._node(form[2])] if kind == "mcall" else []),
+                    [self._node(item) for item in form[-1]]]  # fmt: skip
+        elif kind == "rel":
+            node = [kind, form[1], self._node(form[2]), self._node(form[3])]
+        elif kind == "list":
+            node = [kind, [self._node(item) for item in form[1]]]
+        elif kind in _QUANTIFIERS:
+            node = [kind, self._node(form[1]), form[2], self._node(form[3])]
+        else:  # and, or, index, add, not: every operand a form
+            node = [kind, *(self._node(part) for part in form[1:])]
+        key = json.dumps(node)  # ("lit", 1) == ("lit", True), yet a guard tells them apart
+        found = self._seen.get(key)
+        if found is None:
+            found = self._seen[key] = len(self.nodes)
+            self.nodes.append(node)
+        return found
+
+
+def forms_from_data(nodes: Any) -> list[tuple[Any, ...]]:
+    """Every node of a `FormTable`'s `nodes` as a guard form (nested tuples, shared subtrees one
+    object), by reference. Raise `ValueError` for any node `guard_ir` (or the specialiser, whose
+    residuals are kept too) would not make, or one that refers to a node not before it: the cache
+    is then rebuilt."""
+    if type(nodes) is not list:
+        raise ValueError("the guard forms are a list of nodes")
+    built: list[tuple[Any, ...]] = []
+    for node in nodes:
+        built.append(_node(node, built))
+    return built
+
+
+def form_at(forms: list[tuple[Any, ...]], reference: Any) -> tuple[Any, ...]:
+    """The form of `reference` in `forms_from_data` output; `()` for `NO_FORM`."""
+    if type(reference) is not int or not NO_FORM <= reference < len(forms):
+        raise ValueError("a guard form reference that is not one")
+    return forms[reference] if reference != NO_FORM else ()
+
+
+def _node(data: Any, built: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+    if type(data) is not list or not data or type(data[0]) is not str:
+        raise ValueError("a guard node is a list starting with its kind")
+    kind, size = data[0], len(data)
+    if kind == "lit" and size == 2 and type(data[1]) in _LITERAL_TYPES:
+        return ("lit", data[1])
+    if kind == "dot" and size == 3 and type(data[2]) is str:
+        return ("dot", _ref(data[1], built), data[2])
+    if kind == "ident" and size == 2 and type(data[1]) is str:
+        return ("ident", data[1])
+    if kind in _BINARY and size == 3:
+        return (kind, _ref(data[1], built), _ref(data[2], built))
+    if kind == "call" and size == 3 and type(data[1]) is str:
+        return ("call", data[1], _refs(data[2], built))
+    if kind == "mcall" and size == 4 and type(data[1]) is str:
+        return ("mcall", data[1], _ref(data[2], built), _refs(data[3], built))
+    if kind == "rel" and size == 4 and type(data[1]) is str and data[1] in _RELATION_NAMES:
+        return ("rel", data[1], _ref(data[2], built), _ref(data[3], built))
+    if kind == "not" and size == 2:
+        return ("not", _ref(data[1], built))
+    if kind == "list" and size == 2:
+        return ("list", _refs(data[1], built))
+    if kind in _QUANTIFIERS and size == 4 and type(data[2]) is str:
+        return (kind, _ref(data[1], built), data[2], _ref(data[3], built))
+    if kind == "unknown" and size == 1:
+        return _NO_IR
+    raise ValueError(f"not a guard node: kind {kind[:20]!r} with {size - 1} operand(s)")
+
+
+def _ref(reference: Any, built: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+    """The node `reference` names: one built before (so the table holds no cycle)."""
+    if type(reference) is not int or not 0 <= reference < len(built):
+        raise ValueError("a guard node refers to a node not before it")
+    return built[reference]
+
+
+def _refs(references: Any, built: list[tuple[Any, ...]]) -> tuple[tuple[Any, ...], ...]:
+    if type(references) is not list:
+        raise ValueError("operands are a list")
+    return tuple([_ref(reference, built) for reference in references])
+
+
+_BINARY = frozenset({"and", "or", "index", "add"})
+_QUANTIFIERS = frozenset({"exists", "all"})

@@ -4,10 +4,10 @@ Specialising the guards to a program (`specialize.py`) walks every candidate rul
 evaluates its program tests (compiling their regexes) and folds it: ~5 ms for the first program of
 a process, which a cold hook pays on every call. So for every program of the rule index the plan
 is worked out at compile time and stored as `PlanTables`: per program its steps as (rule index,
-code) pairs, packed as 32-bit ints, where the code is the index of its residual guard form in
-`residuals`, or `GENERIC` for the rule's own guard form. A rule whose residual is `false` for the
-program is left out, exactly as `Planner` leaves it out. A cold process then only builds the
-guards of its one program's steps.
+code) pairs, flattened into one tuple of ints, where the code is the index of its residual guard
+form in `residuals`, or `GENERIC` for the rule's own guard form. A rule whose residual is `false`
+for the program is left out, exactly as `Planner` leaves it out. A cold process then only builds
+the guards of its one program's steps.
 
 A residual that is the program's own (its signature is the program itself: the guard reads
 `segment.program` outside a test, as in `exists(p, p == segment.program)`) is not stored: the step
@@ -18,28 +18,51 @@ Storing them would add a residual per rule per program to every cold load.
 
 from __future__ import annotations
 
-from array import array
 from collections import namedtuple
 
 from rtk_policy.policy.guards.guard import FALSE_FORM
+from rtk_policy.policy.guards.ir import form_at
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
     from typing import Any
 
+    from rtk_policy.policy.guards.ir import FormTable
     from rtk_policy.policy.guards.specialize import Specializer
 
 #: version of the stored tables; part of the cache key (`load.py`)
-PLANS_FORMAT = "1"
+#: 3: steps are flat tuples of ints, kept in the cache as their text, no longer packed bytes
+PLANS_FORMAT = "3"
 #: the code of a step whose guard is the rule's own guard form
 GENERIC = -1
+_STR = {str}
 
 
 class PlanTables(namedtuple("PlanTables", "steps residuals")):
-    """Plans of the indexed programs: `steps`, program → its packed (rule index, code) pairs
-    (bytes), and `residuals`, the residual guard forms the codes point to."""
+    """Plans of the indexed programs: `steps`, program → its (rule index, code) pairs flattened
+    (a tuple of ints; read from the compiled cache, their text `"3,-1,7,0"` until `pairs`
+    decodes it), and `residuals`, the residual guard forms the codes point to."""
 
     __slots__ = ()
+
+    def pairs(self, program: str, rules: int) -> tuple[int, ...] | None:
+        """The steps of `program` for a policy set of `rules` rules; None when none is stored, or
+        the stored text is not pairs of a rule and a residual kept (a damaged or forged cache:
+        the planner then works the plan out, as for a program that is not indexed)."""
+        found = self.steps.get(program)
+        if type(found) is not str:
+            return found  # type: ignore[no-any-return]
+        try:
+            pairs = tuple(map(int, found.split(","))) if found else ()
+        except ValueError:
+            return None
+        indexes, codes = pairs[0::2], pairs[1::2]
+        if len(pairs) % 2 or (pairs and not (
+            0 <= min(indexes) and max(indexes) < rules
+            and GENERIC <= min(codes) and max(codes) < len(self.residuals)
+        )):  # fmt: skip
+            return None
+        return pairs
 
 
 def plan_tables(
@@ -52,14 +75,14 @@ def plan_tables(
     specializer = Specializer(functions)
     residuals: list[tuple[Any, ...]] = []
     codes: dict[tuple[Any, ...], int] = {}  # (rule index, signature) → code, or None when false
-    steps: dict[str, bytes] = {}
+    steps: dict[str, tuple[int, ...]] = {}
     for program in sorted(programs):
-        pairs = array("i")
+        pairs: list[int] = []
         for index in candidates(program):
             code = _code(specializer, compiled[index].guard, index, program, codes, residuals)
             if code is not None:
-                pairs.extend((index, code))
-        steps[program] = pairs.tobytes()
+                pairs += (index, code)
+        steps[program] = tuple(pairs)
     return PlanTables(steps, tuple(residuals))
 
 
@@ -88,8 +111,20 @@ def _code(
     return codes[key]  # type: ignore[no-any-return]
 
 
-def unpack(steps: bytes) -> list[int]:
-    """The (rule index, code) pairs of a stored plan, flattened."""
-    pairs = array("i")
-    pairs.frombytes(steps)
-    return pairs.tolist()
+def tables_data(tables: PlanTables, forms: FormTable) -> list[Any]:
+    """`tables` as plain data for the compiled cache, the residuals as references in `forms`
+    (`tables_from_data` reads it back)."""
+    steps = {program: ",".join(map(str, pairs)) for program, pairs in tables.steps.items()}
+    return [steps, [forms.add(residual) for residual in tables.residuals]]
+
+
+def tables_from_data(data: Any, forms: list[tuple[Any, ...]]) -> PlanTables:
+    """The `PlanTables` of `tables_data` output whose stored forms are `forms`
+    (`ir.forms_from_data`); raise `ValueError` when it is not a map of texts and a list of form
+    references. The texts are decoded and checked when a program is planned (`pairs`)."""
+    steps, references = data
+    if type(steps) is not dict or type(references) is not list:
+        raise ValueError("plan tables are a map of steps and a list of residuals")
+    if not set(map(type, steps.values())) <= _STR:
+        raise ValueError("stored plans are texts")
+    return PlanTables(steps, tuple([form_at(forms, reference) for reference in references]))

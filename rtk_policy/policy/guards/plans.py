@@ -15,7 +15,7 @@ takes at once the forms other plans compiled (most guards are shared by every pr
 from __future__ import annotations
 
 from rtk_policy.policy.guards.guard import FALSE_FORM, Guard, build_guard
-from rtk_policy.policy.guards.plan_store import GENERIC, PlanTables, plan_tables, unpack
+from rtk_policy.policy.guards.plan_store import GENERIC, PlanTables, plan_tables
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -150,14 +150,14 @@ class Planner:
         return found
 
     def _planned(self, program: str) -> Any:
-        stored = self._tables.steps.get(program) if self._tables is not None else None
+        tables = self._tables
+        stored = tables.pairs(program, len(self._compiled)) if tables is not None else None
         if stored is not None:
             return self._unpacked(stored)
         return self._specialized(program)
 
-    def _unpacked(self, stored: bytes) -> Any:
+    def _unpacked(self, pairs: tuple[int, ...]) -> Any:
         """The steps of a plan stored in `PlanTables`: (rule index, guard form, guard)."""
-        pairs = unpack(stored)
         residuals = self._tables.residuals  # type: ignore[union-attr]
         for at in range(0, len(pairs), 2):
             index, code = pairs[at], pairs[at + 1]
