@@ -19,7 +19,10 @@ The conditions, for every command:
 - every operand that names a path stays inside the working folder: no absolute path outside the
   project, no `~`, no `..` step;
 - per program, only the flags listed (a flag with a value takes its value; short flags may be
-  bundled when none takes a value); `find` without `-delete`, `-exec`, `-ok`, `-fprint*`, `-fls`.
+  bundled when none takes a value); `find` without `-delete`, `-exec`, `-ok`, `-fprint*`, `-fls`;
+  no custom `--format`/`--pretty` for git (Claude Code refuses some);
+- unquoted globs only for `ls cat head tail wc diff du df grep`; no `gh` argument naming another
+  host or repository; at most 10,000 characters.
 
 Not covered (asked as before): `git` with global options (`git -C dir status`), `sed`, `jq`,
 `xargs`.
@@ -66,7 +69,7 @@ _SHOW_FLAGS = {
         "--abbrev-commit --quiet --raw".split(),
         _N,
     ),
-    **dict.fromkeys("--pretty --format --date --diff-filter".split(), _V),
+    **dict.fromkeys("--date --diff-filter".split(), _V),
 }
 _GREP_FLAGS = {
     **dict.fromkeys(
@@ -202,9 +205,20 @@ FIND_ACTIONS = frozenset(
 _ACTIVE = frozenset("$`{}()<>")
 
 
-def claude_read_only(argv: list[str], text: str, cwd: str, project: str) -> bool:
-    """True when Claude Code would run `argv` (typed as `text`) in `cwd` without asking."""
-    if not argv or any(c in _ACTIVE for c in text.split(argv[0], 1)[-1]):
+#: programs Claude Code lets take unquoted globs (`ls *.py`); for the others a glob is refused
+GLOB_PROGRAMS = frozenset("ls cat head tail wc diff du df grep egrep fgrep".split())
+#: the longest command Claude Code analyses for read-only-ness
+MAX_LENGTH = 10_000
+
+
+def claude_read_only(argv: list[str], raw: list[str], text: str, cwd: str, project: str) -> bool:
+    """True when Claude Code would run `argv` (typed as the words `raw`, the command `text`) in
+    `cwd` without asking."""
+    if not argv or len(text) > MAX_LENGTH or any(c in _ACTIVE for c in text.split(argv[0], 1)[-1]):
+        return False
+    if argv[0] not in GLOB_PROGRAMS and any(_unquoted_glob(word) for word in raw[1:]):
+        return False
+    if argv[0] == "gh" and any(_elsewhere(word) for word in argv[2:]):
         return False
     key = _key(argv)
     if key is None:
@@ -216,6 +230,28 @@ def claude_read_only(argv: list[str], text: str, cwd: str, project: str) -> bool
     if argv[0] == "find" and any(arg in FIND_ACTIONS for arg in argv):
         return False
     return all(_stays_inside(word, cwd, project) for word in operands)
+
+
+def _unquoted_glob(raw: str) -> bool:
+    """A word with `*`, `?` or `[` outside quotes (bash expands it)."""
+    quote, escaped = "", False
+    for c in raw:
+        if escaped:
+            escaped = False
+        elif c == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c in "*?[":
+            return True
+    return False
+
+
+def _elsewhere(word: str) -> bool:
+    """A `gh` argument naming another host or repository (`://`, `@`, two or more `/`)."""
+    return "://" in word or "@" in word or word.count("/") >= 2
 
 
 def _key(argv: list[str]) -> tuple[str, ...] | None:
@@ -293,5 +329,5 @@ _S, _B, _LS = "string", "bool", "list<string>"
 
 #: The functions of this module (see rtk_policy.policy.functions for the mechanism).
 FUNCTIONS: tuple[Function, ...] = (
-    Function("claude_read_only", (_LS, _S, _S, _S), _B, claude_read_only),
+    Function("claude_read_only", (_LS, _LS, _S, _S, _S), _B, claude_read_only),
 )

@@ -61,12 +61,6 @@ def test_read_only_runs_unprompted_without_hook(bare, command):
     assert READ_ONLY[command] in run.tool_result and REFUSED not in run.tool_result, run.describe()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17 point 2: a rewrite is answered with updatedInput "
-    "and no decision; `rtk …` is not in Claude Code's read-only set, so the call "
-    "needs approval (refused in -p)",
-)
 @pytest.mark.parametrize("command", READ_ONLY)
 def test_read_only_rewritten_runs_unprompted(claude, command):
     """With RTK present a read-only command is rewritten and still runs unasked."""
@@ -76,11 +70,6 @@ def test_read_only_rewritten_runs_unprompted(claude, command):
     assert READ_ONLY[command] in run.tool_result, run.describe()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17 point 1: RTK is assumed; `git status` becomes "
-    "`rtk git status` with no rtk on PATH, and that call needs approval",
-)
 def test_without_rtk_no_rewrite_no_prompt(claude_without_rtk):
     """With RTK absent nothing is rewritten and a read-only command runs unasked, as before."""
     work = repo_for(claude_without_rtk, "git status")
@@ -108,12 +97,6 @@ def test_command_line_deny_not_run(claude):
     assert not claude.sandbox.remote_has("cli-deny"), run.describe()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17 point 3: the rewrite `rtk git push origin main` "
-    "(no decision) does not match the unseen deny rule Bash(git push:*) but matches "
-    "the allow rule Bash(rtk:*): the push runs",
-)
 def test_command_line_deny_not_run_with_rtk_allowed(claude):
     """…even when the user allowed `Bash(rtk:*)`, as the README would have them do."""
     work = repo_for(claude, "cli-deny-rtk")
@@ -160,11 +143,6 @@ def hook_milliseconds(debug: str) -> list[int]:
     return [int(ms) for ms in re.findall(pattern, debug)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17 point 4: the first hook call after init compiles "
-    "the policies (seconds); init does not compile them",
-)
 def test_first_call_after_init_is_fast(tmp_path_factory):
     """The first hook call after `init` (in-process form, its own empty cache) takes at most
     twice a later cold call, as Claude Code times them."""
