@@ -92,7 +92,14 @@ def _enforced_hits(evaluation: object) -> list[tuple]:
 
 
 def _combine(command_line: object, evaluation: object, hits: list[tuple]) -> str:
-    verdicts = [segment_verdict(segment_hits) for segment_hits in hits]
+    """deny > ask > allow (every segment allowed, the whole attestable) > none. A guessed copy of a
+    command (`Segment.guessed`, whose denies the policy stage made asks) counts only when it asks."""
+    segments = command_line.segments  # type: ignore[attr-defined]
+    verdicts = [
+        segment_verdict(segment_hits)
+        for result, segment_hits in zip(evaluation.results, hits, strict=True)  # type: ignore[attr-defined]
+        if segment_hits or not _guessed(segments, result.segment_index)
+    ]
     if VERDICT_DENY in verdicts:
         return VERDICT_DENY
     if VERDICT_ASK in verdicts:
@@ -100,6 +107,10 @@ def _combine(command_line: object, evaluation: object, hits: list[tuple]) -> str
     if verdicts and all(v == VERDICT_ALLOW for v in verdicts) and _attestable(command_line):
         return VERDICT_ALLOW
     return VERDICT_NONE
+
+
+def _guessed(segments: tuple, index: int) -> bool:
+    return index < len(segments) and segments[index].guessed
 
 
 def _attestable(command_line: object) -> bool:

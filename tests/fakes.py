@@ -13,9 +13,11 @@ from rtk_policy.policy.model import Example, Rule
 
 @attrs.frozen
 class FakeSegment:
-    """A segment as `decide` sees it: only whether its program hides behind a variable."""
+    """A segment as `decide` sees it: whether its program hides behind a variable, and whether it is
+    a guessed copy of a command (`Segment.guessed`)."""
 
     dynamic_program: bool = False
+    guessed: bool = False
 
 
 @attrs.frozen

@@ -144,3 +144,33 @@ def test_savings_table_lookups():
     )  # falls back to the tool
     assert estimated_tokens_saved("unknown-tool") > 0
     assert percentile([], 0.5) == 0 and percentile([7], 0.99) == 7
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_stats_at_a_terminal_are_rich_tables_in_colour_and_plain_with_no_color(
+    tmp_path, monkeypatch
+):
+    """At a TTY the stats are tables (box lines, colour codes, the same figures); with NO_COLOR
+    or a pipe they are the plain text scripts read."""
+    path = fill(tmp_path)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    terminal = _Terminal()
+    assert audit_command.stats(path, False, terminal) == 0
+    shown = terminal.getvalue()
+    assert "\x1b[" in shown and ("━" in shown or "─" in shown)
+    assert "git-read" in shown and "cargo test" in shown and "p99" in shown
+    assert "records:   5" not in shown  # not the plain text
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain = _Terminal()
+    audit_command.stats(path, False, plain)
+    assert plain.getvalue() == audit_command.render_stats(
+        {**compute(audit.iter_all_records(path)), "file": path}
+    )
+    assert "\x1b[" not in plain.getvalue()

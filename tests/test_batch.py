@@ -58,3 +58,41 @@ def test_jobs_must_not_be_negative(tmp_path: Path) -> None:
 def test_an_unreadable_batch_file_is_reported(tmp_path: Path) -> None:
     done = _batch(tmp_path, tmp_path / "missing.jsonl", "--jobs", "2")
     assert done.returncode == 1 and "cannot read" in done.stderr
+
+
+class _Counting:
+    """The real engine, counting its decisions."""
+
+    def __init__(self, engine: object) -> None:
+        self.engine = engine
+        self.decided: list[str] = []
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.engine, name)
+
+    def decide(self, text: str, context: object) -> object:
+        self.decided.append(text)
+        return self.engine.decide(text, context)  # type: ignore[attr-defined]
+
+
+def test_a_repeated_line_is_answered_from_memory_and_a_different_context_is_not(tmp_path) -> None:
+    """The memo's key is the whole line: the same command with other Claude rules or config
+    overrides is decided on its own, and each gets its own answer."""
+    import io
+
+    from rtk_policy.commands.batch import run_batch
+    from rtk_policy.engine.pipeline import load_engine
+
+    plain = json.dumps({"command": "git status"})
+    denied = json.dumps({"command": "git status", "claude": {"deny": ["git status"]}})
+    excluded = json.dumps({"command": "git status", "config": {"exclude_commands": ["^git"]}})
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join([plain, denied, plain, excluded, denied, plain]) + "\n")
+    engine = _Counting(load_engine())
+    out = io.StringIO()
+    assert run_batch(engine, str(source), "claude", io.StringIO(), out, io.StringIO()) == 0
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [a["verdict"] for a in answers] == ["none", "deny", "none", "none", "deny", "none"]
+    assert answers[0]["rewrite"] == "rtk git status" and answers[3]["rewrite"] is None
+    assert answers[0] == answers[2] == answers[5] and answers[1] == answers[4]
+    assert engine.decided == ["git status"] * 3  # three distinct lines, each decided once

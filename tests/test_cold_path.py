@@ -43,6 +43,10 @@ _NOT_NEEDED = (
     "rtk_policy.policy.guards.code",  # plans are fused only for programs met many times
     "rtk_policy.policy.guards.regex_literal",  # the pre-test literals come from the compiled cache
     "rtk_policy.audit.forward",  # syslog forwarding: only when [audit.syslog] names a target
+    "h11",  # the http hook's wire format: `serve --http` only
+    "rtk_policy.serve.http_wire",
+    "rich",  # the terminal bar and tables of `replay` and `audit stats` only
+    "tqdm",
 )
 #: standard modules a cold decision must not load (each costs a cold hook milliseconds), unless the
 #: interpreter loads them before any of our code (an editable install's finder loads pathlib)

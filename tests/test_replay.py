@@ -279,3 +279,43 @@ def test_parallel_replay_matches_serial(tmp_path: Path, capsys: pytest.CaptureFi
 def test_missing_input_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(["replay", str(tmp_path / "nope.jsonl")], capsys)
     assert code == 1 and "no such file" in err
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_is_drawn_by_rich_on_a_terminal_in_colour_unless_no_color(monkeypatch):
+    """On a terminal the bar is rich's (its bar characters), coloured unless NO_COLOR; the
+    figures are `render`'s."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    for no_color in (False, True):
+        if no_color:
+            monkeypatch.setenv("NO_COLOR", "1")
+        stream = _Terminal()
+        bar = Progress(stream, 1000)
+        assert bar.enabled
+        bar.update(250, 500, force=True)
+        bar.close()
+        shown = stream.getvalue()
+        assert "25% 500 commands" in shown and "━" in shown
+        assert ("\x1b[38;" in shown or "\x1b[3" in shown) is not no_color
+
+
+def test_a_replay_without_a_terminal_never_imports_rich(tmp_path: Path) -> None:
+    """A piped replay draws nothing, and rich stays unloaded (a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    path = transcript(tmp_path / "one.jsonl", [("git status", "ran")])
+    code = (
+        "import sys\nfrom rtk_policy.main import main\n"
+        f"main(['replay', {str(path)!r}])\nprint('rich' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)  # fmt: skip
+    assert done.stdout.strip().splitlines()[-1] == "False", done.stderr

@@ -201,13 +201,19 @@ def test_refused_requests_are_not_judged_and_close_the_connection(httpd, env, ex
     assert records(env) == []
 
 
-@pytest.mark.parametrize("length", ["abc", "-1", "1e3", " 12x", str(2 * 1024 * 1024), "9" * 20])
-def test_bad_or_too_large_content_length_gets_413(httpd, env, length):
+@pytest.mark.parametrize(
+    ("length", "status"),
+    [("abc", 400), ("-1", 400), ("1e3", 400), (" 12x", 400), ("1, 2", 400),
+     (str(2 * 1024 * 1024), 413), ("9" * 20, 413)],
+)  # fmt: skip
+def test_a_bad_content_length_gets_400_and_too_large_one_413(httpd, env, length, status):
+    """A length that is not plain digits is malformed (h11 refuses it); one over 1 MiB is too
+    large. Either way nothing is judged and the connection closes."""
     with connect(httpd) as sock:
         head = f"POST /hook/claude HTTP/1.1\r\nHost: localhost\r\nContent-Length: {length}\r\n\r\n"
         sock.sendall(head.encode() + b"{}")
         reader = Reader(sock)
-        assert reader.answer()[0] == 413
+        assert reader.answer()[0] == status
         assert reader.closed()
     assert records(env) == []
 
@@ -222,6 +228,10 @@ def test_bad_or_too_large_content_length_gets_413(httpd, env, length):
         (b"POST /hook/claude HTTP/1.1\r\nHost: localhost\r\n folded: x\r\n\r\n", 400),
         (b"POST /hook/claude HTTP/1.1\r\nHost: localhost\nX-A: b\r\n\r\n", 400),
         (b"POST /hook/claude HTTP/1.1\r\nX-Big: " + b"a" * 20000 + b"\r\n\r\n", 431),
+        (b"POST /hook/claude HTTP/1.1\r\nHost: localhost\rX-A: b\r\n\r\n", 400),
+        (b"POST /hook/claude HTTP/1.1\r\nHost: a\r\nHost: b\r\nContent-Length: 2\r\n\r\n{}", 400),
+        (b"POST /hook/claude HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", 400),  # no Host
+        (b"POST /hook/claude HTTP/1.1\r\nHost: localhost\r\nX-A b\r\n\r\n", 400),
     ],
 )
 def test_malformed_and_other_method_requests_are_refused(httpd, env, data, status):
@@ -295,13 +305,12 @@ def test_the_server_listens_on_loopback_only():
         serve_http.http_server(serve.Resident(), 0, host="0.0.0.0")
 
 
-class _Pending:
+class _Pending(serve_http_wire.Connection):
     """The state `next_request` works on, without a socket."""
 
     def __init__(self, data: bytes) -> None:
+        super().__init__(None, "127.0.0.1")
         self.inbox = bytearray(data)
-        self.outbox = bytearray()
-        self.pending = None
 
 
 def test_next_request_takes_whole_requests_and_keeps_the_rest():
@@ -310,10 +319,13 @@ def test_next_request_takes_whole_requests_and_keeps_the_rest():
     request = serve_http_wire.next_request(state)
     assert request.method == "POST" and request.body == b'{"a":1}' and not request.close
     assert request.headers["host"] == "127.0.0.1"
+    assert serve_http_wire.answer(state, b"{}").startswith(b"HTTP/1.1 200 OK\r\n")
+    assert not state.closing  # keep-alive: h11 starts the next request cycle
     assert serve_http_wire.next_request(state) is None
     state.inbox += second[10:]
     request = serve_http_wire.next_request(state)
     assert request.body == b"{}" and request.close
+    assert b"Connection: close" in serve_http_wire.answer(state, b"{}") and state.closing
     assert not state.inbox and state.pending is None
 
 

@@ -51,9 +51,10 @@ def progs(text: str, **kw: object) -> list[tuple[str, int, str]]:
                 ("d", 0, "top"),
             ],
         ),
-        ("while read l; do rm $l; done < f", [("read", 0, "top"), ("rm", 0, "top")]),
+        # each with the copy of `rm $l` whose unknown $l is guessed as "/" (`Segment.guessed`)
+        ("while read l; do rm $l; done < f", [("read", 0, "top"), ("rm", 0, "top"), ("rm", 1, "top")]),
         ("until false; do git status; done", [("false", 0, "top"), ("git", 0, "top")]),
-        ("for f in $(ls); do rm $f; done", [("ls", 1, "substitution"), ("rm", 0, "top")]),
+        ("for f in $(ls); do rm $f; done", [("ls", 1, "substitution"), ("rm", 0, "top"), ("rm", 1, "top")]),
         ("case $x in (a) rm a;; b|c) ls;; esac", [("rm", 0, "top"), ("ls", 0, "top")]),
         ("f() { rm -rf /; }; f", [("rm", 1, "function"), ("f", 0, "top")]),
         (
@@ -91,8 +92,8 @@ def progs(text: str, **kw: object) -> list[tuple[str, int, str]]:
         ),
         ("ls | xargs rm -rf", [("ls", 0, "top"), ("xargs", 0, "top"), ("rm", 1, "top")]),
         (
-            "ls | xargs -0 -n 1 -I{} sudo rm {}",
-            [("ls", 0, "top"), ("xargs", 0, "top"), ("rm", 1, "top")],
+            "ls | xargs -0 -n 1 -I{} sudo rm {}",  # and its copy with {} guessed as "/"
+            [("ls", 0, "top"), ("xargs", 0, "top"), ("rm", 1, "top"), ("rm", 1, "top")],
         ),
         ("ls # ; rm -rf /", [("ls", 0, "top")]),
         ("# only a comment", []),

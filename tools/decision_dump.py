@@ -16,7 +16,9 @@ transparent-prefix settings instead (`repr` of the `CommandLine`).
 The engine is the one the interpreter imports: run the tool with each install's Python (or with
 `PYTHONPATH` set to each checkout).
 
-Usage: python tools/decision_dump.py OUT [--inputs TREE] [--shell]
+`--no-claude-rules` decides without them (where a rewrite's deny re-check is skipped most often).
+
+Usage: python tools/decision_dump.py OUT [--inputs TREE] [--shell] [--no-claude-rules]
 """
 
 from __future__ import annotations
@@ -91,12 +93,13 @@ def variants(text: str) -> Iterator[str]:
     yield "( " + text + " ) ; " + text
 
 
-def decision_records(inputs: list[str]) -> Iterator[str]:
-    """The three lines of each input's decision, with the shipped policies of this checkout."""
+def decision_records(inputs: list[str], claude_rules: bool = True) -> Iterator[str]:
+    """The three lines of each input's decision, with the shipped policies of this checkout,
+    under `CLAUDE_RULES` (or none: the context where a rewrite's re-check is most often skipped)."""
     from rtk_policy.engine.pipeline import load_engine
 
     engine = load_engine(policy_paths=[os.path.join(HERE, "..", "policies")])
-    context = engine.context(agent="claude", **CLAUDE_RULES)
+    context = engine.context(agent="claude", **(CLAUDE_RULES if claude_rules else {}))
     for text in inputs:
         outcome = engine.evaluate(text, context)
         d = outcome.decision
@@ -129,9 +132,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", help="the file to write")
     parser.add_argument("--inputs", default=os.path.join(HERE, ".."), help="the tree of inputs")
     parser.add_argument("--shell", action="store_true", help="dump parses instead of decisions")
+    parser.add_argument(
+        "--no-claude-rules", action="store_true", help="decide without Claude Code rules"
+    )
     args = parser.parse_args(argv)
     inputs = [variant for text in base_inputs(args.inputs) for variant in variants(text)]
-    records = parse_records(inputs) if args.shell else decision_records(inputs)
+    if args.shell:
+        records = parse_records(inputs)
+    else:
+        records = decision_records(inputs, claude_rules=not args.no_claude_rules)
     with open(args.out, "w", encoding="utf-8", errors="surrogateescape") as out:
         out.writelines(records)
     print(f"{len(inputs)} inputs", file=sys.stderr)

@@ -13,6 +13,7 @@ from typing import IO, Any
 from rtk_policy.audit import log as audit
 from rtk_policy.audit.stats import compute
 from rtk_policy.audit.verify import verify
+from rtk_policy.util.term import wants_colour
 
 
 def run(args: argparse.Namespace, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
@@ -122,11 +123,15 @@ def _print_raw(raw: bytes, stdout: IO[str]) -> None:
 
 
 def stats(path: str, as_json: bool, stdout: IO[str]) -> int:
-    """Print the log's stats as a table, or as JSON with `as_json`."""
+    """Print the log's stats as tables (in colour at a terminal), or as JSON with `as_json`."""
     summary = compute(audit.iter_all_records(path))
     summary["file"] = path
     if as_json:
         stdout.write(json.dumps(summary, indent=2) + "\n")
+    elif wants_colour(stdout):  # a terminal: rich tables (rich is imported here only)
+        from rtk_policy.commands.audit_tables import print_stats
+
+        print_stats(summary, stdout)
     else:
         stdout.write(render_stats(summary))
     return 0

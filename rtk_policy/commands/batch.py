@@ -1,12 +1,18 @@
-"""`rtk-policy rewrite --batch FILE`: one JSON object per input line, one JSON answer per line, in order.
+"""`rtk-policy rewrite --batch FILE`: one JSON object per input line, one JSON answer per line,
+in order.
 
-Input line: `{"command": "...", "config": {...overrides...}, "claude": {"deny": [], "ask": [], "allow": []}}`
-(`config` and `claude` optional; without `claude`, the user's Claude Code rules apply).
-Output line: `{"exit": N, "stdout": "...", "verdict": "...", "rewrite": "..."|null, "rules": [...]}`,
-or `{"error": "..."}` for a line that cannot be read; the batch goes on.
+Input line: `{"command": "...", "config": {...overrides...}, "claude": {"deny": [], "ask": [],
+"allow": []}}` (`config` and `claude` optional; without `claude`, the user's Claude Code rules
+apply). Output line: `{"exit": N, "stdout": "...", "verdict": "...", "rewrite": "..."|null,
+"rules": [...]}`, or `{"error": "..."}` for a line that cannot be read; the batch goes on.
 
-`--jobs N` decides chunks of lines on N worker processes (each loads the engine once) and writes the
-answers in input order; at most 2 × N chunks are in flight, so memory stays bounded on any input size.
+A line seen before in the same process is answered from memory (`Answers`): the key is the whole
+line as read, command, `config` and `claude` included, and everything else a decision depends on
+(the policies, the config, the user's Claude Code rules, the folder) is fixed for the batch.
+
+`--jobs N` decides chunks of lines on N worker processes (each loads the engine once) and writes
+the answers in input order; at most 2 × N chunks are in flight, so memory stays bounded on any
+input size.
 """
 
 from __future__ import annotations
@@ -19,24 +25,47 @@ from typing import IO
 
 import attrs
 
-from rtk_policy.util import record
 from rtk_policy.engine.answers import batch_answer, dumps, request_context
+from rtk_policy.util import record
 
-_CONFIG_KEYS = {"exclude_commands", "transparent_prefixes", "disabled_rules"}
+_CONFIG_KEYS = {"exclude_commands", "transparent_prefixes", "disabled_rules", "enabled_packs"}
 
 
 #: lines per chunk handed to a worker process
 CHUNK = 256
+#: answer lines a batch process keeps (all are dropped when it is full)
+MEMO_LINES = 4096
+
+
+class Answers:
+    """The answer line of each input line, remembered by the line's text."""
+
+    def __init__(self, engine: object, base: object) -> None:
+        self.engine = engine
+        self.base = base
+        self._known: dict[str, str] = {}
+
+    def __call__(self, line: str) -> str:
+        """The answer line (newline included) of one input line."""
+        found = self._known.get(line)
+        if found is None:
+            answer = answer_line(self.engine, self.base, line)
+            found = dumps(answer) + "\n"
+            if "error" not in answer:  # an internal error is not a property of the line
+                if len(self._known) >= MEMO_LINES:
+                    self._known.clear()
+                self._known[line] = found
+        return found
 
 
 def run_batch(
     engine: object, source: str, agent: str, stdin: IO[str], stdout: IO[str], stderr: IO[str]
 ) -> int:
     """Answer every line of `source` ('-' = stdin); returns 0, or 1 when the file cannot be read."""
-    base = request_context(engine, os.getcwd(), agent=agent)
+    answer = Answers(engine, request_context(engine, os.getcwd(), agent=agent))
 
     def answers(lines: Iterable[str]) -> Iterator[str]:
-        return (dumps(answer_line(engine, base, line)) + "\n" for line in lines)
+        return map(answer, lines)
 
     return _stream(source, stdin, stdout, stderr, answers)
 
@@ -79,7 +108,8 @@ def _stream(
 
 
 def _parallel(spec: LoadSpec, jobs: int, lines: Iterable[str]) -> Iterator[str]:
-    """Answers of chunks of `lines` from `jobs` workers, in order, at most 2 × jobs chunks in flight."""
+    """Answers of chunks of `lines` from `jobs` workers, in order, at most 2 × jobs chunks in
+    flight."""
     import multiprocessing
     from collections import deque
 
@@ -103,7 +133,7 @@ def _open(source: str, stdin: IO[str], stderr: IO[str]) -> IO[str] | None:
         return None
 
 
-_WORKER: tuple[object, object] | None = None
+_WORKER: Answers | None = None
 
 
 def _init_worker(spec: LoadSpec) -> None:
@@ -113,14 +143,13 @@ def _init_worker(spec: LoadSpec) -> None:
 
     policies = list(spec.policies) if spec.policies else None
     engine = load_engine(policies, spec.backend, spec.config, cwd=spec.cwd)
-    _WORKER = (engine, request_context(engine, spec.cwd, agent=spec.agent))
+    _WORKER = Answers(engine, request_context(engine, spec.cwd, agent=spec.agent))
 
 
 def _answer_chunk(lines: list[str]) -> str:
     """The answer lines of one chunk, joined."""
     assert _WORKER is not None
-    engine, base = _WORKER
-    return "".join(dumps(answer_line(engine, base, line)) + "\n" for line in lines)
+    return "".join(map(_WORKER, lines))
 
 
 def answer_line(engine: object, base: object, line: str) -> dict[str, object]:
@@ -172,4 +201,3 @@ def _describe(error: Exception) -> str:
     if isinstance(error, KeyError):
         return 'missing "command"'
     return str(error)
-

@@ -7,6 +7,7 @@ transparent_prefixes = ["direnv exec ."]
 fail_mode = "open"           # open | closed | deny
 backend = "cel-expr"         # cel-expr | cel-python
 disabled_rules = ["git-push-force"]
+enabled_packs = ["services"]  # opt-in shipped packs (policies/services.yaml)
 locked_rules = ["claude-deny"]   # managed config only: no config may disable these
 rewrite = "auto"             # auto (when rtk is on PATH) | always | never
 rewrite_unapproved = false   # true: may let a command-line deny rule be bypassed
@@ -38,7 +39,9 @@ from rtk_policy.util import record
 
 FAIL_MODES = ("open", "closed", "deny")  #: weakest first
 BACKENDS = ("cel-expr", "cel-python")
-_LIST_KEYS = ("exclude_commands", "transparent_prefixes", "disabled_rules", "locked_rules")
+_LIST_KEYS = (
+    "exclude_commands", "transparent_prefixes", "disabled_rules", "locked_rules", "enabled_packs"
+)
 REWRITE_MODES = ("auto", "always", "never")
 _KNOWN_KEYS = {*_LIST_KEYS, "fail_mode", "backend", "audit", "rewrite", "rewrite_unapproved"}
 _AUDIT_KEYS = ("enabled", "path", "redact", "max_bytes", "key_file", "syslog")
@@ -72,6 +75,7 @@ class Config:
     exclude_commands: tuple[str, ...] = ()
     transparent_prefixes: tuple[str, ...] = ()
     disabled_rules: tuple[str, ...] = ()
+    enabled_packs: tuple[str, ...] = ()  #: opt-in packs switched on (`config.enabled_packs`)
     fail_mode: str = "open"
     backend: str = ""  #: "" = primary backend, falling back to the second one
     audit_enabled: bool = True
@@ -267,6 +271,7 @@ def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
         exclude_commands=_string_list(data, "exclude_commands"),
         transparent_prefixes=_string_list(data, "transparent_prefixes"),
         disabled_rules=_string_list(data, "disabled_rules"),
+        enabled_packs=_string_list(data, "enabled_packs"),
         fail_mode=_choice(data, "fail_mode", FAIL_MODES, "open"),
         backend=_choice(data, "backend", BACKENDS, ""),
         rewrite=_choice(data, "rewrite", REWRITE_MODES, "auto"),

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from rtk_policy.config.load import Config
 from rtk_policy.decision import Decision, decide
-from rtk_policy.engine.rewrite import assemble_rewrite
+from rtk_policy.engine.recheck import recheck_needed
+from rtk_policy.engine.rewrite import replacements, splice
 from rtk_policy.policy.model import Context, Evaluation, ToolCall
 from rtk_policy.shell import CommandLine, parse
 from rtk_policy.shell.model import Segment
@@ -48,6 +49,7 @@ class Engine:
             "exclude_commands": self.config.exclude_commands,
             "transparent_prefixes": self.config.transparent_prefixes,
             "disabled_rules": self.config.disabled_rules,
+            "enabled_packs": self.config.enabled_packs,
             "suppressed_rules": self.suppressed,
         }
         return Context(**{**configured, **fields})  # type: ignore[arg-type]
@@ -63,16 +65,23 @@ class Engine:
         clean = _valid_unicode(text)
         command_line = parse(clean, context.transparent_prefixes)
         evaluation = self.policies.evaluate(command_line, context, trace)  # type: ignore[attr-defined]
-        rewrite = assemble_rewrite(command_line, evaluation) if clean == text else None
+        changed = replacements(command_line, evaluation) if clean == text else None
+        rewrite = splice(command_line, changed) if changed is not None else None
         recheck = None
-        if rewrite is not None and rewrite != text:
-            # only an enforced deny of the rewritten command can change the decision (decision.py)
+        if rewrite is not None and rewrite != text and (trace or self._recheck_needed(
+            command_line, evaluation, changed, rewrite, context
+        )):  # fmt: skip
+            # only an enforced deny of the rewritten command can change the decision (decision.py);
+            # `recheck.py` says when none can be found
             rewritten_line = parse(rewrite, context.transparent_prefixes)
             recheck = self.policies.evaluate(  # type: ignore[attr-defined]
                 rewritten_line, context, trace, deny_only=True
             )
         decision = decide(command_line, evaluation, rewrite, recheck)
         return Outcome(command_line, evaluation, self._layer_state(decision))
+
+    def _recheck_needed(self, *facts: object) -> bool:
+        return recheck_needed(*facts, self.policies)
 
     def evaluate_tool(self, call: ToolCall, context: Context, trace: bool = False) -> Outcome:
         """Evaluate the rules on a tool call that is not a shell command (`tools:` of its kind),

@@ -3,8 +3,8 @@
 `assemble_rewrite` is pure: it splices each selected replacement into the input at its segment's
 offsets, so separators, whitespace and everything not rewritten stay byte for byte, and it applies
 RTK's pipeline model (§3.4): the final `grep`/`rg` stage when its rule is final-safe; otherwise the
-producer, only when every consumer is a safe consumer and the producer's rule is producer-safe; middle
-stages never; `|&` leaves the whole pipeline alone.
+producer, only when every consumer is a safe consumer and the producer's rule is producer-safe;
+middle stages never; `|&` leaves the whole pipeline alone.
 """
 
 from __future__ import annotations
@@ -15,6 +15,13 @@ from rtk_policy.policy.functions_rtk import collapse_continuations, trim_ifs
 from rtk_policy.policy.model import Evaluation, SegmentResult
 from rtk_policy.shell.model import CommandLine, Segment
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    #: the segments whose text a rewrite replaces, with their replacements, by offset
+    Replacements: TypeAlias = "list[tuple[Segment, str]]"
+
 _FINAL_SAFE = ("final", "both")
 _PRODUCER_SAFE = ("producer", "both")
 
@@ -24,23 +31,43 @@ def assemble_rewrite(command_line: CommandLine, evaluation: Evaluation) -> str |
 
     A lone command already run through `rtk` gives the text itself (identity).
     """
+    changed = replacements(command_line, evaluation)
+    return None if changed is None else splice(command_line, changed)
+
+
+def replacements(command_line: CommandLine, evaluation: Evaluation) -> Replacements | None:
+    """The (segment, replacement) pairs that change the text, by offset; None when RTK refuses
+    the whole input."""
     if command_line.rewrite_refused:
         return None
     results = {r.segment_index: r for r in evaluation.results}
-    replacements: list[tuple[int, int, str]] = []
+    found: list[tuple[Segment, str]] = []
     for group in _pipelines(command_line.segments):
-        replacements.extend(_choose(group, results))
+        found.extend(_choose(group, results))
     text = command_line.text
-    changed = [(s, e, new) for s, e, new in replacements if text[s:e] != new]
+    return sorted(
+        ((seg, new) for seg, new in found if text[seg.start : seg.end] != new),
+        key=lambda pair: pair[0].start,
+    )
+
+
+def splice(command_line: CommandLine, changed: Replacements) -> str | None:
+    """The text with the `replacements` spliced in, normalised as RTK does; with none, the
+    identity (or None)."""
     if not changed:
         return _identity(command_line)
+    return _normalise(spliced(command_line.text, changed))
+
+
+def spliced(text: str, changed: Replacements) -> str:
+    """`text` with each segment's span replaced (no normalisation)."""
     out, last = [], 0
-    for start, end, new in sorted(changed):
-        out.append(text[last:start])
+    for seg, new in changed:
+        out.append(text[last : seg.start])
         out.append(new)
-        last = end
+        last = seg.end
     out.append(text[last:])
-    return _normalise("".join(out))
+    return "".join(out)
 
 
 def _normalise(text: str) -> str:
@@ -72,7 +99,8 @@ def _pipelines(segments: Sequence[Segment]) -> Iterator[list[Segment]]:
 
 
 def _rewrite_of(seg: Segment, results: dict[int, SegmentResult]) -> tuple[str, str] | None:
-    """(replacement, pipeline role) of the segment's winning rewrite rule, when it changes the text."""
+    """(replacement, pipeline role) of the segment's winning rewrite rule, when it changes the
+    text."""
     result = results.get(seg.index)
     hit = result.rewrite if result is not None else None
     if hit is None or hit.rewrite is None or hit.rewrite == seg.text:
@@ -80,19 +108,19 @@ def _rewrite_of(seg: Segment, results: dict[int, SegmentResult]) -> tuple[str, s
     return hit.rewrite, hit.rule.pipeline
 
 
-def _choose(group: list[Segment], results: dict[int, SegmentResult]) -> list[tuple[int, int, str]]:
+def _choose(group: list[Segment], results: dict[int, SegmentResult]) -> list[tuple[Segment, str]]:
     """The replacements RTK's pipeline model allows in one pipeline."""
     size = group[0].pipeline_size
     if size <= 1:
         chosen = _rewrite_of(group[0], results)
-        return [(group[0].start, group[0].end, chosen[0])] if chosen else []
+        return [(group[0], chosen[0])] if chosen else []
     if any(seg.pipe_stderr for seg in group):
         return []
     stages = {seg.pipeline_index: seg for seg in group}
     final = stages.get(size - 1)
     final_rw = _rewrite_of(final, results) if final is not None else None
     if final is not None and final_rw is not None and final_rw[1] in _FINAL_SAFE:
-        return [(final.start, final.end, final_rw[0])]
+        return [(final, final_rw[0])]
     producer = stages.get(0)
     if producer is None or len(stages) != size:
         return []
@@ -101,7 +129,7 @@ def _choose(group: list[Segment], results: dict[int, SegmentResult]) -> list[tup
     )
     producer_rw = _rewrite_of(producer, results)
     if consumers_safe and producer_rw is not None and producer_rw[1] in _PRODUCER_SAFE:
-        return [(producer.start, producer.end, producer_rw[0])]
+        return [(producer, producer_rw[0])]
     return []
 
 

@@ -225,30 +225,33 @@ class compile_lock:  # noqa: N801 - used as a function: `with compile_lock(key) 
         self._fd = -1
 
     def __enter__(self) -> bool:
-        import fcntl
         import time
+
+        from rtk_policy.util.filelock import try_lock
 
         folder = self.folder or cache_dir()
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)
-            flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+            extra = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+            flags = os.O_RDWR | os.O_CREAT | extra
             self._fd = os.open(os.path.join(folder, _LOCK + self.key), flags, 0o600)
         except OSError:
             return False
         deadline, waited = time.monotonic() + self.wait, False
         while True:
-            try:
-                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if try_lock(self._fd):
                 return waited
-            except OSError:
-                waited = True
-                if time.monotonic() >= deadline:
-                    os.close(self._fd)
-                    self._fd = -1
-                    return True
-                time.sleep(_POLL)
+            waited = True
+            if time.monotonic() >= deadline:
+                os.close(self._fd)
+                self._fd = -1
+                return True
+            time.sleep(_POLL)
 
     def __exit__(self, *exc: object) -> None:
         if self._fd >= 0:
-            os.close(self._fd)  # closing the file releases the lock
+            from rtk_policy.util.filelock import unlock
+
+            unlock(self._fd)
+            os.close(self._fd)
             self._fd = -1

@@ -84,6 +84,7 @@ CONFIG = (
         "exclude_commands": STRING_LIST,
         "transparent_prefixes": STRING_LIST,
         "disabled_rules": STRING_LIST,
+        "enabled_packs": STRING_LIST,
     },
 )
 
@@ -207,6 +208,7 @@ def context_values(context: Context) -> dict[str, dict[str, Any]]:
             "exclude_commands": list(context.exclude_commands),
             "transparent_prefixes": list(context.transparent_prefixes),
             "disabled_rules": list(context.disabled_rules),
+            "enabled_packs": list(context.enabled_packs),
         },
     }
 

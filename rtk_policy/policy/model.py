@@ -87,6 +87,7 @@ class Context:
     exclude_commands: tuple[str, ...] = ()
     transparent_prefixes: tuple[str, ...] = ()
     disabled_rules: tuple[str, ...] = ()  #: rule ids switched off in the config
+    enabled_packs: tuple[str, ...] = ()  #: opt-in packs switched on in the config
     #: rule ids left out whatever the config says: an untrusted layer's loosening (`engine/layered.py`)
     suppressed_rules: tuple[str, ...] = ()
 
@@ -136,6 +137,22 @@ def unevaluable(rule: Rule, error: str) -> RuleResult:
         message = f"rule {rule.id} could not be evaluated on this command ({error}); confirm it"
         return RuleResult(asking, True, message=message, error=error)
     return RuleResult(rule, False, error=error)
+
+
+def guessed(result: SegmentResult) -> SegmentResult:
+    """The result of a guessed copy of a command (`Segment.guessed`: an unknown value taken as "/"):
+    its enforced denies become asks that say so, and nothing else it matched counts."""
+    hits = tuple(
+        RuleResult(
+            record.evolve(hit.rule, decision="ask"),
+            True,
+            message=f"A value this command leaves unknown may be '/', and then: {hit.message}"
+            " The user must confirm it, or spell the value out.",
+        )
+        for hit in result.permission_hits
+        if hit.rule.decision == "deny" and hit.rule.mode == "enforce"
+    )
+    return record.evolve(result, permission_hits=hits, rewrite=None)
 
 
 def default_message(rule: Rule) -> str:

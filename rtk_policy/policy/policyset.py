@@ -22,6 +22,7 @@ from rtk_policy.policy.model import (
     TOOL_KINDS,
     SegmentResult,
     default_message,
+    guessed,
     unevaluable,
 )
 from rtk_policy.policy.guards.plan_store import PlanTables
@@ -73,6 +74,7 @@ class PolicySet:
         #: `plans`: the indexed programs' plans from the compiled cache (`plan_store.py`)
         self._planner = Planner(compiled, functions, plans)
         self._outputs: dict[int, Guard | None] = {}
+        self._deny_reads: Any = None
         self._last_context: tuple[Context, dict[str, Any]] | None = None
         #: per rule, what the evaluation loop tests before its guard: (id, is a rewrite, file index)
         self._step_facts = tuple(
@@ -132,6 +134,16 @@ class PolicySet:
         """Indexes of the rules tried on a segment running `program`, in load order."""
         return self._planner.candidates(program)
 
+    def deny_blind_to(self, facts: frozenset[str], program: str, context: Context) -> bool:
+        """True when no enforce-mode deny rule tried on `program` can see `facts` (read paths)
+        under `context` (`deny_reads.py`)."""
+        if self._deny_reads is None:
+            from rtk_policy.policy.deny_reads import DenyReads  # a rewrite's re-check only
+
+            files, functions = self.compiled_files, self._functions
+            self._deny_reads = DenyReads(self.compiled_rules, files, self._planner, functions)
+        return self._deny_reads.blind_to(facts, program, context)  # type: ignore[no-any-return]
+
     def plan_tables(self) -> PlanTables:
         """The plans of every indexed program, worked out now (for the compiled cache)."""
         return self._planner.tables()
@@ -180,7 +192,8 @@ class PolicySet:
                 values["tool"] = tools[segment.index]
             rewritable = segment.rewritable and not command_line.rewrite_refused
             run = _Run(self._backend, values, disabled, errors, trace, deny_only)
-            results.append(self._segment(segment.index, segment.program, run, rewritable))
+            result = self._segment(segment.index, segment.program, run, rewritable)
+            results.append(guessed(result) if segment.guessed else result)
         elapsed = (time.perf_counter_ns() - started) // 1000
         return Evaluation(tuple(results), self.digest, self.backend, int(elapsed), tuple(errors))
 

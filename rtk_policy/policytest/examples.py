@@ -44,7 +44,8 @@ def build_context(
     engine: object, claude: dict, config: dict, fields: dict | None = None  # type: ignore[type-arg]
 ) -> Context:
     """The engine's context with `claude` rules ({deny, ask, allow}), `config` overrides
-    (exclude_commands, transparent_prefixes, disabled_rules) and request `fields` (agent, cwd, …)."""
+    (exclude_commands, transparent_prefixes, disabled_rules, enabled_packs) and request `fields`
+    (agent, cwd, …)."""
     base = engine.context(**(fields or {}))  # type: ignore[attr-defined]
     return record.evolve(
         base,
@@ -54,6 +55,7 @@ def build_context(
         exclude_commands=tuple(config.get("exclude_commands", base.exclude_commands)),
         transparent_prefixes=tuple(config.get("transparent_prefixes", base.transparent_prefixes)),
         disabled_rules=tuple(config.get("disabled_rules", base.disabled_rules)),
+        enabled_packs=tuple(config.get("enabled_packs", base.enabled_packs)),
     )
 
 

@@ -26,7 +26,7 @@ import attrs
 VERDICTS = ("allow", "ask", "deny", "none")
 CONTEXT_FIELDS = ("agent", "cwd", "project_dir", "permission_mode", "session_id", "tool_name",
                   "tool_input", "env")
-CONFIG_FIELDS = ("exclude_commands", "transparent_prefixes", "disabled_rules")
+CONFIG_FIELDS = ("exclude_commands", "transparent_prefixes", "disabled_rules", "enabled_packs")
 _CASE_KEYS = ("name", "command", "context", "claude", "config", "expect", "skip")
 _EXPECT_KEYS = ("verdict", "rewrite", "message", "rules")
 #: Marks an expectation the case does not state (distinct from `rewrite: null`).

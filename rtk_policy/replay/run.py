@@ -8,7 +8,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
-from typing import IO
+from typing import IO, Any
 
 import attrs
 
@@ -58,7 +58,10 @@ def choose_jobs(jobs: int, files: list[str]) -> int:
 
 
 class Progress:
-    """A one-line progress bar on a terminal (nothing when `stream` is not a TTY)."""
+    """A one-line progress bar on a terminal, drawn by rich (nothing when `stream` is not a TTY):
+    the share of the input bytes whose commands were decided, the rate, and the time left. rich
+    is imported when a bar is shown, so a piped or scripted replay never loads it; colour only
+    where `util.term.wants_colour` allows it."""
 
     def __init__(self, stream: IO[str], total_bytes: int, enabled: bool | None = None) -> None:
         self.stream = stream
@@ -66,36 +69,57 @@ class Progress:
         isatty = getattr(stream, "isatty", None)
         self.enabled = bool(isatty and isatty()) if enabled is None else enabled
         self.started = self.last = time.monotonic()
+        self._bar: Any = None
 
     def update(self, done_bytes: int, commands: int, force: bool = False) -> None:
-        """Redraw the bar at most ten times a second: the share of the input bytes whose commands
-        were decided, the rate, and an estimate of the time left."""
+        """Redraw the bar at most ten times a second."""
         now = time.monotonic()
         if not self.enabled or (not force and now - self.last < 0.1):
             return
         self.last = now
-        self.stream.write("\r" + self.render(done_bytes, commands, now - self.started))
-        self.stream.flush()
+        bar, task = self._bar or self._start()
+        stats = self.render(done_bytes, commands, now - self.started)
+        bar.update(task, completed=min(done_bytes, self.total), stats=stats)
+        bar.refresh()
+
+    def _start(self) -> tuple[Any, Any]:
+        """The rich bar, started on the first update (rich is imported here only)."""
+        from rich.console import Console
+        from rich.progress import BarColumn, TextColumn
+        from rich.progress import Progress as RichProgress
+
+        from rtk_policy.util.term import wants_colour
+
+        console = Console(
+            file=self.stream, force_terminal=True, no_color=not wants_colour(self.stream)
+        )
+        bar = RichProgress(
+            TextColumn("replay"), BarColumn(bar_width=30), TextColumn("{task.fields[stats]}"),
+            console=console, auto_refresh=False, transient=True,
+        )  # fmt: skip
+        task = bar.add_task("replay", total=self.total, stats="")
+        bar.start()
+        self._bar = (bar, task)
+        return self._bar
 
     def render(self, done_bytes: int, commands: int, elapsed: float) -> str:
-        """The bar's text after `elapsed` seconds with `done_bytes` of the input decided."""
+        """The figures beside the bar after `elapsed` seconds with `done_bytes` of the input
+        decided: share, commands, their rate, bytes per second, time left."""
         fraction = min(done_bytes / self.total, 1.0)
-        bar = "#" * int(fraction * 30)
         elapsed = max(elapsed, 1e-6)
         rate = commands / elapsed
         mib = done_bytes / elapsed / (1024 * 1024)
-        left = (self.total - done_bytes) * elapsed / done_bytes if 0 < done_bytes < self.total else 0
-        eta = f"{int(left) // 60}:{int(left) % 60:02d} left" if done_bytes else "--:-- left"
-        return (
-            f"replay [{bar:<30}] {fraction:4.0%} {commands:,} commands {rate:,.0f}/s"
-            f" {mib:.1f} MiB/s {eta}"
+        left = (
+            (self.total - done_bytes) * elapsed / done_bytes if 0 < done_bytes < self.total else 0
         )
+        eta = f"{int(left) // 60}:{int(left) % 60:02d} left" if done_bytes else "--:-- left"
+        return f"{fraction:4.0%} {commands:,} commands {rate:,.0f}/s {mib:.1f} MiB/s {eta}"
 
     def close(self) -> None:
         """Erase the bar."""
-        if self.enabled:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
+        if self._bar is not None:
+            self._bar[0].stop()
+            self._bar = None
 
 
 def stream_items(files: list[str], progress: list[int]) -> Iterator[ReplayItem]:

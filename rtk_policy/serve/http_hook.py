@@ -7,8 +7,9 @@ rebinding) get 403. Claude Code treats an http hook whose server is down as "no 
 command hook is the safer default, this is an option.
 
 The server is one thread running a `selectors` loop over non-blocking sockets: HTTP/1.1 keep-alive
-and pipelining, bodies framed by `Content-Length` only (at most 1 MiB), heads at most 16 KiB. Every
-error answer (400, 403, 405, 408, 411, 413, 431, 505) closes the connection. Each turn of the loop
+and pipelining (the wire format is h11's, `http_wire.py`), bodies framed by `Content-Length` only
+(at most 1 MiB), heads at most 16 KiB. Every error answer (400, 403, 405, 408, 411, 413, 431,
+505) closes the connection. Each turn of the loop
 answers every complete request that arrived (and those arriving meanwhile, up to `BATCH`), writes
 their audit records with one locked append, and only then sends the answers, so an answered decision
 always has its record; `shutdown` lets the turn in progress finish.
@@ -22,9 +23,16 @@ import threading
 import time
 from typing import Any
 
-from rtk_policy.audit import log as audit
 from rtk_policy.agents import AGENTS
-from rtk_policy.serve.http_wire import Connection, HttpError, Request, next_request, reply
+from rtk_policy.audit import log as audit
+from rtk_policy.serve.http_wire import (
+    Connection,
+    HttpError,
+    Request,
+    answer,
+    next_request,
+    refusal,
+)
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 LOOPBACK_PEERS = ("127.0.0.1", "::1")
@@ -183,7 +191,7 @@ class HttpHookServer:
             try:
                 request = next_request(connection)
             except HttpError as error:
-                connection.outbox += reply(error.status, error.body, close=True)
+                connection.outbox += refusal(error.status, error.body)
                 connection.closing = True
                 return
             if request is None:
@@ -195,11 +203,10 @@ class HttpHookServer:
         """The answer to one complete request (the hook's JSON, or a refusal)."""
         if not local_request(connection.peer, request.headers):
             connection.closing = True
-            return reply(403, b'{"error":"loopback only"}', close=True)
+            return refusal(403, b'{"error":"loopback only"}')
         if request.method != "POST":
             connection.closing = True
-            return reply(405, b'{"error":"POST the hook payload"}', close=True, allow=True)
-        connection.closing = request.close
+            return refusal(405, b'{"error":"POST the hook payload"}', allow=True)
         agent = request.target.rstrip("/").rsplit("/", 1)[-1]
         try:
             out, _ = self.resident.answer(
@@ -207,8 +214,8 @@ class HttpHookServer:
             )
         except Exception:  # noqa: BLE001 - the hook answers itself; this is a last resort
             connection.closing = True
-            return reply(500, b'{"error":"internal error"}', close=True)
-        return reply(200, (out.strip() or "{}").encode(), close=request.close)
+            return refusal(500, b'{"error":"internal error"}')
+        return answer(connection, (out.strip() or "{}").encode())
 
     def _send(self, connection: Connection) -> None:
         if connection.outbox:
@@ -252,7 +259,7 @@ class HttpHookServer:
                 if now - connection.since > IDLE_TIMEOUT:
                     self._close(connection)
             elif started and now - connection.since > REQUEST_TIMEOUT:
-                connection.outbox += reply(408, b'{"error":"request timeout"}', close=True)
+                connection.outbox += refusal(408, b'{"error":"request timeout"}')
                 connection.closing = True
                 self._send(connection)
             elif not started and now - connection.since > IDLE_TIMEOUT:

@@ -1,10 +1,18 @@
-"""The HTTP/1.1 wire format of the http hook server: a connection's buffers, strict request
-parsing and answer bytes.
+"""The HTTP/1.1 wire format of the http hook server, on h11: a connection's buffers and state
+machine, its requests, and the answers' bytes.
 
-Only what a hook client needs: a request line, header lines, and a body framed by `Content-Length`
-(no chunked bodies: 411). Anything ambiguous is refused rather than guessed (request smuggling):
-bare CR or LF inside a line, folded headers, repeated `Content-Length`/`Host`, a length that is not
-plain decimal digits.
+h11 (the HTTP/1.1 state machine httpx and uvicorn are built on) parses each request's head,
+frames its body, writes the answers and says when a connection must close (HTTP/1.0,
+`Connection: close`). Only `serve --http` imports this module, so the command hook never loads h11.
+
+The server is stricter than h11 where a hook client never needs leniency, against request
+smuggling: a head is checked before h11 reads it (no bare CR or LF, no folded header line, which
+h11 accepts as RFC 9112 lets a recipient), and a request is refused unless it is HTTP/1.0 or 1.1
+(505), its body is framed by a `Content-Length` (a `Transfer-Encoding` gets 411: h11 would read a
+chunked body) of at most 1 MiB (413), and its head has at most 16 KiB (431). h11 refuses a bad or
+conflicting `Content-Length`, a missing or repeated `Host`, a bad request or header line (400).
+Every refusal closes the connection. h11 is fed one request at a time, so the next head of a
+pipelined connection is checked here before h11 reads it.
 """
 
 from __future__ import annotations
@@ -12,10 +20,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import h11
+
 MAX_BODY = 1024 * 1024  #: bytes of payload at most (as the command hook's stdin)
 MAX_HEAD = 16 * 1024  #: bytes of request line and headers at most
-_SINGLE = ("content-length", "host", "transfer-encoding")
-_TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _REASONS = {
     100: "Continue",
     200: "OK",
@@ -29,19 +37,21 @@ _REASONS = {
     500: "Internal Server Error",
     505: "HTTP Version Not Supported",
 }
-_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+_JSON = (b"Content-Type", b"application/json")
 
 
 class Connection:
-    """One client connection: what arrived and is not answered yet, what is left to send."""
+    """One client connection: what arrived and is not parsed yet, what is left to send, and its
+    h11 state machine."""
 
-    __slots__ = ("sock", "peer", "inbox", "outbox", "pending", "closing", "since", "events")
+    __slots__ = ("sock", "peer", "inbox", "outbox", "wire", "pending", "closing", "since", "events")
 
     def __init__(self, sock: Any, peer: str) -> None:
         self.sock = sock
         self.peer = peer
-        self.inbox = bytearray()
+        self.inbox = bytearray()  #: bytes received and not given to h11 yet
         self.outbox = bytearray()
+        self.wire = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD + 4)
         self.pending: Any = None  #: the parsed head of a request whose body is still arriving
         self.closing = False  #: close once the outbox is sent
         self.since = time.monotonic()  #: when the current request started, or the last answer
@@ -62,61 +72,49 @@ class Request:
 
     __slots__ = ("method", "target", "version", "headers", "length", "close", "body")
 
-    def __init__(self, method: str, target: str, version: str, headers: dict[str, str]) -> None:
-        self.method = method
-        self.target = target
-        self.version = version
+    def __init__(self, event: Any) -> None:
+        self.method = event.method.decode("latin-1")
+        self.target = event.target.decode("latin-1")
+        self.version = "HTTP/" + event.http_version.decode("latin-1")
+        headers: dict[str, str] = {}
+        for name, value in event.headers:  # h11 gives lower-case names
+            key, text = name.decode("latin-1"), value.decode("latin-1")
+            headers[key] = headers[key] + ", " + text if key in headers else text
         self.headers = headers
         self.length = content_length(headers)
         tokens = [t.strip().lower() for t in headers.get("connection", "").split(",")]
-        self.close = version == "HTTP/1.0" or "close" in tokens
+        self.close = self.version == "HTTP/1.0" or "close" in tokens
         self.body = b""
 
 
 def content_length(headers: dict[str, str]) -> int:
-    """The body's length: 0 without `Content-Length`; 411 when chunked; 413 when bad or too big."""
+    """The body's length (h11 checked its form): 0 without one; 411 when a Transfer-Encoding
+    frames the body; 413 when it is too large."""
     if "transfer-encoding" in headers:
         raise HttpError(411, "send the payload with a Content-Length")
-    text = headers.get("content-length")
-    if text is None:
-        return 0
-    if not (text.isascii() and text.isdigit()) or len(text) > 8 or int(text) > MAX_BODY:
-        raise HttpError(413, "payload too large or no length")
-    return int(text)
+    length = int(headers.get("content-length", "0"))
+    if length > MAX_BODY:
+        raise HttpError(413, "payload too large")
+    return length
 
 
-def parse_head(data: bytes) -> Request:
-    """The request line and headers of `data` (without the blank line); HttpError when malformed."""
-    lines = data.decode("latin-1").split("\r\n")
-    if any("\r" in line or "\n" in line for line in lines):
+def strict_head(head: bytes) -> None:
+    """Refuse what h11 would accept and a hook client never sends: a bare CR or LF inside the
+    head, a folded (continued) header line."""
+    lines = head.split(b"\r\n")
+    if any(b"\r" in line or b"\n" in line for line in lines):
         raise HttpError(400, "bare CR or LF")
-    parts = lines[0].split(" ")
-    if len(parts) != 3 or not parts[0] or not _TOKEN.issuperset(parts[0]) or not parts[1]:
-        raise HttpError(400, "bad request line")
-    method, target, version = parts
-    if version not in ("HTTP/1.1", "HTTP/1.0"):
-        raise HttpError(505 if version.startswith("HTTP/") else 400, "HTTP/1.1 only")
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        name, sep, value = line.partition(":")
-        if not sep or not name or not _TOKEN.issuperset(name):
-            raise HttpError(400, "bad header line")
-        name, value = name.lower(), value.strip(" \t")
-        if name in headers:
-            if name in _SINGLE:
-                raise HttpError(400, "repeated " + name)
-            value = headers[name] + ", " + value
-        headers[name] = value
-    return Request(method, target, version, headers)
+    if any(line[:1] in (b" ", b"\t") for line in lines[1:]):
+        raise HttpError(400, "folded header line")
 
 
 def next_request(connection: Any) -> Request | None:
     """Take the next whole request out of `connection.inbox` (None while incomplete).
 
-    `connection.pending` holds a parsed head whose body is still arriving; a `100 Continue` goes to
-    `connection.outbox` when the client asked for one. Raises HttpError for a refused request.
+    `connection.pending` holds a parsed head whose body is still arriving; a `100 Continue` goes
+    to `connection.outbox` when the client waits for one. Raises HttpError for a refused request.
     """
-    inbox = connection.inbox
+    inbox, wire = connection.inbox, connection.wire
     request = connection.pending
     if request is None:
         while inbox.startswith(b"\r\n"):  # stray line ends between requests are allowed
@@ -126,29 +124,78 @@ def next_request(connection: Any) -> Request | None:
             if len(inbox) > MAX_HEAD:
                 raise HttpError(431, "request head too large")
             return None
-        request = parse_head(bytes(inbox[:end]))
+        strict_head(bytes(inbox[:end]))
+        request = connection.pending = _read_head(wire, bytes(inbox[: end + 4]))
         del inbox[: end + 4]
-        connection.pending = request
-        if (
-            request.headers.get("expect", "").lower() == "100-continue"
-            and len(inbox) < request.length
-        ):
-            connection.outbox += _CONTINUE
+        if wire.they_are_waiting_for_100_continue and len(inbox) < request.length:
+            connection.outbox += wire.send(
+                h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")
+            )
     if len(inbox) < request.length:
         return None
-    request.body = bytes(inbox[: request.length])
+    request.body = _read_body(wire, bytes(inbox[: request.length]))
     del inbox[: request.length]
     connection.pending = None
     return request
 
 
-def reply(status: int, body: bytes, close: bool = False, allow: bool = False) -> bytes:
-    """The bytes of a whole JSON answer (one write)."""
+def _read_head(wire: Any, head: bytes) -> Request:
+    """h11's reading of one whole head; HttpError when it or this server refuses it."""
+    wire.receive_data(head)
+    try:
+        event = wire.next_event()
+    except h11.RemoteProtocolError as error:
+        raise _refused(error) from None
+    if type(event) is not h11.Request:  # a whole head is always a request or an error
+        raise HttpError(400, "bad request")
+    if event.http_version not in (b"1.1", b"1.0"):
+        raise HttpError(505, "HTTP/1.1 only")
+    return Request(event)
+
+
+def _refused(error: Any) -> HttpError:
+    """The refusal of a request h11 finds malformed (its status is h11's hint)."""
+    status = error.error_status_hint
+    return HttpError(status, _REASONS.get(status, "refused").lower())
+
+
+def _read_body(wire: Any, body: bytes) -> bytes:
+    """The body h11 reads out of the `Content-Length` bytes of the request."""
+    wire.receive_data(body)
+    parts = []
+    while True:
+        try:
+            event = wire.next_event()
+        except h11.RemoteProtocolError as error:
+            raise _refused(error) from None
+        if type(event) is h11.Data:
+            parts.append(bytes(event.data))
+        elif type(event) is h11.EndOfMessage:
+            return b"".join(parts)
+        else:  # the body was given whole: nothing else can come
+            raise HttpError(400, "bad body")
+
+
+def answer(connection: Any, body: bytes) -> bytes:
+    """The bytes of a 200 JSON answer to the request just taken; `connection.closing` is set
+    when h11 says the connection must close, else its next request cycle starts."""
+    wire = connection.wire
+    head = h11.Response(
+        status_code=200, reason=b"OK", headers=[_JSON, (b"Content-Length", str(len(body)).encode())]
+    )
+    data = wire.send(head) + wire.send(h11.Data(data=body)) + wire.send(h11.EndOfMessage())
+    if wire.our_state is h11.DONE and wire.their_state is h11.DONE:
+        wire.start_next_cycle()
+    else:
+        connection.closing = True
+    return data
+
+
+def refusal(status: int, body: bytes, allow: bool = False) -> bytes:
+    """The bytes of a refusal (the connection closes after it, whatever state h11 is in)."""
     head = (
         f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\nContent-Type: application/json\r\n"
     )
     if allow:
         head += "Allow: POST\r\n"
-    if close:
-        head += "Connection: close\r\n"
-    return (head + f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    return (head + f"Connection: close\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body

@@ -144,7 +144,7 @@ def _single(text: str, transparent: tuple[str, ...]) -> CommandLine | None:
     p = peel(words, prefix_words(transparent))
     i = p.program_index
     if p.split_string is not None or (
-        i < len(words) and runs_code(basename(words[i].value), words[i:])
+        i < len(words) and runs_code(basename(words[i].value), words[i:], p.env)
     ):
         return None  # bash -c, eval, xargs …: the walker walks what it runs
     d = Draft(Source(text, 0), words[0].start, words[-1].end, words, [], _TOP, p, [], False, "", 0)

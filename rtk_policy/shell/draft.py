@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from operator import attrgetter
 
 from rtk_policy.util import record
-from rtk_policy.shell.argv import flags, subcommand
+from rtk_policy.shell.argv import flags, operands, subcommand
 from rtk_policy.shell.model import Redirect, Segment
+from rtk_policy.shell.paths import operand_paths
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.words import Word, basename
 from rtk_policy.shell.wrappers import Peel
@@ -33,6 +34,7 @@ _CTX_DEFAULTS = {
     "pipe_size": 1,
     "pipe_stderr": False,
     "no_rewrite": "",  # why RTK's walker never hands commands here to the rewrite ("" if it does)
+    "guess": False,  # an unknown value was taken as "/" in these commands (`Segment.guessed`)
 }
 
 
@@ -71,6 +73,8 @@ class Draft:
     dynamic: bool = False
     no_rewrite: str = ""
     index: int = 0
+    cwd: str = ""  #: `Segment.cwd`
+    copy_of: int = -1  #: `Segment.copy_of`
 
     @property
     def program_word(self) -> Word | None:
@@ -92,7 +96,8 @@ _SEGMENT_FIELDS = (
     "subcommand", "flags", "env", "wrappers", "prefix", "command", "suffix", "redirects",
     "match_text", "pipeline_index", "pipeline_size", "pipeline_before", "pipeline_after",
     "pipe_stderr", "operator_before", "operator_after", "background", "negated", "depth", "origin",
-    "parent", "dynamic_program", "rewritable", "rewrite_refusal",
+    "parent", "dynamic_program", "rewritable", "rewrite_refusal", "guessed", "cwd", "operands",
+    "copy_of", "paths",
 )  # fmt: skip
 _POSITIONAL = tuple(f.name for f in record.fields(Segment)) == _SEGMENT_FIELDS
 
@@ -138,7 +143,7 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
         program_path = program = command = sub = ""
         cut = last_end
     (depth, origin, parent, negated, background, op_before, op_after, pipe_id, pipe_index,
-     pipe_size, pipe_stderr, _) = d.ctx  # fmt: skip
+     pipe_size, pipe_stderr, _, guess) = d.ctx  # fmt: skip
     before, after = _pipe_neighbours(pipes, pipe_id, pipe_index) if pipe_id >= 0 else ((), ())
     return _new_segment(
         d.index,
@@ -174,6 +179,11 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
         d.dynamic,
         not refusal or refusal == "assignment after uv run",
         refusal,
+        guess,
+        d.cwd,
+        operands(program, args) if len(args) > 1 else (),
+        d.copy_of,
+        operand_paths(args, d.cwd) if args else (),
     )
 
 

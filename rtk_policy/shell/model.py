@@ -18,6 +18,7 @@ ORIGINS = (
     "shell_c",  # bash -c '...', sh -c, zsh -c, and a script fed by a here-string to a shell
     "eval",  # eval '...' of literal text
     "function",  # the body of a function definition
+    "interpreter",  # what a script handed to python/node/ruby/perl/php/awk runs or deletes
 )
 
 
@@ -49,7 +50,9 @@ class Segment:
     argv: tuple[str, ...]  #: dequoted words from the program on (after wrappers)
     args: tuple[str, ...]  #: argv[1:]
     raw_words: tuple[str, ...]  #: the same words as typed (quotes kept)
-    subcommand: str  #: first argument that is not an option ("" when none)
+    subcommand: str  #: first argument that is neither an option nor the value of one of the
+    #: program's global options (`argv.GLOBAL_OPTIONS`: `kubectl -n prod delete` → "delete",
+    #: `git -C repo push` → "push"); "" when none
     flags: tuple[str, ...]  #: arguments that start with "-" (up to a "--"), as typed after dequoting
     env: tuple[tuple[str, str], ...]  #: prefix assignments NAME=value (also `env NAME=value`), in order
     wrappers: tuple[str, ...]  #: wrapper programs peeled, outermost first ("sudo", "timeout", ...)
@@ -77,6 +80,18 @@ class Segment:
     rewrite_refusal: str = ""  #: why RTK would not rewrite it ("" when it would). Also set while
     #: rewritable stays True for "assignment after uv run": RTK then routes the whole command to
     #: `rtk uv run …` instead of rewriting the inner command
+    guessed: bool = False  #: a value the command leaves unknown (what a runner reads from a pipe or
+    #: a file, a variable set elsewhere) was taken as "/" in this copy of a command, to see what a
+    #: deny rule would say of its worst case: a deny here is an ask, and nothing else counts
+    cwd: str = ""  #: the folder the command runs in after the `cd`s before it in this input, from
+    #: where the input started ("" unchanged, "..", "build", "/etc", "~"; "?" after a `cd` whose
+    #: target is not known)
+    operands: tuple[str, ...] = ()  #: the arguments after the subcommand that are not options
+    #: (every one after `--`): ("HEAD", "file.txt") for `git checkout HEAD file.txt`
+    copy_of: int = -1  #: the index of the command this segment is a copy of, with the values bash
+    #: knows in its words (`x=/; rm -rf $x`, a function call's body), -1 for a command as typed
+    paths: tuple[str, ...] = ()  #: where its operands (arguments that are not options) land from
+    #: where the input started: `cwd` joined, `..` resolved, `$TMPDIR` as /tmp, `$HOME` as ~
 
 
 @record.frozen

@@ -14,16 +14,13 @@ from rtk_policy.shell.model import Redirect
 from rtk_policy.shell.words import Word, make_word
 from rtk_policy.shell.wrapper_options import skip_options
 
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "busybox"})
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "busybox", "fish"})
 _SHELL_OPT_WITH_ARG = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _XARGS_WITH_ARG = "aEdIiLlnPs"
 _XARGS_OPTIONAL_ARG = "eil"  # -e[EOF] -i[REPL] -l[N]: the value must be glued
-_XARGS_LONG_WITH_ARG = (
+_XARGS_LONG_WITH_ARG = (  # --eof[=E], --replace[=R], --max-lines[=N] take a value only glued
     "--arg-file",
     "--delimiter",
-    "--eof",
-    "--replace",
-    "--max-lines",
     "--max-args",
     "--max-procs",
     "--max-chars",
@@ -50,6 +47,11 @@ def shell_script(words: Sequence[Word]) -> tuple[Word | None, bool]:
         if v in _SHELL_OPT_WITH_ARG:
             i += 2
             continue
+        if v == "--command" and i + 1 < n:  # fish
+            return words[i + 1], True
+        if v.startswith("--command="):
+            _, _, raw = words[i].raw.partition("=")
+            return make_word(raw, words[i].end - len(raw)), True
         if v.startswith("--"):
             i += 1
             continue
@@ -148,6 +150,8 @@ def dash_c_script(name: str, words: Sequence[Word]) -> Word | None:
         return None
     for k, w in enumerate(words[1:], start=1):
         v = w.value
+        if v == "--":  # what follows is the command's own (`runuser -u U -- psql -c …`)
+            return None
         if v in ("-c", "--command") and k + 1 < len(words):
             return words[k + 1]
         if v.startswith("--command="):
@@ -156,8 +160,9 @@ def dash_c_script(name: str, words: Sequence[Word]) -> Word | None:
     return None
 
 
-def watch_command(words: Sequence[Word]) -> str | None:
-    """The command `watch [options] CMD ...` runs through `sh -c` (its words joined by spaces)."""
+def watch_command(words: Sequence[Word]) -> list[str]:
+    """The command `watch [options] CMD ...` runs through `sh -c`: its words joined by spaces, and
+    joined as typed when that differs (`watch sh -c 'rm -rf /'` is read both ways)."""
     i, n = 1, len(words)
     while i < n:
         v = words[i].value
@@ -167,7 +172,16 @@ def watch_command(words: Sequence[Word]) -> str | None:
         if not v.startswith("-") or v == "-":
             break
         i += 2 if (len(v) == 2 and v[1] in _WATCH_WITH_ARG) or v == "--interval" else 1
-    return " ".join(w.value for w in words[i:]) or None
+    return command_texts(words[i:])
+
+
+def command_texts(words: Sequence[Word]) -> list[str]:
+    """The command line a program hands a shell when it joins its operands by spaces: their text
+    as typed joined (quoting kept), then, when it differs, their values joined, so that neither
+    reading of `sh -c 'rm -rf /'` is missed (the walker reads the second quietly: it may not
+    parse). Empty when there are no words."""
+    texts = [" ".join(w.raw for w in words), " ".join(w.value for w in words)]
+    return [t for k, t in enumerate(texts) if t.strip() and t not in texts[:k]]
 
 
 class Runner:

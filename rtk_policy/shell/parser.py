@@ -15,6 +15,8 @@ from rtk_policy.shell.assemble import assemble
 from rtk_policy.shell.benign import only_benign_errors
 from rtk_policy.shell.compound import RedirectedMixin
 from rtk_policy.shell.draft import MAX_SEGMENTS, Ctx, Draft, with_ops, with_pipe
+from rtk_policy.shell.launch_walk import LaunchMixin
+from rtk_policy.shell.values_walk import ValuesMixin
 from rtk_policy.shell.model import CommandLine
 from rtk_policy.shell.pipes import PipelineMixin
 from rtk_policy.shell.plainpath import PlainCommand
@@ -56,7 +58,7 @@ def _fallback() -> Any:
     return fallback
 
 
-class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
+class Walker(CommandsMixin, LaunchMixin, ValuesMixin, RedirectedMixin, PipelineMixin):
     """Collects `Draft`s and whole-input facts while walking one input and its nested code."""
 
     def __init__(self, transparent: Sequence[str]) -> None:
@@ -75,6 +77,7 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
         self._limited = 0  # how many times a depth limit dropped a statement or source
         self.flat_only = False  # `emit` walks no nested code, it sets `runs_code` (assemble._plain)
         self.runs_code = False
+        self.start_values()
 
     def error(self, message: str) -> None:
         """Record a parse problem (the first few are kept)."""
@@ -238,7 +241,9 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
             for c in kids:
                 self.statement(src, c, ctx._replace(negated=True))
         elif t == "subshell":
+            saved = self.state()  # `( cd x; x=/ )`: the cd and the variable stay in the subshell
             self.sequence(src, node.children, nest(ctx, "subshell"))
+            self.restore(saved)
         elif t == "compound_statement" and node.child_count and node.children[0].type == "((":
             # `(( x ))`: an arithmetic command is a segment too (§4.3), never rewritten (§3.3)
             self.test_command(src, node, ctx._replace(no_rewrite=ctx.no_rewrite or "arithmetic"))
@@ -248,6 +253,9 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
             self._group_first = False
         elif t == "function_definition":
             self.function(src, node, ctx)
+        elif t == "for_statement":
+            self.for_loop(src, node)
+            self.sequence(src, node.children, ctx)
         elif t in _CONTAINERS:
             self.sequence(src, node.children, ctx)
         elif t in ("variable_assignment", "variable_assignments"):
@@ -262,8 +270,33 @@ class Walker(CommandsMixin, RedirectedMixin, PipelineMixin):
             self.substitutions(src, node, ctx)
 
     def function(self, src: Source, node: Any, ctx: Ctx) -> None:
-        """A function definition: its body is nested code of origin "function"."""
-        inner = nest(ctx, "function", "function body")
+        """A function definition: its body is nested code of origin "function" (remembered, so
+        that a call is judged with its arguments)."""
+        name = next((src.slice(c) for c in node.children if c.type == "word"), "")
+        first, saved = len(self.drafts), self.state()
+        self.positional.append(None)  # the parameters of each call, not of the definition
+        try:
+            self._function_body(src, node, nest(ctx, "function", "function body"))
+        finally:
+            self.positional.pop()
+            self.restore(saved)  # a definition runs nothing
+        if name:
+            self.functions[name] = (first, len(self.drafts))
+
+    def for_loop(self, src: Source, node: Any) -> None:
+        """`for NAME in WORDS; do …`: NAME holds each of the words in the body."""
+        name, raws, listed = "", [], False
+        for c in node.children:
+            if c.type == "variable_name":
+                name = src.slice(c)
+            elif c.type == "in":
+                listed = True
+            elif listed and c.is_named and c.type not in ("do_group", "comment"):
+                raws.append(src.slice(c))
+        if name:
+            self.bind_loop(name, raws if listed else None)
+
+    def _function_body(self, src: Source, node: Any, inner: Ctx) -> None:
         for c in node.children:
             if c.is_named and c.type in (
                 "compound_statement",

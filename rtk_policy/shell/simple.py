@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from itertools import accumulate
 
 from rtk_policy.util.lazy_re import lazy
-from rtk_policy.shell import nested
+from rtk_policy.shell import git_code, launchers, nested, scripts
 from rtk_policy.shell.draft import GRAMMAR_WORDS, Ctx, Draft
+from rtk_policy.shell.launch_walk import LAUNCHERS
 from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode, read_redirects
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.words import Word, basename, make_word
@@ -55,9 +56,15 @@ class CommandsMixin:
     """Simple-command handling for the walker (expects the attributes `parser.Walker` sets)."""
 
     drafts: list[Draft]
+    errors: list[str]
     transparent: tuple[tuple[str, ...], ...]
     coproc_at: list[int]
     _group_first: bool
+    positional: list[tuple[str, ...] | None]
+    cwd: str  #: `Segment.cwd` of the next command (`values_walk`)
+    after_emit: Any  #: `values_walk.ValuesMixin.after_emit`
+    state: Any  #: `values_walk.ValuesMixin.state`
+    restore: Any  #: `values_walk.ValuesMixin.restore`
     flat_only: bool  #: `emit` only marks a command that runs code (`runs_code`), walks no code
     runs_code: bool
 
@@ -202,18 +209,25 @@ class CommandsMixin:
             len(self.drafts),
         )
         self.drafts.append(d)
+        d.cwd = self.cwd
         if words and words[0].value == "coproc" and src.base >= 0:
             self.coproc_at.append(src.absolute(start))
-        nested_code = prog is not None and runs_code(basename(prog.value), words[i:])
+        nested_code = prog is not None and (
+            runs_code(basename(prog.value), words[i:], p.env)
+            or (bool(redirs) and bool(scripts.language(basename(prog.value))))  # a script on stdin
+        )
         if p.split_string is not None or nested_code:
             if self.flat_only:  # the caller wants no nested walk: it takes the full walk instead
                 self.runs_code = True
                 return d.index
-            inner = Ctx(depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code")
+            inner = Ctx(
+                depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code", guess=ctx.guess
+            )
             if p.split_string is not None:
                 self._script(p.split_string, inner, "shell_c", d)
             if nested_code:
                 self._nested(d, words[i:], redirs, inner, ctx)
+        self.after_emit(d, redirs, ctx)
         return d.index
 
     def _nested(
@@ -226,7 +240,12 @@ class CommandsMixin:
         if name in nested.SHELLS:
             script, has_operand = nested.shell_script(cmd)
             if script is not None:
-                self._script(script, inner, "shell_c", d)
+                at = next((k for k, w in enumerate(cmd) if w.end >= script.end), len(cmd))
+                self.positional.append(tuple(w.value for w in cmd[at + 1 :]) or (name,))
+                try:  # `bash -c 'rm -rf "$0"' /`: $0 is "/"
+                    self._script(script, inner, "shell_c", d)
+                finally:
+                    self.positional.pop()
             elif not has_operand:
                 self._walk_stdin(redirs, inner)
         elif name in nested.DASH_C_RUNNERS:
@@ -234,9 +253,8 @@ class CommandsMixin:
             if script is not None:
                 self._script(script, inner, "shell_c", d)
         elif name == "watch":
-            text = nested.watch_command(cmd)
-            if text is not None:
-                self._walk_text(text, inner._replace(origin="shell_c"))
+            for k, text in enumerate(nested.watch_command(cmd)):
+                self._walk_text(text, inner._replace(origin="shell_c"), quiet=k > 0)
         elif name == "eval":
             text, dynamic = nested.eval_script(cmd[1:])
             d.dynamic = d.dynamic or dynamic
@@ -256,6 +274,8 @@ class CommandsMixin:
             sub = list(nested.xargs_command(cmd))
             if sub:
                 self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
+                options = [w.value for w in cmd[1 : len(cmd) - len(sub)]]
+                self.xargs_replaced(d, sub, options, redirs, _exec_ctx(ctx, d))
         elif name == "find":
             for sub in nested.find_exec_commands(cmd):
                 sub = list(sub)
@@ -264,6 +284,10 @@ class CommandsMixin:
             text = nested.ssh_command(cmd)
             if text is not None:  # run by the remote host's shell
                 self._walk_text(text, inner._replace(origin="shell_c"))
+        elif name in LAUNCHERS and self.launched(d, name, cmd, redirs, inner, _exec_ctx(ctx, d)):
+            return
+        elif scripts.language(name):
+            self.interpreted(d, scripts.language(name), cmd, redirs, inner)
         elif name in nested.RUNNERS:
             script = nested.runner_script(cmd)
             if script is not None:
@@ -284,9 +308,16 @@ class CommandsMixin:
             d.dynamic = True
         self._walk_text(word.value, inner._replace(origin=origin))
 
-    def _walk_text(self, text: str, ctx: Ctx) -> None:
-        """Walk nested code that does not lie verbatim in the input."""
+    def _walk_text(self, text: str, ctx: Ctx, quiet: bool = False) -> None:
+        """Walk nested code that does not lie verbatim in the input (a `cd` or an assignment in a
+        script that another shell or an interpreter runs does not change this one); `quiet`: a
+        syntax error in it is not the input's."""
+        saved, errors = self.state(), list(self.errors)
         self.walk_source(Source(text, -1), ctx)
+        if ctx.origin in ("shell_c", "interpreter"):
+            self.restore(saved)
+        if quiet:  # a second reading of the same words: what it cannot parse is no error
+            self.errors[:] = errors
 
     def substitutions(self, src: Source, node: Any, ctx: Ctx) -> None:
         """Walk every $( ), backtick and <( ) >( ) below `node`, in source order."""
@@ -298,8 +329,10 @@ class CommandsMixin:
                 found.append(n)
                 continue
             stack.extend(reversed(n.children))
+        saved = self.state()  # a substitution runs in a subshell: its cd and variables stay there
         for n in found:
             self.sequence(src, n.children, nest(ctx, SUBST[n.type], "substitution"))
+            self.restore(saved)
 
 
 #: The programs `_nested` looks into (their scripts, eval text, xargs / find -exec commands, the
@@ -309,16 +342,22 @@ RUNS_CODE = (
     | nested.DASH_C_RUNNERS
     | {"watch", "eval", "trap", "source", ".", "xargs", "find", "ssh"}
     | frozenset(nested.RUNNERS)
+    | LAUNCHERS
 )
 
 
-def runs_code(name: str, command: Sequence[Word]) -> bool:
+def runs_code(name: str, command: Sequence[Word], env: Sequence[tuple[str, str]] = ()) -> bool:
     """Whether `_nested` has code to walk in `command` (a tool runner only in a form that runs
-    something: `npm test` stays a plain command)."""
+    something: `npm test` stays a plain command; git only with settings or an environment that
+    run code); `env` holds the command's prefix assignments."""
     if name not in RUNS_CODE:
-        return False
+        return scripts.runs_code(name, command)
+    if name == "git":
+        return git_code.runs_code(command) or any(k in git_code.CODE_ENV for k, _ in env)
     if name == "ssh":
         return nested.ssh_command(command) is not None
+    if name in launchers.CONTAINER_CLIS and launchers.container_run_command(command):
+        return True
     if name not in nested.RUNNERS:
         return True
     return bool(nested.runner_command(command)) or nested.runner_script(command) is not None
@@ -336,6 +375,7 @@ def nest(ctx: Ctx, origin: str, no_rewrite: str = "") -> Ctx:
         pipe_size=ctx.pipe_size,
         pipe_stderr=ctx.pipe_stderr,
         no_rewrite=ctx.no_rewrite or no_rewrite,
+        guess=ctx.guess,
     )
 
 
@@ -346,7 +386,13 @@ RUN_BY_EXEC = "run by xargs/find"  # also a tool runner's command (nested.RUNNER
 def _exec_ctx(ctx: Ctx, d: Draft) -> Ctx:
     """Context of the command run by xargs / find -exec / a tool runner: the runner's origin, one
     level deeper."""
-    return Ctx(depth=ctx.depth + 1, origin=ctx.origin, parent=d.index, no_rewrite=RUN_BY_EXEC)
+    return Ctx(
+        depth=ctx.depth + 1,
+        origin=ctx.origin,
+        parent=d.index,
+        no_rewrite=RUN_BY_EXEC,
+        guess=ctx.guess,
+    )
 
 
 def plain_words(text: str, base: int) -> list[Word]:

@@ -22,6 +22,13 @@ _NON_ASCII = lazy(globals(), "_NON_ASCII", r"[^\x00-\x7f]")
 #: byte offsets are unchanged.
 _AFTER_BRACE = lazy(globals(), "_AFTER_BRACE", "(\\{[0-9]*(?:\\.\\.[0-9]*)?)([^\x00-\xff])")
 _SAFE = {2: "\u00e9", 3: "\u00e9x", 4: "\u00e9\u00e9"}
+#: A heredoc whose body starts with a backslash (`cat <<EOF⏎\ls⏎EOF`): tree-sitter-bash 0.25
+#: reads the backslash as escaping the newline before it, so the body becomes words and the
+#: terminator a command. It is parsed with a blank in the backslash's place (the body's text is
+#: read from `text`, which keeps it).
+_HEREDOC_BACKSLASH = lazy(
+    globals(), "_HEREDOC_BACKSLASH", rb"<<-?[ \t]*(['\"]?)[A-Za-z0-9_.-]+\1[^\n]*\n(\\)"
+)
 _PARSER: Any = None
 _NONE: frozenset[int] = frozenset()
 
@@ -92,6 +99,8 @@ class Source:
         self.parse_data = self.data
         self.negated_at = _NONE  #: byte starts of statements after a blanked !
         self.coproc_at = _NONE  #: byte starts of blanked `coproc` words (reserved.py)
+        if "\n\\" in text and "<<" in text:
+            self.parse_data = _HEREDOC_BACKSLASH.sub(_blank_backslash, self.data)
         self.is_ascii = len(self.data) == len(text)  #: byte offsets are str offsets
         self._marks: list[int] | tuple[()] = ()  # byte offsets just after each non-ASCII char
         self._extra: list[int] | tuple[()] = ()  # cumulative extra bytes up to and including it
@@ -138,6 +147,11 @@ class Source:
     def absolute(self, offset: int) -> int:
         """Map an offset in this source to the whole input, -1 when this source is not verbatim."""
         return -1 if self.base < 0 else self.base + offset
+
+
+def _blank_backslash(m: Any) -> bytes:
+    """The match of `_HEREDOC_BACKSLASH` with its backslash made a blank (the same length)."""
+    return m.group(0)[:-1] + b" "
 
 
 def _width(cp: int) -> int:

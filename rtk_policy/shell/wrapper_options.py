@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 from rtk_policy.util import record
 
-from rtk_policy.shell.words import Word, assignment_name, split_assignment
+from rtk_policy.shell.words import Word, assignment_name, make_word, split_assignment
 
 
 @record.mutable
@@ -129,8 +129,12 @@ def _env_option(words: Sequence[Word], j: int, p: Peel) -> int | None:
     if v == "-":
         return j + 1
     if v in ("-S", "--split-string") or v.startswith(("--split-string=", "-S")):
-        takes = v in ("-S", "--split-string") and j + 1 < len(words)
-        p.split_string = words[j + 1] if takes else words[j]
+        if v in ("-S", "--split-string"):
+            p.split_string = words[j + 1] if j + 1 < len(words) else words[j]
+        else:  # glued: `-S'rm -rf /'`, `--split-string=…`
+            raw = words[j].raw
+            cut = raw.index("=") + 1 if v.startswith("--") else raw.index("S") + 1
+            p.split_string = make_word(raw[cut:], words[j].start + cut)
         return None
     if not v.startswith("-"):
         return j
@@ -188,6 +192,44 @@ def _h_nice(words: Sequence[Word], i: int, p: Peel) -> int | None:
 
 def _h_plain(words: Sequence[Word], i: int, p: Peel) -> int | None:
     return skip_options(words, i + 1)
+
+
+def _h_rtk(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    """`rtk [options] CMD…`; `rtk proxy CMD…` runs CMD too (RTK's walker does not rewrite it)."""
+    j = skip_options(words, i + 1)
+    if j is not None and j + 1 < len(words) and words[j].value == "proxy":
+        refuse(p, "rtk proxy")
+        return j + 1
+    return j
+
+
+def _h_arch(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    """macOS `arch [-x86_64|-arm64|-arch NAME…] [-c] [-d NAME] [-e NAME=VALUE] CMD…`."""
+    j = i + 1
+    while j < len(words) and words[j].value.startswith("-"):
+        j += 2 if words[j].value in ("-arch", "-d", "-e") else 1
+    return j
+
+
+_RUNUSER_WITH_VALUE = frozenset(
+    {"-g", "-G", "-s", "-w", "--group", "--supp-group", "--shell", "--whitelist-environment"}
+)
+
+
+def _h_runuser(words: Sequence[Word], i: int, p: Peel) -> int | None:
+    """`runuser [options] -u USER [--] CMD…`; None for the other forms (a login shell, or
+    `-c CMD`, whose string is walked as a `-c` runner's, `nested.DASH_C_RUNNERS`)."""
+    j, user = i + 1, False
+    while j < len(words) and words[j].value.startswith("-"):
+        v = words[j].value
+        if v == "--":
+            j += 1
+            break
+        if v in ("-c", "--command", "--session-command") or v.startswith("--command="):
+            return None
+        user = user or v in ("-u", "--user") or v.startswith("--user=")
+        j += 2 if v in ("-u", "--user") or v in _RUNUSER_WITH_VALUE else 1
+    return j if user else None
 
 
 def _h_command(words: Sequence[Word], i: int, p: Peel) -> int | None:
@@ -358,7 +400,9 @@ HANDLERS: dict[str, Handler] = {
     "setsid": _h_plain,
     "unbuffer": _h_plain,
     "caffeinate": _h_caffeinate,
-    "rtk": _h_plain,
+    "rtk": _h_rtk,
+    "arch": _h_arch,
+    "runuser": _h_runuser,
     "uv run": _h_uv_run,
     "coproc": _h_plain,
     "busybox": _h_busybox,

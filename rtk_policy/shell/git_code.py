@@ -1,0 +1,120 @@
+"""Code git runs from its configuration: `git -c core.fsmonitor=CMD …`, `-c core.pager=…`,
+`-c alias.x='!CMD'`, `git config alias.x '!CMD'`, and the environment (`GIT_SSH_COMMAND=CMD`).
+
+`scripts` gives the shell commands git would hand to a shell; `alias_command` the git command an
+alias that is not a shell command (`-c alias.nuke='reset --hard' nuke`) stands for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rtk_policy.shell.words import Word
+from rtk_policy.util.lazy_re import lazy
+
+#: configuration keys whose value git runs as a command (lower case; `*` is any subsection)
+_CODE_KEY = lazy(
+    globals(),
+    "_CODE_KEY",
+    r"(?i)(core\.(fsmonitor|pager|editor|sshcommand|askpass|gitproxy)|sequence\.editor"
+    r"|diff\.external|diff\..+\.(textconv|command)|filter\..+\.(clean|smudge|process)"
+    r"|merge\..+\.driver|credential(\..+)?\.helper|gpg(\..+)?\.program|uploadpack\.packobjectshook"
+    r"|pager\..+|alias\..+|web\.browser|browser\..+\.cmd|remote\..+\.(uploadpack|receivepack)"
+    r"|sendemail\.(smtpserver|.+\.tocmd|tocmd|cccmd))",
+)
+#: values that are a known pager, editor or plain ssh: nothing to walk (`git -c core.pager=cat`)
+_BENIGN = lazy(
+    globals(),
+    "_BENIGN",
+    r"[ \t]*(cat|less( -[A-Za-z]+)*|more|most|delta( --[a-z-]+)*|bat( --[a-z-]+)*|diff-so-fancy"
+    r"|vim?|nvim|nano|emacs|code( --wait)?|subl( -w)?|true|false|ssh( [^;&|`$()<>]*)?)[ \t]*",
+)
+#: environment variables whose value git runs as a command
+CODE_ENV = frozenset(
+    {"GIT_SSH_COMMAND", "GIT_SSH", "GIT_EDITOR", "GIT_PAGER", "GIT_SEQUENCE_EDITOR",
+     "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "GIT_PROXY_COMMAND"}
+)  # fmt: skip
+_GLOBAL_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                                "--config-env", "--exec-path", "--super-prefix"})  # fmt: skip
+_CONFIG_READS = frozenset(
+    {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--unset", "--unset-all", "--list",
+     "-l", "--remove-section", "--rename-section", "get", "list", "unset", "--show-origin", "-e",
+     "--edit", "edit"}
+)  # fmt: skip
+
+
+def runs_code(words: Sequence[Word]) -> bool:
+    """Whether a git command may set configuration that runs code (a cheap test first)."""
+    return any(w.value.startswith("-c") or w.value == "config" for w in words[1:])
+
+
+def _code_value(key: str, value: str) -> str | None:
+    """The shell command of KEY=VALUE, when the key is one git runs (an alias only with `!`)."""
+    if not _CODE_KEY.fullmatch(key):
+        return None
+    if key.lower().startswith("alias."):
+        value = value[1:] if value.startswith("!") else ""
+    return value if value and not _BENIGN.fullmatch(value) else None
+
+
+def settings(words: Sequence[Word]) -> tuple[list[tuple[str, str]], int]:
+    """The `-c KEY=VALUE` settings of a git command and the index of its subcommand."""
+    found: list[tuple[str, str]] = []
+    i, n = 1, len(words)
+    while i < n:
+        v = words[i].value
+        if v == "-c" and i + 1 < n:
+            found.append(_pair(words[i + 1].value))
+            i += 2
+        elif v.startswith("-c") and len(v) > 2:
+            found.append(_pair(v[2:]))
+            i += 1
+        elif v in _GLOBAL_WITH_VALUE:
+            i += 2
+        elif v.startswith("-") and v != "-":
+            i += 1
+        else:
+            break
+    return found, i
+
+
+def _pair(text: str) -> tuple[str, str]:
+    key, _, value = text.partition("=")
+    return key, value
+
+
+def scripts(words: Sequence[Word], env: Sequence[tuple[str, str]] = ()) -> list[str]:
+    """The shell commands a git command would run from its settings and environment."""
+    out = [v for name, v in env if name in CODE_ENV and v and not _BENIGN.fullmatch(v)]
+    found, at = settings(words)
+    out.extend(code for key, value in found if (code := _code_value(key, value)))
+    if at < len(words) and words[at].value == "config":
+        out.extend(_config_set(words[at + 1 :]))
+    return out
+
+
+def _config_set(args: Sequence[Word]) -> list[str]:
+    """`git config [options] KEY VALUE` (also `config set KEY VALUE`) of a key git runs."""
+    values = [w.value for w in args]
+    if any(v in _CONFIG_READS for v in values):
+        return []
+    operands = [v for v in values if not v.startswith("-") and v != "set"]
+    if len(operands) >= 2:
+        code = _code_value(operands[0], operands[1])
+        return [code] if code else []
+    return []
+
+
+def alias_command(words: Sequence[Word]) -> list[Word]:
+    """The git command `git -c alias.X=VALUE … X ARGS` runs when VALUE is not a shell command
+    (`git VALUE… ARGS`); empty otherwise."""
+    found, at = settings(words)
+    if at >= len(words):
+        return []
+    sub = words[at].value
+    for key, value in found:
+        if key.lower() == f"alias.{sub}".lower() and value and not value.startswith("!"):
+            w = words[at]
+            expanded = [Word(p, p, w.start, w.end, False, False, True) for p in value.split()]
+            return [words[0], *expanded, *words[at + 1 :]]
+    return []

@@ -1,0 +1,233 @@
+"""Scripts handed to interpreters: the code of `python -c`, `node -e`, `ruby -e`, `perl -e`,
+`php -r`, an `awk` program, or a script fed on stdin (heredoc, here-string) to one of them.
+
+`script_of` finds the code; `actions` reads it, per language, for what the policies judge as
+shell commands: the shell commands it spawns (`os.system("…")`, `execSync('…')`, `system "…"`,
+backticks), the argument lists it runs (`subprocess.run(["rm", "-rf", "/"])`), the files it
+deletes (`shutil.rmtree('/')` reads as `rm -rf /`) and the files it reads while it also talks to
+the network (as an upload of that file). A call whose command or path is not a literal is reported
+as unknown. This is a reading of literals, not an interpreter: code that builds its strings is
+only known to be unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rtk_policy.shell.words import Word
+from rtk_policy.util.lazy_re import lazy
+
+#: language of an interpreter program name
+_LANG = lazy(
+    globals(),
+    "_LANG",
+    r"(?:(?P<py>python[0-9.]*|pypy[0-9.]*)|(?P<js>node|nodejs)|(?P<rb>ruby[0-9.]*)"
+    r"|(?P<pl>perl[0-9.]*)|(?P<php>php[0-9.]*)|(?P<awk>[gnm]?awk|busybox-awk))",
+)
+#: options that hold the code, per language (the next word, or glued for short ones)
+_CODE_OPTIONS = {
+    "py": ("-c",), "js": ("-e", "--eval", "-p", "--print"), "rb": ("-e",), "pl": ("-e", "-E"),
+    "php": ("-r",),
+}  # fmt: skip
+#: options that take a value which is not code, per language
+_VALUED = {
+    "py": ("-W", "-X", "-Q"), "js": ("-r", "--require", "--input-type", "--import", "-C"),
+    "rb": ("-r", "-I", "-C", "-E"), "pl": ("-I", "-M", "-m", "-x"), "php": ("-d", "-c", "-z"),
+    "awk": ("-F", "-v", "--field-separator", "--assign"),
+}  # fmt: skip
+_STRING = r"""(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\$]|\\.)*`)"""
+_SPAWN = {
+    "py": r"(?:os\.(?:system|popen)|subprocess\.[a-z_]+|commands\.getoutput|pty\.spawn)",
+    "js": r"(?:\bexec|\bexecSync|\bspawn|\bspawnSync|\bexecFile|\bexecFileSync)",
+    "rb": r"(?:\bsystem|\bexec|\bspawn|IO\.popen|Open3\.[a-z0-9_]+|%x)",
+    "pl": r"(?:\bsystem|\bexec|\bqx)",
+    "php": r"(?:\bsystem|\bexec|\bshell_exec|\bpassthru|\bpopen|\bproc_open)",
+    "awk": r"(?:\bsystem)",
+}  # fmt: skip
+#: calls that delete what their first argument names: (pattern, recursive)
+_DELETE = {
+    "py": ((r"shutil\.rmtree|remove_tree", True),
+           (r"os\.(?:remove|unlink|rmdir|removedirs)|\.unlink|\.rmdir", False)),
+    "js": ((r"(?:fs\.)?(?:promises\.)?(?:rmSync|rm|rmdirSync|rmdir)|rimraf(?:\.sync)?", True),
+           (r"(?:fs\.)?(?:promises\.)?(?:unlinkSync|unlink)", False)),
+    "rb": ((r"FileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?|rmtree)", True),
+           (r"FileUtils\.(?:rm|rm_f|remove)|File\.(?:delete|unlink)", False)),
+    "pl": ((r"\brmtree|\bremove_tree", True), (r"\bunlink", False)),
+    "php": ((r"\brmdir", True), (r"\bunlink", False)),
+    "awk": (),
+}  # fmt: skip
+_READ = {
+    "py": r"(?:\bopen|read_text|read_bytes|Path)",
+    "js": r"(?:readFileSync|readFile|createReadStream)",
+    "rb": r"(?:File\.(?:read|open|binread)|IO\.read)",
+    "pl": r"(?:\bopen)",
+    "php": r"(?:file_get_contents|fopen|readfile)",
+    "awk": r"(?:getline\s*<)",
+}
+_NETWORK = lazy(
+    globals(),
+    "_NETWORK",
+    r"requests\.|urllib|http\.client|httpx|socket|\bfetch\s*\(|axios|https?\.request|XMLHttpRequest"
+    r"|Net::HTTP|open-uri|LWP|HTTP::Tiny|IO::Socket|curl_exec|fsockopen|smtplib|ftplib|paramiko",
+)
+UNKNOWN = None  #: what an action holds when its command or path is not a literal
+
+
+def language(program: str) -> str:
+    """The language of an interpreter program name ("" when it is none of them)."""
+    m = _LANG.fullmatch(program)
+    return (m.lastgroup or "") if m else ""
+
+
+def runs_code(program: str, words: Sequence[Word]) -> bool:
+    """Whether an interpreter command holds code in its words (an awk program always does; a
+    script on stdin is found by the walk, which such a command takes anyway)."""
+    lang = language(program)
+    if not lang:
+        return False
+    if lang == "awk":
+        return True
+    options = _CODE_OPTIONS[lang]
+    return any(w.value in options or w.value[:2] in options for w in words[1:])
+
+
+def script_of(lang: str, words: Sequence[Word], stdin: str | None) -> str | None:
+    """The code an interpreter command runs: its code options, an awk program, or the text fed
+    on stdin when it names no script file (or names `-`); None when it runs a file or module."""
+    code: list[str] = []
+    i, n = 1, len(words)
+    options = _CODE_OPTIONS.get(lang, ())
+    while i < n:
+        v = words[i].value
+        if v == "--" or not v.startswith("-") or v == "-":
+            break
+        if v in options and i + 1 < n:
+            code.append(words[i + 1].value)
+            i += 2
+            continue
+        glued = next((o for o in options if len(o) == 2 and v.startswith(o) and len(v) > 2), None)
+        if glued is not None:
+            code.append(v[2:])
+        elif lang == "py" and v == "-m" or lang == "awk" and v in ("-f", "--file"):
+            return "\n".join(code) or None  # a module or a program file runs
+        i += 2 if v in _VALUED.get(lang, ()) else 1
+    if code:
+        return "\n".join(code)
+    if lang == "awk":
+        j = i + 1 if i < n and words[i].value == "--" else i
+        return words[j].value if j < n else None
+    rest = [w.value for w in words[i:] if w.value != "--"]
+    return stdin if (not rest or rest[0] == "-") else None
+
+
+class Actions:
+    """What a script does that the policies judge: shell command lines it spawns, argument lists
+    it runs, paths it deletes (with whether recursively), files it uploads, and whether some
+    spawn or delete had no literal argument."""
+
+    __slots__ = ("shell", "argv", "deletes", "uploads", "unknown_spawn", "unknown_delete")
+
+    def __init__(self) -> None:
+        self.shell: list[str] = []
+        self.argv: list[list[str]] = []
+        self.deletes: list[tuple[str, bool]] = []
+        self.uploads: list[str] = []
+        self.unknown_spawn = False
+        self.unknown_delete = False
+
+
+def actions(lang: str, code: str) -> Actions:
+    """Read a script for the calls the policies judge (see the module's docstring)."""
+    import re  # a cold hook deciding a plain command never reads a script
+
+    out = Actions()
+    for m in re.finditer(_SPAWN[lang] + r"\s*(\(\s*|\s+)(?=\S)", code):
+        at = m.end()
+        if code.startswith("[", at):  # subprocess.run(["rm", "-rf", "/"])
+            items = _list_literal(code, at)
+            if items is None:
+                out.unknown_spawn = True
+            else:
+                out.argv.append(items)
+            continue
+        found = _literal_at(code, at)
+        if found is None:
+            out.unknown_spawn = out.unknown_spawn or "(" in m.group(1)
+            continue
+        text, end = found
+        if lang in ("pl", "js") and code[end:].lstrip().startswith(","):  # system("rm", "-rf", "/")
+            items = _list_literal(code, at)
+            if items:
+                out.argv.append(items)
+                continue
+        out.shell.append(text)
+    if lang in ("rb", "pl", "php"):  # `…`, qx(…), %x(…) run shell commands
+        for m in re.finditer(r"(?:qx|%x)([({/])", code):
+            end = code.find({"(": ")", "{": "}", "/": "/"}[m.group(1)], m.end())
+            if end > 0:
+                out.shell.append(code[m.end() : end])
+        out.shell.extend(re.findall(r"`([^`\n]+)`", code))
+    if lang == "awk":  # "cmd" | getline, print … | "cmd"
+        for m in re.finditer(_STRING + r"(?=\s*\|\s*getline)|\|\s*(" + _STRING + ")", code):
+            found = _literal_at(code, m.start(1) if m.group(1) else m.start())
+            if found is not None:
+                out.shell.append(found[0])
+    for pattern, recursive in _DELETE[lang]:
+        call = r"\s*(?:\(\s*|\s+)" if lang == "pl" else r"\s*\(\s*"
+        for m in re.finditer(r"(?<![\w$])(?:" + pattern + ")" + call, code):
+            found = _literal_at(code, m.end())
+            if found is None:
+                out.unknown_delete = True
+            else:
+                deep = recursive or "recursive" in code[m.end() : m.end() + 120]
+                out.deletes.append((found[0], deep))
+    if _NETWORK.search(code):
+        for m in re.finditer(_READ[lang] + r"\s*\(\s*", code):
+            found = _literal_at(code, m.end())
+            if found is not None and found[0]:
+                out.uploads.append(found[0])
+    return out
+
+
+def _literal_at(code: str, at: int) -> tuple[str, int] | None:
+    """The string literal that starts at `at` and the index after it (Python's r/b/u prefixes
+    allowed; an f-string, or a template literal with `${`, is not a literal); None when none."""
+    j = at
+    while j < len(code) and code[j] in "rRbBuU":
+        j += 1
+    if j >= len(code) or code[j] not in "'\"`":
+        return None
+    q = code[j]
+    if code.startswith(q * 3, j):  # a Python triple-quoted string
+        end = code.find(q * 3, j + 3)
+        return (code[j + 3 : end], end + 3) if end > 0 else None
+    k = j + 1
+    out: list[str] = []
+    while k < len(code) and code[k] != q:
+        if code[k] == "\\" and k + 1 < len(code):
+            out.append({"n": "\n", "t": "\t"}.get(code[k + 1], code[k + 1]))
+            k += 2
+            continue
+        if q == "`" and code.startswith("${", k):
+            return None
+        out.append(code[k])
+        k += 1
+    return ("".join(out), k + 1) if k < len(code) else None
+
+
+def _list_literal(code: str, at: int) -> list[str] | None:
+    """The strings of a literal list `["a", 'b']` at `at`, or of the rest of an argument list
+    (`"rm", "-rf", "/")`); None when an item is not a string literal."""
+    j = at + 1 if code.startswith("[", at) else at
+    items: list[str] = []
+    while j < len(code):
+        while j < len(code) and code[j] in " \t\n,":
+            j += 1
+        if j >= len(code) or code[j] in "])":
+            return items or None
+        found = _literal_at(code, j)
+        if found is None:
+            return None
+        items.append(found[0])
+        j = found[1]
+    return None
