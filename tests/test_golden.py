@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import fake_claude
 from syrupy.extensions.json import JSONSnapshotExtension
 
-from fakes import fake_claude
 from rtk_policy.policytest.plugin import read_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
