@@ -79,3 +79,17 @@ def under_claude(folder: Path, argv: list[str], *options: str) -> list[str]:
 def with_path(env: dict[str, str], folder: str) -> dict[str, str]:
     """`env` with `folder` first on PATH."""
     return {**env, "PATH": folder + os.pathsep + env.get("PATH", "")}
+
+
+def trust_workspace(folder: Path) -> None:
+    """Record `folder` as a workspace Claude Code trusts, in its global config (where the trust
+    dialog's answer is kept), so its project settings' allow rules count."""
+    import json
+
+    from rtk_policy.settings.claude_trust import global_config_path, trust_key
+
+    path = Path(global_config_path())
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    data.setdefault("projects", {})[trust_key(str(folder))] = {"hasTrustDialogAccepted": True}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")

@@ -173,6 +173,13 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory, fake_rtk_dir: str) -> Any:
         yield box
 
 
+@pytest.fixture(autouse=True)
+def _sandbox_claude_dir(_isolated_environment: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code's folders are the sandbox HOME's (`~/.claude`, `~/.claude.json`), in-process as
+    in the processes, whose environment holds no CLAUDE_CONFIG_DIR."""
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+
+
 @pytest.fixture
 def golden(snapshot: Any) -> Any:
     """The syrupy snapshot writing to `snapshots/test_golden/`."""

@@ -7,6 +7,7 @@ import json
 from types import SimpleNamespace
 
 import pytest
+from fakes import trust_workspace
 
 from rtk_policy.commands import hook
 from rtk_policy.config.load import Config
@@ -145,6 +146,7 @@ def test_context_carries_request_fields_and_claude_rules(tmp_path, monkeypatch):
             }
         )
     )
+    trust_workspace(project)  # else Claude Code (and so the hook) drops the project's allow rules
     engine = FakeEngine("none")
     call({**PAYLOAD, "cwd": str(project)}, engine)
     text, context = engine.calls[0]

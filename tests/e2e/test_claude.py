@@ -115,15 +115,10 @@ def test_settings_deny_rule_not_escaped(claude):
     assert "Bash(git push:*)" in run.tool_result, run.describe()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="trust model (DESIGN §13): Claude Code drops project-scoped "
-    "allow rules of an untrusted workspace ('workspace not yet trusted'), but our "
-    "claude-allow rule reads them and answers allow, which Claude Code honours",
-)
 def test_untrusted_project_allow_does_not_loosen(claude, bare):
     """A project's own allow rule (which the agent could have written) does not make a command
-    run that Claude Code alone would not run."""
+    run that Claude Code alone would not run: Claude Code drops it while the workspace is not
+    trusted ("workspace not yet trusted"), and so does the hook (settings/claude_trust.py)."""
     for world in (bare, claude):
         work = world.sandbox.repo("project-allow")
         project_settings(work, allow=["Bash(touch:*)"])
