@@ -126,6 +126,26 @@ def test_untrusted_project_allow_does_not_loosen(claude, bare):
         assert not (work / "ran.marker").exists(), (world.form, run.describe())
 
 
+def test_trusted_project_allow_runs(claude, bare):
+    """The other side: once the user trusted the workspace (`~/.claude.json`, as the trust dialog
+    records it), Claude Code honours the project's allow rule, and the hook's allow agrees."""
+    for world in (bare, claude):
+        work = world.sandbox.repo("project-allow-trusted")
+        project_settings(work, allow=["Bash(touch:*)"])
+        trust(world.sandbox.home, work)
+        run = world.run(work, "touch ran.marker", flags=())
+        assert (work / "ran.marker").exists(), (world.form, run.describe())
+
+
+def trust(home, work) -> None:
+    """Record `work` in `home/.claude.json` as a workspace whose trust dialog was accepted."""
+    path = home / ".claude.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data.setdefault("projects", {}).setdefault(str(work.resolve()), {})
+    data["projects"][str(work.resolve())]["hasTrustDialogAccepted"] = True
+    path.write_text(json.dumps(data))
+
+
 def project_settings(work, **permissions: list[str]) -> None:
     """Write `work/.claude/settings.json` with these permission lists."""
     (work / ".claude").mkdir()
