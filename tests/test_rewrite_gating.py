@@ -253,7 +253,7 @@ def test_doctor_says_whether_rtk_is_there_and_what_that_means(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     out = io.StringIO()
     doctor.run(SimpleNamespace(), None, out, io.StringIO())
-    assert "note: RTK found: " in out.getvalue() and "rtk 0.40.0" in out.getvalue()
+    assert "note: RTK found: " in out.getvalue() and "is RTK 0.40.0;" in out.getvalue()
     monkeypatch.setenv("PATH", without_rtk(dict(os.environ))["PATH"])
     out = io.StringIO()
     doctor.run(SimpleNamespace(), None, out, io.StringIO())

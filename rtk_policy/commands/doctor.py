@@ -95,15 +95,15 @@ def rewrite_notes(cwd: str) -> list[str]:
     status = rtk_status()
     if status.usable:
         notes = [
-            f"RTK found: {status.why}; read-only and allowed commands are rewritten to `rtk …`"
-            " (fewer tokens of output)"
+            f"RTK found: {status.why}; commands are rewritten to `rtk …` (fewer tokens of"
+            " output; for Claude Code only those your rules or its read-only set allow)"
         ]
     elif config.rewrite == "always":
         notes = [f'rewrite = "always" but {status.why}: rewritten commands will fail to run']
     else:
         notes = [
             f"RTK not usable ({status.why}): commands are not rewritten, decisions are unchanged."
-            " RTK is optional; install it to save tokens (see the README: Rewriting needs RTK)"
+            " RTK is optional; install it to save tokens (see the README's first section)"
         ]
     if config.rewrite_unapproved:
         notes.append(

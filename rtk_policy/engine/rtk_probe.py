@@ -67,10 +67,11 @@ def rtk_status(path_env: str | None = None) -> RtkStatus:
     parsed = parse_version(version)
     if parsed is None:
         return RtkStatus(path, version, False, f"{path}: `rtk --version` gave no version")
+    shown = ".".join(map(str, parsed))
     if parsed < MIN_VERSION:
         oldest = ".".join(map(str, MIN_VERSION))
-        return RtkStatus(path, version, False, f"{path} is RTK {version}, older than {oldest}")
-    return RtkStatus(path, version, True, f"{path} is RTK {version}")
+        return RtkStatus(path, version, False, f"{path} is RTK {shown}, older than {oldest}")
+    return RtkStatus(path, version, True, f"{path} is RTK {shown}")
 
 
 def parse_version(text: str) -> tuple[int, int, int] | None:
