@@ -33,11 +33,20 @@ class ExampleResult:
         return f"{self.example.file}:{self.example.line}"
 
 
+#: the working and project folder an example runs in: fixed, so that an example decides the same
+#: wherever `check` runs (inside a virtualenv, whose folder the guard-self pack guards, a relative
+#: path would otherwise land in the guarded install)
+EXAMPLE_PROJECT = "/home/example/project"
+
+
 def example_context(engine: object, example: Example) -> Context:
-    """The context an example runs in: the engine's config, overridden by the example's own."""
+    """The context an example runs in: the engine's config, overridden by the example's own, in
+    the fixed project folder `EXAMPLE_PROJECT` (unless its `ctx:` names other request fields)."""
     overrides = dict(example.overrides)
     claude, config = overrides.get("claude") or {}, overrides.get("config") or {}
-    return build_context(engine, claude, config, overrides.get("ctx") or None)
+    fields = {"cwd": EXAMPLE_PROJECT, "project_dir": EXAMPLE_PROJECT}
+    fields.update(overrides.get("ctx") or {})
+    return build_context(engine, claude, config, fields)
 
 
 def build_context(
