@@ -251,6 +251,17 @@ def build_parser() -> argparse.ArgumentParser:
         p, "candidate policy file or folder, added to the shipped packs (repeatable)"
     )
 
+    p = sub.add_parser("gain", help="tokens saved by rewrites, by day, tool and project")
+    _add_report_options(p, "one JSON object: the totals and each grouping")
+    p.add_argument("--log", help="the audit log to read (default: the configured one)")
+
+    p = sub.add_parser("discover", help="commands that got no rewrite, ranked by tokens")
+    p.add_argument(
+        "inputs", nargs="*", help="transcripts or audit logs (default: ~/.claude/projects and the log)"
+    )
+    _add_report_options(p, "one JSON object: the ranked groups")
+    p.add_argument("--limit", type=int, default=30, help="groups shown (default 30)")
+
     p = sub.add_parser("serve", help="run the resident engine")
     p.add_argument("--idle", type=float, default=900.0, help="exit after this many idle seconds")
     p.add_argument("--http", metavar="PORT", type=int, help="also answer http hooks on 127.0.0.1")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import private_folders
+from fakes import under_claude
 
 from rtk_policy.serve import client
 
@@ -69,8 +70,10 @@ def alive(pid: int) -> bool:
 
 
 def call(env, data: bytes = PAYLOAD, *extra: str) -> tuple[str, str]:
+    """The client's answer, started as a Claude Code hook is (a child of Claude Code's process)."""
+    folder = Path(env["HOME"]).parent / "claude-bin"
     done = subprocess.run(
-        [sys.executable, "-S", "-I", CLIENT, "claude", *extra],
+        under_claude(folder, [sys.executable, "-S", "-I", CLIENT, "claude", *extra]),
         input=data,
         capture_output=True,
         env=env,
@@ -154,7 +157,10 @@ def test_fast_path_imports_nothing_of_the_engine(env):
     call(env)
     wait_for_server(env)
     done = subprocess.run(
-        [sys.executable, "-S", "-I", "-X", "importtime", CLIENT, "claude"],
+        under_claude(
+            Path(env["HOME"]).parent / "claude-bin",
+            [sys.executable, "-S", "-I", "-X", "importtime", CLIENT, "claude"],
+        ),
         input=PAYLOAD,
         capture_output=True,
         env=env,
@@ -218,7 +224,11 @@ def test_init_serve_installs_the_thin_client_and_uninstall_removes_it(env, tmp_p
     command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     assert unguarded(command) == [sys.executable, "-S", "-I", CLIENT, "claude"]
     done = subprocess.run(
-        command, shell=True, input=PAYLOAD, capture_output=True, env=env, timeout=120
+        under_claude(tmp_path / "claude-bin", ["/bin/sh", "-c", command]),
+        input=PAYLOAD,
+        capture_output=True,
+        env=env,
+        timeout=120,
     )
     assert json.loads(done.stdout)["hookSpecificOutput"]["updatedInput"] == EXPECTED
     wait_for_server(env)

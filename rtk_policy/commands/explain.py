@@ -39,7 +39,8 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     outcome = engine.evaluate(command, context, trace=True)  # type: ignore[attr-defined]
     agent = None
     if args.agent in AGENTS:  # type: ignore[attr-defined]
-        agent = agent_answer(args.agent, outcome.decision, command)  # type: ignore[attr-defined]
+        decision = hook_decision(engine, outcome.decision, args.agent)  # type: ignore[attr-defined]
+        agent = agent_answer(args.agent, decision, command)  # type: ignore[attr-defined]
     if args.json:  # type: ignore[attr-defined]
         data = explain_data(outcome)
         if agent is not None:
@@ -49,6 +50,19 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
         every = getattr(args, "all", False)
         stdout.write(explain_text(outcome, every=every, colour=wants_colour(stdout), agent=agent))
     return 0
+
+
+def hook_decision(engine: object, decision: object, agent: str) -> object:
+    """`decision` as the hook would hand it to `agent` from this process: its rewrite dropped where
+    `engine.gating` drops it (Claude Code's command line is looked for above this process)."""
+    from rtk_policy.engine.gating import host_decision
+
+    seen = False
+    if agent == "claude" and getattr(decision, "rewritten", None) is not None:
+        from rtk_policy.settings.claude_cli import host_rules
+
+        seen = host_rules().seen
+    return host_decision(decision, getattr(engine, "config", None), agent, seen)
 
 
 def agent_answer(agent: str, decision: object, command: str) -> dict[str, object]:

@@ -9,6 +9,8 @@ backend = "cel-expr"         # cel-expr | cel-python
 disabled_rules = ["git-push-force"]
 enabled_packs = ["services"]  # opt-in shipped packs (policies/services.yaml)
 locked_rules = ["claude-deny"]   # managed config only: no config may disable these
+rewrite = "auto"             # auto (when rtk is on PATH) | always | never
+rewrite_unapproved = false   # true: may let a command-line deny rule be bypassed
 [audit]
 enabled = true
 path = "~/.local/state/rtk-policy/audit.jsonl"
@@ -40,7 +42,8 @@ BACKENDS = ("cel-expr", "cel-python")
 _LIST_KEYS = (
     "exclude_commands", "transparent_prefixes", "disabled_rules", "locked_rules", "enabled_packs"
 )
-_KNOWN_KEYS = {*_LIST_KEYS, "fail_mode", "backend", "audit"}
+REWRITE_MODES = ("auto", "always", "never")
+_KNOWN_KEYS = {*_LIST_KEYS, "fail_mode", "backend", "audit", "rewrite", "rewrite_unapproved"}
 _AUDIT_KEYS = ("enabled", "path", "redact", "max_bytes", "key_file", "syslog")
 _SYSLOG_KEYS = ("target", "facility")
 #: Keys (dotted, as in the file) only the trusted layers may set. Every key is (an untrusted
@@ -82,6 +85,9 @@ class Config:
     audit_key_file: str = ""  #: "" = a plain sha256 chain; else its HMAC-SHA256 key
     audit_syslog: str = ""  #: "" = no forwarding; else the syslog target (`audit/forward.py`)
     audit_syslog_facility: str = "user"
+    rewrite: str = "auto"  #: auto: only when an `rtk` executable is on the agent's PATH
+    #: rewrite commands no rule approved, and where command-line rules cannot be read
+    rewrite_unapproved: bool = False
     sources: tuple[str, ...] = ()  #: the files applied, in order
     locked_rules: tuple[str, ...] = ()  #: rule ids the managed config locks
     problems: tuple[str, ...] = ()  #: config files left out because they did not load
@@ -245,6 +251,13 @@ def _choice(data: dict[str, object], key: str, choices: tuple[str, ...], default
     return str(value)
 
 
+def _flag(data: dict[str, object], key: str) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"config: {key} must be true or false")
+    return value
+
+
 def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
     unknown = sorted(set(data) - _KNOWN_KEYS)
     if unknown:
@@ -261,6 +274,8 @@ def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
         enabled_packs=_string_list(data, "enabled_packs"),
         fail_mode=_choice(data, "fail_mode", FAIL_MODES, "open"),
         backend=_choice(data, "backend", BACKENDS, ""),
+        rewrite=_choice(data, "rewrite", REWRITE_MODES, "auto"),
+        rewrite_unapproved=_flag(data, "rewrite_unapproved"),
         audit_enabled=_typed(audit, "enabled", bool, True),
         audit_path=_typed(audit, "path", str, ""),
         audit_redact=_string_list(audit, "redact"),

@@ -29,13 +29,16 @@ class HookOptions:
     """What a hook call is told besides its payload: the agent (None: detect it from the payload),
     the policy paths, backend and config file that replace the defaults (None: the defaults), and
     whether it is a machine-wide install's hook (`system`: the managed layer only, see
-    `engine.pipeline.load_engine`)."""
+    `engine.pipeline.load_engine`), and `host_pid`, a process below the agent's (None: this one;
+    0: unknown), whose ancestors are searched for Claude Code's command line
+    (`settings.claude_cli`)."""
 
     agent: str | None = None
     policies: list[str] | None = None
     backend: str | None = None
     config: str | None = None
     system: bool = False
+    host_pid: int | None = None
 
 
 class _Hook:
@@ -58,6 +61,7 @@ class _Hook:
         self.config: Any = getattr(engine, "config", None)
         self.module = agent_module(options.agent or "claude")
         self.request: HookRequest | None = None
+        self.rules_seen = False  #: Claude Code's command-line rules were read (`claude_cli`)
         self.started = time.perf_counter_ns()
         self.answered = False
         #: (request, outcome, decision) once the engine's decision was answered without any error
@@ -101,6 +105,7 @@ class _Hook:
             decision = (
                 outcome.decision if outcome is not None else engine.decide(request.command, context)
             )
+        decision = self.for_host(decision, request)
         remembered = getattr(engine, "rendered", None)  # the resident server's memo
         if callable(remembered) and request.tool is None:
             self.emit(remembered(self.module, decision, request))
@@ -112,6 +117,14 @@ class _Hook:
         self.audit(outcome=outcome, decision=decision)
         if not error:
             self.decided = (request, outcome, decision)
+
+    def for_host(self, decision: Any, request: HookRequest) -> Any:
+        """The decision with its rewrite dropped where it must not reach the agent (`gating`)."""
+        if getattr(decision, "rewritten", None) is None or getattr(decision, "error", ""):
+            return decision
+        from rtk_policy.engine.gating import host_decision
+
+        return host_decision(decision, self.config, request.agent, self.rules_seen)
 
     def load_engine(self, request: HookRequest) -> Any:
         """The injected engine, or the real one loaded for the request's folder."""
@@ -144,6 +157,12 @@ class _Hook:
 
         load = facts.agent_rules if facts is not None else load_agent_rules
         deny, ask, allow, keep = load(request.agent, request.cwd or None, self.stderr)
+        if request.agent == "claude":
+            from rtk_policy.settings.claude_cli import host_rules
+
+            cli = host_rules(getattr(self.options, "host_pid", None))
+            self.rules_seen = cli.seen
+            deny, ask, allow = (*deny, *cli.deny), (*ask, *cli.ask), (*allow, *cli.allow)
         fields.update(claude_deny=deny, claude_ask=ask, claude_allow=allow)
         if keep:  # commands the host judges itself by rules we cannot read: never rewritten
             configured = getattr(self.config, "exclude_commands", ())
@@ -327,15 +346,19 @@ class HookAnswer:
 
 
 def answer_payload(
-    payload: bytes, agent: str | None, engine: Any = None, decoded: Any = None
+    payload: bytes,
+    agent: str | None,
+    engine: Any = None,
+    decoded: Any = None,
+    host_pid: int | None = None,
 ) -> HookAnswer:
     """The hook's answer to raw `payload` bytes for `agent` (None: detect), as `run` would write it.
 
     Used by the resident server and the thin client's in-process fallback. `decoded` is
     `decode_payload(payload)` when the caller has already parsed it (only for a payload within
-    `STDIN_LIMIT`).
+    `STDIN_LIMIT`). `host_pid`: see `HookOptions` (0: unknown, e.g. an http request).
     """
     out, err = io.StringIO(), io.StringIO()
-    hook = _Hook(HookOptions(agent=agent or None), out, err, engine, decoded)
+    hook = _Hook(HookOptions(agent=agent or None, host_pid=host_pid), out, err, engine, decoded)
     _run(hook, io.BytesIO(payload))
     return HookAnswer(out.getvalue(), err.getvalue(), hook.decided)

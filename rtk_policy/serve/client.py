@@ -29,6 +29,7 @@ _LIMIT = 1024 * 1024 + 1  # one byte over the hook's limit, so the server can sa
 _TIMEOUT = 10.0
 #: Environment variables that change a decision; the client sends them, the server applies them.
 FORWARDED_ENV = (
+    "PATH",  # where the agent's commands find `rtk` (rewrite = "auto")
     "HOME",
     "XDG_CONFIG_HOME",
     "XDG_CACHE_HOME",
