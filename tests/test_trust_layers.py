@@ -412,3 +412,25 @@ def test_the_client_keeps_the_same_floor(monkeypatch):
         os.dup2(saved, 0)
         for fd in (read, write, saved):
             os.close(fd)
+
+
+@pytest.mark.parametrize(
+    ("configured", "env", "flag", "expected"),
+    [
+        ("closed", "open", None, "closed"),
+        ("open", "deny", None, "deny"),
+        ("closed", "", "open", "open"),
+    ],
+)
+def test_the_fail_mode_init_bakes_in_follows_the_same_rule(
+    user, monkeypatch, configured, env, flag, expected
+):
+    """`init` writes the broken-install answer into the hook command: the environment can make it
+    stricter than the config, never looser; only the user's own `--fail` chooses freely."""
+    from types import SimpleNamespace
+
+    from rtk_policy.commands.init import chosen_fail_mode
+
+    write(user / "config.toml", f'fail_mode = "{configured}"\n')
+    monkeypatch.setenv("RTK_POLICY_FAIL", env)
+    assert chosen_fail_mode(SimpleNamespace(fail=flag)) == expected

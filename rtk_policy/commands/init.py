@@ -70,17 +70,14 @@ CODEX_TRUST_NOTE = (
 
 
 def chosen_fail_mode(args: Any) -> str:
-    """`--fail`, else `$RTK_POLICY_FAIL`, else the config's `fail_mode`, else `open`."""
-    mode = getattr(args, "fail", None) or os.environ.get("RTK_POLICY_FAIL", "")
+    """`--fail`, else the config's `fail_mode` made stricter (never looser) by `$RTK_POLICY_FAIL`
+    (`config.load.effective_fail_mode`)."""
+    mode = getattr(args, "fail", None)
     if mode in FAIL_MODES:
-        return mode
-    try:
-        from rtk_policy.config.load import load_config
+        return str(mode)
+    from rtk_policy.config.load import effective_fail_mode, load_config
 
-        mode = load_config().fail_mode
-    except Exception:  # noqa: BLE001 - an unreadable config leaves the default
-        mode = "open"
-    return mode if mode in FAIL_MODES else "open"
+    return effective_fail_mode(load_config())
 
 
 def codex_statuses(specs: tuple[Target, ...]) -> dict[str, str]:

@@ -160,11 +160,6 @@ def hook_milliseconds(debug: str) -> list[int]:
     return [int(ms) for ms in re.findall(pattern, debug)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17 point 4: the first hook call after init compiles "
-    "the policies (seconds); init does not compile them",
-)
 def test_first_call_after_init_is_fast(tmp_path_factory):
     """The first hook call after `init` (in-process form, its own empty cache) takes at most
     twice a later cold call, as Claude Code times them."""
