@@ -18,8 +18,11 @@ import pytest
 
 from rtk_policy.engine.pipeline import load_engine
 from rtk_policy.policy import cache
+from rtk_policy.policy.load import packs_dir
 
-PACKS = str(Path(__file__).resolve().parents[1] / "policies")
+#: the shipped packs as the hook finds them (site-packages for an installed wheel, policies/ in a
+#: checkout): the hook under test reads the cache file of exactly these
+PACKS = packs_dir()
 #: commands and what a fresh compile of the packs answers for them (checked in `pristine`)
 COMMANDS = {
     "rm -rf /": "deny",

@@ -11,6 +11,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 COMMANDS = "git status\nsudo rm -rf /\n# a comment line is skipped\ncargo test 2>&1 | tail -5\n"
 
+TEAM_POLICY = textwrap.dedent("""\
+    name: team
+    kind: permission
+    rules:
+      - id: no-prod
+        decision: deny
+        match: segment.args.exists(a, a == "prod")
+        message: '"not prod"'
+    """)
+
 
 def test_fixture_decides_a_corpus_file(rtk_policy_decide, tmp_path, repo_snapshot):
     corpus = tmp_path / "commands.txt"
@@ -23,15 +33,7 @@ def test_fixture_decides_a_corpus_file(rtk_policy_decide, tmp_path, repo_snapsho
 
 def test_fixture_adds_a_team_pack_to_the_shipped_packs(rtk_policy_decide, tmp_path):
     team = tmp_path / "team.yaml"
-    team.write_text(textwrap.dedent("""\
-        name: team
-        kind: permission
-        rules:
-          - id: no-prod
-            decision: deny
-            match: segment.args.exists(a, a == "prod")
-            message: '"not prod"'
-        """), encoding="utf-8")
+    team.write_text(TEAM_POLICY, encoding="utf-8")
     corpus = tmp_path / "commands.txt"
     corpus.write_text("rm -rf /\nkubectl --context prod get pods\n", encoding="utf-8")
     shipped_and_team = rtk_policy_decide(corpus, policies=[str(team)])
@@ -75,3 +77,25 @@ def test_plugin_pins_decisions_in_a_fresh_project(tmp_path):
     policy.write_text(policy.read_text().replace("decision: deny", "decision: ask"), encoding="utf-8")
     changed = _run_pytest(project)
     assert changed.returncode == 1 and "test_decisions" in changed.stdout
+
+
+def test_a_copy_of_the_shipped_packs_is_the_same_policy(tmp_path):
+    """A team that vendors the shipped packs (or runs from a checkout beside an installed wheel)
+    gives a copy of the packs' files: byte-identical files are left out, not loaded twice as a
+    clash of names; an edited copy stays and is judged."""
+    import shutil
+
+    from rtk_policy.engine.pipeline import load_engine
+    from rtk_policy.policy.load import packs_dir, with_shipped
+
+    vendored = tmp_path / "vendored"
+    shutil.copytree(packs_dir(), vendored)
+    team = vendored / "team.yaml"
+    team.write_text(TEAM_POLICY, encoding="utf-8")
+    paths = with_shipped([str(vendored)])
+    assert paths[0] == packs_dir() and paths[1:] == [str(team)]
+    load_engine(paths, strict=True)  # no duplicate policy names
+
+    edited = vendored / "security-baseline.yaml"
+    edited.write_text(edited.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    assert str(edited) in with_shipped([str(vendored)])

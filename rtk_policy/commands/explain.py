@@ -11,7 +11,7 @@ from typing import IO
 from rtk_policy.agents import AGENTS, agent_module
 from rtk_policy.agents.common import notes, rewritten_of
 from rtk_policy.agents.samples import sample_payload
-from rtk_policy.engine.answers import exit_code, join_words, request_context
+from rtk_policy.engine.answers import command_words, exit_code, join_words, request_context
 from rtk_policy.util import record
 from rtk_policy.util.term import paint, wants_colour
 
@@ -28,9 +28,7 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     except Exception as error:  # noqa: BLE001 - a load error is reported, not raised
         stderr.write(f"rtk-policy: cannot load policies:\n{error}\n")
         return 1
-    words = list(args.cmd)  # type: ignore[attr-defined]
-    if words[:1] == ["--"]:  # `explain -- CMD`: the end of explain's own options
-        words = words[1:]
+    words = command_words(args.cmd)  # type: ignore[attr-defined]
     if not words:
         from rtk_policy.commands import EX_USAGE
 

@@ -18,6 +18,7 @@ from rtk_policy.engine.answers import (
     batch_answer,
     dumps,
     exit_code,
+    command_words,
     join_words,
     request_context,
 )
@@ -46,9 +47,7 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
             spec = LoadSpec(args.policies, args.backend, args.config, args.agent, os.getcwd())  # type: ignore[attr-defined]
             return run_parallel_batch(spec, jobs, args.batch, stdin, stdout, stderr)  # type: ignore[attr-defined]
         return run_batch(engine, args.batch, args.agent, stdin, stdout, stderr)  # type: ignore[attr-defined]
-    words = list(args.cmd)  # type: ignore[attr-defined]
-    if words[:1] == ["--"]:  # `rewrite -- CMD`: the end of rewrite's own options
-        words = words[1:]
+    words = command_words(args.cmd)  # type: ignore[attr-defined]
     if not words:
         stderr.write("rtk-policy rewrite: give a command or --batch FILE\n")
         return EX_USAGE

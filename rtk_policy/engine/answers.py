@@ -34,6 +34,12 @@ def exit_code(decision: Decision, openclaw: bool = False) -> tuple[int, str]:
     return EXIT_DEFER, ""
 
 
+def command_words(words: list[str]) -> list[str]:
+    """The command's words from the CLI's: a leading `--` (the end of the subcommand's own
+    options) dropped."""
+    return words[1:] if words[:1] == ["--"] else list(words)
+
+
 def join_words(words: list[str]) -> str:
     """One command from the CLI words: a single word as typed, several joined with shell quoting."""
     if len(words) == 1:

@@ -61,12 +61,34 @@ def policy_search_path(cwd: str | None = None) -> list[str]:
 def with_shipped(paths: list[str], shipped: bool = True) -> list[str]:
     """`paths` after the shipped packs (unless `shipped` is False): what a team's CI pins is "the
     shipped packs plus ours", so a snapshot never pins `rm -rf /` as no opinion by leaving them
-    out."""
+    out. A given file that is a byte-identical copy of a shipped pack file (a vendored copy of the
+    packs, or a checkout's policies/ beside an installed wheel) is the same policy and is left
+    out; one that differs stays and is judged (a clash of names is an error then)."""
     packs = packs_dir() if shipped else None
     if packs is None:
         return list(paths)
     real = os.path.realpath(packs)
-    return [packs] + [path for path in paths if os.path.realpath(path) != real]
+    shipped_bytes = {_read_bytes(path) for path in expand_paths([packs])}
+    kept: list[str] = []
+    for path in paths:
+        if os.path.realpath(path) == real:
+            continue
+        if not os.path.isdir(path):
+            kept.append(path)
+            continue
+        files = expand_paths([path])
+        copies = [file for file in files if _read_bytes(file) in shipped_bytes]
+        kept.extend([file for file in files if file not in copies] if copies else [path])
+    return [packs] + kept
+
+
+def _read_bytes(path: str) -> bytes | None:
+    """The bytes of the file at `path` (None when it cannot be read)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
 
 
 def expand_paths(paths: list[str]) -> list[str]:
