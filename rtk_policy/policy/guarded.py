@@ -71,14 +71,11 @@ def state_folders() -> Iterator[Guarded]:
 
 
 def runtime_folders() -> Iterator[Guarded]:
-    """Where the resident engine's socket lives (`serve/client.py`), under each possible base."""
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    what = "rtk-policy's runtime folder (the resident engine's socket)"
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime:
-        yield Guarded(posixpath.join(runtime, "rtk-policy"), what)
-    for base in {"/tmp", os.environ.get("TMPDIR") or "/tmp"}:
-        yield Guarded(posixpath.join(base.rstrip("/") or "/", f"rtk-policy-{uid}"), what)
+    """The runtime folder the thin client uses (`serve/runtime.runtime_dir`: the resident engine's
+    socket and lock), and only that one: with `$XDG_RUNTIME_DIR` set, `/tmp` holds none of it."""
+    from rtk_policy.serve.runtime import runtime_dir
+
+    yield Guarded(runtime_dir(), "rtk-policy's runtime folder (the resident engine's socket)")
 
 
 def package_paths() -> Iterator[Guarded]:
