@@ -182,6 +182,16 @@ def test_uninstalled_package_answers_per_fail_mode_for_every_agent(installed, mo
     assert old.returncode == 2  # what earlier inits installed: Claude Code reads exit 2 as block
 
 
+def test_a_missing_client_body_answers_per_fail_mode(installed) -> None:
+    """`client.py` runs `thin_client.py`: the guard checks both, so a half-removed package still
+    answers with the fail mode chosen at `init` (here closed), not the client's own fallback."""
+    command = init(installed, "claude", "--fail", "closed")
+    (site_packages(installed["venv"]) / "rtk_policy" / "serve" / "thin_client.py").unlink()
+    done = run_hook(installed, "claude", command)
+    assert (done.returncode, done.stdout) == (0, expected("claude", "closed")), done
+    assert b"the hook cannot run" in done.stderr
+
+
 def test_fail_closed_sets_claude_codes_own_block_on_failure(installed) -> None:
     """`--fail closed` writes `onFailure: "block"` and a timeout; `--fail open` takes it away."""
     init(installed, "claude", "--fail", "closed")

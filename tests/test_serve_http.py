@@ -484,3 +484,44 @@ def test_folder_facts_ignore_new_files_in_the_cwd_but_not_new_markers(env, monke
     (project / ".claude" / "settings.json").write_text('{"permissions": {"deny": ["Bash(x:*)"]}}')
     facts.new_request()
     assert facts.claude_rules(str(project))[0] == ("x:*",) and len(reads) == 2
+
+
+def _h11_answer(request: bytes, body: bytes) -> tuple[bytes, bool]:
+    """What h11 itself writes for a 200 JSON answer to `request`, and whether it must close."""
+    import h11
+
+    wire = h11.Connection(h11.SERVER)
+    wire.receive_data(request)
+    while type(wire.next_event()) is not h11.EndOfMessage:
+        pass
+    headers = [(b"Content-Type", b"application/json"), (b"Content-Length", b"%d" % len(body))]
+    data = wire.send(h11.Response(status_code=200, reason=b"OK", headers=headers))
+    data += wire.send(h11.Data(data=body)) + wire.send(h11.EndOfMessage())
+    return data, wire.our_state is not h11.DONE
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"POST /hook/claude HTTP/1.1\r\nHost: x\r\n",
+        b"POST /hook/claude HTTP/1.1\r\nHost: x\r\nConnection: close\r\n",
+        b"POST /hook/claude HTTP/1.1\r\nHost: x\r\nConnection: Keep-Alive, CLOSE\r\n",
+        b"POST /hook/claude HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n",
+        b"POST /hook/claude HTTP/1.0\r\n",
+        b"POST /hook/claude HTTP/1.0\r\nConnection: keep-alive\r\n",
+    ],
+)
+def test_answers_are_the_bytes_h11_writes_and_close_when_h11_would(head):
+    """The 200 answer is written without h11's sending machinery: the same bytes, the same
+    decision to close; a kept connection reads its next request with a fresh h11 machine."""
+    request = head + b"Content-Length: 2\r\n\r\n{}"
+    body = b'{"hookSpecificOutput":{"permissionDecision":"allow"}}'
+    connection = serve_http_wire.Connection(None, "127.0.0.1")
+    for _ in range(2):  # the second request on a kept connection, as pipelined clients send it
+        connection.inbox += request
+        taken = serve_http_wire.next_request(connection)
+        assert taken is not None and taken.body == b"{}"
+        data = serve_http_wire.answer(connection, body)
+        assert (data, connection.closing) == _h11_answer(request, body)
+        if connection.closing:
+            break

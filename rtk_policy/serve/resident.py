@@ -17,7 +17,7 @@ from rtk_policy.audit import log as audit
 
 from rtk_policy.serve import memo as serve_memo
 from rtk_policy.agents.hook_input import STDIN_LIMIT, decode_payload
-from rtk_policy.serve.client import FORWARDED_ENV
+from rtk_policy.serve.thin_client import FORWARDED_ENV
 from rtk_policy.serve.answers import AnswerMemo
 from rtk_policy.serve.memo import FolderFacts, MemoEngine, env_values, stat_stamp
 

@@ -25,7 +25,7 @@ import time
 
 from rtk_policy.audit import log as audit
 from rtk_policy.serve import runtime
-from rtk_policy.serve.client import FORWARDED_ENV
+from rtk_policy.serve.thin_client import FORWARDED_ENV
 from rtk_policy.serve.resident import Resident, rss_kib, watched_paths
 
 __all__ = ["Resident", "rss_kib", "serve", "serve_socket", "watched_paths"]

@@ -4,12 +4,13 @@ It stays while a benchmark shows the cold path needs it: `benchmarks/record_vs_a
 the 26 record classes (213 fields) a cold `hook claude` on `git status` loads, in fresh
 interpreters, in turns: `import attrs` and building them with `attrs.frozen` takes 56 ms (median
 of 20; `import attrs` alone 39 ms), importing this module and building them 1.3 ms (2026-12-01,
-load ~4, 3.11.7): more than the rest of a cold decision (~30 ms of CPU: imports ~9, loading the
-policies ~10, the first decision ~9-13). `frozen` makes the kind of class `@attrs.frozen` makes —
-slotted, immutable, compared and hashed by value, built positionally or by keyword with defaults —
-from the class's annotations; `evolve`, `fields` and `asdict` stand in for attrs' functions of the
-same names. Modules off the decision path (policy tests, replay, settings, the compiler) keep
-attrs.
+load ~4, 3.11.7); again at 13:12 UTC with 27 classes (237 fields), load ~6: 122 ms (106-138, median
+of 10) against 1.5 ms. Either is more than the rest of a cold decision (~30 ms of CPU: imports ~9,
+loading the policies ~10, the first decision ~9-13). `frozen` makes the kind of class
+`@attrs.frozen` makes — slotted, immutable, compared and hashed by value, built positionally or by
+keyword with defaults — from the class's annotations; `evolve`, `fields` and `asdict` stand in for
+attrs' functions of the same names. Modules off the decision path (policy tests, replay, settings,
+the compiler) keep attrs.
 """
 
 from __future__ import annotations
