@@ -220,6 +220,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run the resident engine")
     p.add_argument("--idle", type=float, default=900.0, help="exit after this many idle seconds")
     p.add_argument("--http", metavar="PORT", type=int, help="also answer http hooks on 127.0.0.1")
+
+    p = sub.add_parser(
+        "audit-writer",
+        help="run the audit writer service (managed deployments; as its own system user)",
+        description="Receive the hooks' audit records on a Unix socket, stamp each with its "
+        "sender's uid and pid as the kernel reports them, chain them with the HMAC key and write "
+        "the log; settings from the managed config's [audit] table.",
+    )
+    p.add_argument("--config", metavar="FILE", help="config.toml (default: the managed one)")
+    p.add_argument("--socket", metavar="PATH", help="socket (default: the config's audit.writer)")
     return parser
 
 
@@ -252,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         options = HookOptions(args.agent, args.policies, args.backend, args.config, args.system)
         return hook.run(options, sys.stdin, sys.stdout, sys.stderr)
-    module = importlib.import_module(f"rtk_policy.commands.{args.subcommand}")
+    module = importlib.import_module(f"rtk_policy.commands.{args.subcommand.replace('-', '_')}")
     return int(module.run(args, sys.stdin, sys.stdout, sys.stderr))
 
 

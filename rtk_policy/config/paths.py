@@ -58,6 +58,12 @@ def audit_log_file() -> str:
     return os.path.join(state_dir(), "audit.jsonl")
 
 
+def audit_spool_file() -> str:
+    """Where the hook keeps the records the audit writer service could not take
+    (`state_dir()/audit-spool.jsonl`, a chained log of its own)."""
+    return os.path.join(state_dir(), "audit-spool.jsonl")
+
+
 def cache_dir() -> str:
     """`$XDG_CACHE_HOME/rtk-policy` (default `~/.cache/rtk-policy`): the compiled policies."""
     return os.path.join(_xdg("XDG_CACHE_HOME", ".cache"), "rtk-policy")
