@@ -126,6 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--global", dest="global_", action="store_true", help="user-wide settings")
     p.add_argument("--agent", choices=AGENTS, help="the agent (default: claude; all with --system)")
     _add_system_options(p, "write every agent's machine-wide settings (as root)")
+    p.add_argument(
+        "--no-audit-writer",
+        dest="no_audit_writer",
+        action="store_true",
+        help="with --system: leave the audit writer service out (each hook writes its own log)",
+    )
     form = p.add_mutually_exclusive_group()
     form.add_argument(
         "--in-process",
@@ -230,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--config", metavar="FILE", help="config.toml (default: the managed one)")
     p.add_argument("--socket", metavar="PATH", help="socket (default: the config's audit.writer)")
+    p.add_argument("--user", metavar="NAME", help="started as root: become this user to serve")
     return parser
 
 

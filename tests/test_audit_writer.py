@@ -162,7 +162,7 @@ def test_an_unreachable_writer_never_changes_the_answer_and_spools(tmp_path, mon
     assert "audit writer" in said and "not used" in said and "audit-spool.jsonl" in said
     spool = tmp_path / "state" / "rtk-policy" / "audit-spool.jsonl"
     assert [r["verdict"] for r in lines(spool)] == ["deny"]
-    assert not (tmp_path / "log.jsonl").exists()
+    assert not (tmp_path / "log.jsonl").exists() and not (tmp_path / "writer.sock").exists()
 
 
 def test_only_the_managed_config_chooses_the_writer(tmp_path):
@@ -210,28 +210,33 @@ def _forked(work, uid: int) -> int:
 
 @pytest.fixture()
 def nobody_writer():
-    """A writer running as `nobody` in folders of its own under a root-owned 0755 folder:
-    (its config, socket, log, key, base folder)."""
+    """A writer started as root that makes its folders `nobody`'s and becomes `nobody`
+    (`--user`), under a root-owned 0755 folder: (its config, socket, log, key, base folder)."""
+    import pwd
     import signal as _signal  # noqa: F401 - imported before the fork: the child cannot read it
     import socketserver  # noqa: F401
 
     from rtk_policy.audit import forward  # noqa: F401
     from rtk_policy.util import hashing  # noqa: F401
 
+    nobody = pwd.getpwuid(NOBODY).pw_name
     base = Path(tempfile.mkdtemp(prefix="rtk-writer-", dir="/tmp"))
     base.chmod(0o755)
-    run, state = base / "run", base / "state"
-    for folder, mode in ((run, 0o755), (state, 0o700)):
-        folder.mkdir(mode=mode)
-        os.chown(folder, NOBODY, NOBODY)
-    key = state / "audit.key"
+    keys = base / "keys"
+    keys.mkdir(mode=0o755)
+    key = keys / "audit.key"
     key.write_bytes(KEY)
     key.chmod(0o600)
     os.chown(key, NOBODY, NOBODY)
-    socket, log = run / "writer.sock", state / "audit.jsonl"
+    socket, log = base / "run" / "writer.sock", base / "state" / "audit.jsonl"
     config_file = write_config(base, socket, log, key)
     config = writer.writer_config(str(config_file))
-    pid = _forked(lambda: writer.serve(config), NOBODY)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            writer.serve(config, user=nobody)
+        finally:
+            os._exit(0)
     wait_for(socket)
     yield config, socket, log, key, base
     os.kill(pid, signal.SIGTERM)
@@ -277,6 +282,7 @@ def test_the_agents_user_cannot_read_the_key_nor_rewrite_the_log(nobody_writer):
     (stored,) = lines(log)
     assert stored["peer"]["uid"] == AGENT_UID and stored["peer"]["pid"] == pid
     assert os.stat(log).st_uid == NOBODY and os.stat(log).st_mode & 0o077 == 0
+    assert os.stat(log.parent).st_uid == NOBODY and os.stat(socket.parent).st_uid == NOBODY
     # as root (or the writer's user), `audit verify` checks the keyed chain
     assert main(["audit", "verify", "--file", str(log), "--key", str(key)]) == 0
 
@@ -292,3 +298,12 @@ def test_the_hook_as_root_hands_over_to_the_nobody_writer(nobody_writer, capsys)
     (stored,) = lines(log)
     assert stored["verdict"] == "deny" and stored["peer"]["uid"] == 0
     assert verify(str(log), audit.keyed_digest(str(key))).ok
+
+
+def test_a_writer_that_cannot_read_its_key_does_not_start(tmp_path, capsys):
+    """It would write an unkeyed chain: it says why and exits 2 instead."""
+    config = write_config(tmp_path, tmp_path / "writer.sock", tmp_path / "log.jsonl",
+                          tmp_path / "missing.key")  # fmt: skip
+    assert main(["audit-writer", "--config", str(config)]) == 2
+    assert "missing.key" in capsys.readouterr().err
+    assert not (tmp_path / "log.jsonl").exists() and not (tmp_path / "writer.sock").exists()

@@ -242,14 +242,19 @@ def _digest(key_file: str) -> tuple[Callable[[bytes], Any], bool]:
     record is still written, and `audit verify --key` reports it as not keyed)."""
     if not key_file:
         return audit_store.sha256, False
+    try:
+        return load_key(key_file), True
+    except (OSError, ValueError) as failure:
+        sys.stderr.write(f"rtk-policy: audit key not used, record not keyed: {failure}\n")
+        return audit_store.sha256, False
+
+
+def load_key(key_file: str) -> Callable[[bytes], Any]:
+    """The HMAC-SHA256 function of `key_file`, read once per process (`keyed_digest`'s errors)."""
     digest = _keys.get(key_file)
     if digest is None:
-        try:
-            digest = _keys[key_file] = keyed_digest(key_file)
-        except (OSError, ValueError) as failure:
-            sys.stderr.write(f"rtk-policy: audit key not used, record not keyed: {failure}\n")
-            return audit_store.sha256, False
-    return digest, True
+        digest = _keys[key_file] = keyed_digest(key_file)
+    return digest
 
 
 def keyed_digest(key_file: str) -> Callable[[bytes], Any]:

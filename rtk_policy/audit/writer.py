@@ -140,13 +140,21 @@ def writer_config(config_file: str | None = None) -> Config:
     return config if config.audit_path else record.evolve(config, audit_path=DEFAULT_LOG)
 
 
-def serve(config: Config, socket_path: str = "") -> None:
+def serve(config: Config, socket_path: str = "", user: str = "") -> None:
     """Serve until stopped (SIGTERM/SIGINT end it); the socket is `socket_path`, else the config's
-    `[audit] writer`, else `DEFAULT_SOCKET`."""
+    `[audit] writer`, else `DEFAULT_SOCKET`.
+
+    With `user` (started as root, as launchd does): the socket's folder and the log's folder are
+    made and given to `user`, and the process becomes `user` before it binds and serves.
+    """
     import signal
 
     path = socket_path or config.audit_writer or DEFAULT_SOCKET
     os.umask(0o077)  # the log, its anchor and lock: the writer's user only
+    if user:  # before the bind: a socket's peer credentials are those of who listened on it
+        become(user, os.path.dirname(path), os.path.dirname(audit_log.audit_path(config)))
+    if config.audit_key_file:
+        audit_log.load_key(config.audit_key_file)  # now: a writer that cannot read it never starts
     server = WriterServer(path, config)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     sys.stderr.write(f"rtk-policy audit-writer: writing {audit_log.audit_path(config)}, "
@@ -157,3 +165,19 @@ def serve(config: Config, socket_path: str = "") -> None:
     finally:
         server.server_close()
         _remove_stale(path)
+
+
+def become(user: str, socket_folder: str, log_folder: str) -> None:
+    """Give `socket_folder` (0755) and `log_folder` (0700), made if missing, to `user`, then drop
+    root for good: its groups, gid and uid. Raises OSError (KeyError: no such user)."""
+    import pwd
+
+    entry = pwd.getpwnam(user)
+    os.makedirs(socket_folder, mode=0o755, exist_ok=True)
+    os.makedirs(log_folder, mode=0o700, exist_ok=True)
+    for folder, mode in ((socket_folder, 0o755), (log_folder, 0o700)):
+        os.chown(folder, entry.pw_uid, entry.pw_gid)
+        os.chmod(folder, mode)
+    os.setgroups([])
+    os.setgid(entry.pw_gid)
+    os.setuid(entry.pw_uid)

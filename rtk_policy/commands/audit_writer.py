@@ -1,4 +1,4 @@
-"""`rtk-policy audit-writer [--config FILE] [--socket PATH]`: the audit writer service
+"""`rtk-policy audit-writer [--config FILE] [--socket PATH] [--user NAME]`: the audit writer service
 (`rtk_policy.audit.writer`), run by systemd or launchd as its own user (`init --system`)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
 
     try:
         config = writer.writer_config(getattr(args, "config", None))
-        writer.serve(config, getattr(args, "socket", None) or "")
-    except (OSError, ValueError) as error:
+        writer.serve(config, getattr(args, "socket", None) or "", getattr(args, "user", None) or "")
+    except (OSError, ValueError, KeyError) as error:
         stderr.write(f"rtk-policy audit-writer: {error}\n")
         return 2
     except KeyboardInterrupt:
