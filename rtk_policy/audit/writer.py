@@ -32,12 +32,13 @@ from typing import Any
 from rtk_policy.audit import log as audit_log
 from rtk_policy.audit.event import _now
 from rtk_policy.config.load import Config
+from rtk_policy.config.managed import writer_log, writer_socket
 from rtk_policy.serve.runtime import peer_credentials
 
 #: the socket a managed config names by default (`init --system` writes it there)
-DEFAULT_SOCKET = "/run/rtk-policy/audit/writer.sock"
+DEFAULT_SOCKET = writer_socket()
 #: the log the writer keeps by default
-DEFAULT_LOG = "/var/log/rtk-policy/audit.jsonl"
+DEFAULT_LOG = writer_log()
 #: the most one connection may send, and how long it may take
 MAX_BYTES = 4 << 20
 READ_TIMEOUT = 5.0
@@ -150,9 +151,9 @@ def serve(config: Config, socket_path: str = "", user: str = "") -> None:
     import signal
 
     path = socket_path or config.audit_writer or DEFAULT_SOCKET
-    os.umask(0o077)  # the log, its anchor and lock: the writer's user only
     if user:  # before the bind: a socket's peer credentials are those of who listened on it
         become(user, os.path.dirname(path), os.path.dirname(audit_log.audit_path(config)))
+    os.umask(0o077)  # the log, its anchor and lock: the writer's user only
     if config.audit_key_file:
         audit_log.load_key(config.audit_key_file)  # now: a writer that cannot read it never starts
     server = WriterServer(path, config)

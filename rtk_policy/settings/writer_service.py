@@ -13,15 +13,17 @@ import secrets
 import shutil
 import subprocess
 
-from rtk_policy.audit.writer import DEFAULT_LOG, DEFAULT_SOCKET
-from rtk_policy.config.managed import managed_folder, platform
+from rtk_policy.config.managed import (
+    WRITER_SERVICE,
+    managed_folder,
+    platform,
+    writer_log,
+    writer_socket,
+)
 
 #: the writer's system user (macOS: the leading underscore of system accounts)
 USER = {"linux": "rtk-policy-audit", "darwin": "_rtkpolicyaudit"}
-#: the writer's socket on macOS, where launchd makes no runtime folder: the writer makes it
-MAC_SOCKET = "/var/run/rtk-policy/audit/writer.sock"
-UNIT = "etc/systemd/system/rtk-policy-audit-writer.service"
-PLIST = "Library/LaunchDaemons/dev.rtk-policy.audit-writer.plist"
+UNIT, PLIST = WRITER_SERVICE["linux"], WRITER_SERVICE["darwin"]
 KEY_NAME = "audit.key"
 
 SYSTEMD_UNIT = """\
@@ -76,11 +78,6 @@ writer = "{socket}"
 path = "{log}"
 key_file = "{key}"
 """
-
-
-def socket_path() -> str:
-    """Where the writer listens on this platform."""
-    return MAC_SOCKET if platform() == "darwin" else DEFAULT_SOCKET
 
 
 def service_files(python: str) -> dict[str, str]:
@@ -152,7 +149,7 @@ def install(python: str, root: str = "/") -> list[str]:
 def _managed_config(folder: str, key: str) -> str:
     """Write the managed config naming the writer when there is none; say what was done."""
     config = os.path.join(folder, "config.toml")
-    text = MANAGED_CONFIG.format(user=USER[platform()], socket=socket_path(), log=DEFAULT_LOG,
+    text = MANAGED_CONFIG.format(user=USER[platform()], socket=writer_socket(), log=writer_log(),
                                  key=key)  # fmt: skip
     if os.path.exists(config):
         return f"{config} exists: add to its [audit] table:\n" + text.split("[audit]\n", 1)[1]
