@@ -76,7 +76,8 @@ def user_config_dirs() -> list[str]:
 
 
 def state_dirs() -> list[str]:
-    """Every folder the state can be in: `state_dir()` and the default `~/.local/state/rtk-policy`."""
+    """Every folder the state can be in: `state_dir()` and the default
+    `~/.local/state/rtk-policy`."""
     return _with_default(state_dir(), os.path.join(".local", "state"))
 
 

@@ -28,7 +28,7 @@ from rtk_policy.util import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
 #: macOS keeps machine-wide settings here, Linux under /etc
 MAC_SUPPORT = "/Library/Application Support"
@@ -157,9 +157,10 @@ SOURCES: tuple[Callable[[], Iterator[Guarded]], ...] = (
 
 #: paths the loaded config names (the audit log when moved), added by `remember_configured`
 _configured: tuple[str, ...] = ()
-_tables: dict[tuple[str | None, ...], tuple[tuple[str, str], ...]] = {}
+_tables: dict[tuple[str | None, ...], tuple[dict[str, str], dict[str, str]]] = {}
 _ENV = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "TMPDIR",
-        "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME")  # fmt: skip
+        "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME",
+        "ZDOTDIR", "BASH_ENV", "ENV")  # fmt: skip
 
 
 def remember_configured(*configured: str) -> None:
@@ -184,16 +185,20 @@ def shared_temp() -> frozenset[str]:
     return frozenset(s.rstrip("/") or "/" for f in folders for s in paths.spellings(f))
 
 
-def _table() -> tuple[dict[str, str], dict[str, str]]:
-    """The spellings of every absolute entry → what it is, and every folder holding one →
-    what it holds, but the shared temporary folders (remembered per environment)."""
-    key = tuple(os.environ.get(name) for name in _ENV)
+def _table(
+    entries: Callable[[], Iterable[Guarded]] | None = None,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The spellings of every absolute entry (of `entries()`, default `guarded()`) → what it is,
+    and every folder holding one → what it holds, but the shared temporary folders (remembered
+    per list and environment)."""
+    entries = entries or guarded
+    key = (entries.__qualname__, *(os.environ.get(name) for name in _ENV))
     found = _tables.get(key)
     if found is None:
         table: dict[str, str] = {}
         holders: dict[str, str] = {}
         temp = shared_temp()
-        for entry in guarded():
+        for entry in entries():
             if not entry.path.startswith("/"):
                 continue
             for spelling in paths.spellings(entry.path):
@@ -226,10 +231,22 @@ def guarded_path(path: str) -> bool:
     return bool(guarded_what(path))
 
 
-def _absolute_what(form: str) -> tuple[str, bool]:
-    """What absolute entry the spelling `form` overlaps ("" when none), and whether `form` is a
-    tree holding it."""
-    table, holders = _table()
+def place_what(path: str, entries: Callable[[], Iterable[Guarded]]) -> str:
+    """What absolute entry of `entries()` writing `path` changes, as `guarded_what` says it ("" when
+    none): another list of places looked up the way the guard's own are (`startup.py`)."""
+    for form in paths.spellings(path):
+        what, holds = _absolute_what(form, entries)
+        if what:
+            return f"{path}, which holds {what}" if holds else f"{path}, {what}"
+    return ""
+
+
+def _absolute_what(
+    form: str, entries: Callable[[], Iterable[Guarded]] | None = None
+) -> tuple[str, bool]:
+    """What absolute entry (of `entries()`, default `guarded()`) the spelling `form` overlaps (""
+    when none), and whether `form` is a tree holding it."""
+    table, holders = _table(entries)
     if paths.is_pattern(form):
         found = (what for place, what in table.items() if paths.overlaps(form, place))
         return next(found, ""), False
