@@ -52,11 +52,11 @@ def startup_files() -> Iterator[Guarded]:
         value = os.environ.get(variable)
         if value and value.startswith(("/", "~", "$HOME")):
             places.append(paths.expand_user(value))
+    for place in (*places, *SYSTEM_FILES):
+        yield Guarded(place, WHAT)
     claude = paths.expand_user(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
     yield Guarded(posixpath.join(claude, "shell-snapshots"), "Claude Code's snapshot of the "
                   "shell start-up files (its Bash tool sources it)")  # fmt: skip
-    for place in (*places, *SYSTEM_FILES):
-        yield Guarded(place, WHAT)
 
 
 def startup_what(path: str) -> str:
