@@ -307,3 +307,50 @@ def test_a_writer_that_cannot_read_its_key_does_not_start(tmp_path, capsys):
     assert main(["audit-writer", "--config", str(config)]) == 2
     assert "missing.key" in capsys.readouterr().err
     assert not (tmp_path / "log.jsonl").exists() and not (tmp_path / "writer.sock").exists()
+
+
+def test_a_writer_that_never_answers_costs_at_most_the_timeout(tmp_path, monkeypatch, capsys):
+    """A writer that takes the connection and hangs: the record is spooled after the timeout."""
+    import socket
+    import threading
+
+    run = tmp_path / "run"
+    run.mkdir(mode=0o755)
+    path = run / "writer.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    held = []
+    threading.Thread(target=lambda: held.append(listener.accept()), daemon=True).start()
+    monkeypatch.setattr(writer_client, "SAME_USER_OK", True)
+    monkeypatch.setattr(writer_client, "TIMEOUT", 0.3)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    started = time.monotonic()
+    record(make_config(tmp_path, audit_writer=str(path)), "rm -rf /", "deny")
+    assert time.monotonic() - started < 3
+    assert "timed out" in capsys.readouterr().err
+    spool = tmp_path / "state" / "rtk-policy" / "audit-spool.jsonl"
+    assert [r["verdict"] for r in lines(spool)] == ["deny"]
+    listener.close()
+
+
+def test_audit_verify_takes_the_writers_log_and_key_from_the_managed_config(
+    same_user_writer, monkeypatch, capsys
+):
+    """Run by root or the writer's user, plain `audit verify` checks the keyed chain."""
+    from rtk_policy.config import paths
+
+    config, socket, log, key = same_user_writer
+    record(config, "rm -rf /", "deny")
+    monkeypatch.setattr(paths, "MANAGED_DIR", str(log.parent.parent))
+    monkeypatch.setattr(paths, "MANAGED_OWNER_UID", os.getuid())
+    capsys.readouterr()
+    assert main(["audit", "verify"]) == 0
+    out = capsys.readouterr().out
+    assert "ok" in out and "1 record" in out, out
+    # a forged record (the plain sha256 the agent could compute) fails the keyed check
+    forged = lines(log)[0]
+    forged["verdict"] = "allow"
+    forged["hash"] = audit.audit_store.canonical_hash(forged)
+    log.write_text(json.dumps(forged) + "\n")
+    assert main(["audit", "verify"]) == 1

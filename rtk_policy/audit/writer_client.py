@@ -18,7 +18,7 @@ import os
 import stat
 
 #: seconds the connect, the send and the answer may each take
-TIMEOUT = 2.0
+TIMEOUT = 1.0
 #: the longest answer read
 _ANSWER_BYTES = 4096
 #: tests only: accept a writer that runs as the hook's own user
