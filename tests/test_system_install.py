@@ -201,7 +201,28 @@ def test_owner_problems_name_every_unsafe_folder(tmp_path):
     assert any(f"{open_folder} is writable by its group or by others" in p for p in problems)
     problems = managed.owner_problems(str(theirs / "missing"))
     assert any(f"{theirs} is owned by uid 1000" in p for p in problems)
-    assert any("/tmp is writable" in p for p in problems)  # every folder above is checked
+    below_open = open_folder / "install"
+    below_open.mkdir(mode=0o755)
+    problems = managed.owner_problems(str(below_open))  # every folder above is checked
+    assert any(f"{open_folder} is writable by its group or by others" in p for p in problems)
+
+
+def test_a_sticky_folder_above_guards_roots_entries_only(tmp_path):
+    """Under a sticky, world-writable folder (as /tmp is) only an entry's owner may rename or
+    remove it: a root-owned install below is safe, one owned by another user is not."""
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    install = sticky / "install"
+    install.mkdir(mode=0o755)
+    assert not [p for p in managed.owner_problems(str(install)) if str(sticky) in p]
+    os.chown(install, 1000, 1000)
+    problems = managed.owner_problems(str(install / "bin"))
+    assert any(f"{install} is owned by uid 1000" in p for p in problems)
+    assert any(f"{sticky} is writable by its group or by others" in p for p in problems)
+    sticky.chmod(0o777)  # without the sticky bit anyone may replace root's entry
+    os.chown(install, 0, 0)
+    assert any(f"{sticky} is writable" in p for p in managed.owner_problems(str(install)))
 
 
 def test_init_system_refuses_without_root(root, monkeypatch):

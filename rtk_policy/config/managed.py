@@ -50,19 +50,26 @@ def writer_log(root: str = "/") -> str:
 
 def owner_problems(path: str) -> list[str]:
     """Why `path` or a folder above it could be changed by someone other than root: each must be
-    owned by root and not writable by its group or others ([] when none could)."""
+    owned by root and not writable by its group or others ([] when none could). A folder above
+    that others may write but that has the sticky bit (`/tmp`) is fine: there only the owner of
+    an entry may rename or remove it, and the entry below it was checked to be root's."""
     problems = []
     here = os.path.realpath(path)
+    below_is_roots = False
     while True:
         try:
             info = os.lstat(here)
         except OSError as error:
             problems.append(f"{here}: {error.strerror}")
+            below_is_roots = False
         else:
+            writable = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+            sticky_guards_below = below_is_roots and info.st_mode & stat.S_ISVTX
             if info.st_uid != 0:
                 problems.append(f"{here} is owned by uid {info.st_uid}, not root")
-            elif info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            elif writable and not sticky_guards_below:
                 problems.append(f"{here} is writable by its group or by others")
+            below_is_roots = info.st_uid == 0
         parent = os.path.dirname(here)
         if parent == here:
             return problems

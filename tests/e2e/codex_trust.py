@@ -1,73 +1,30 @@
-"""Codex's hook trust, recorded the way its `/hooks` review records it.
+"""Trusting our hooks in an e2e sandbox's Codex home as the user's `/hooks` review does.
 
-Codex 0.169.0 runs a user hook only when `$CODEX_HOME/config.toml` holds, under the hook's key,
-the hash of the hook's current definition (codex-rs/hooks/src/engine/discovery.rs):
-
-    [hooks.state."<absolute path of hooks.json>:pre_tool_use:<group index>:<handler index>"]
-    trusted_hash = "sha256:<hex>"
-
-The hash is SHA-256 over canonical JSON (object keys sorted, no blanks) of the hook's normalised
-identity `{"event_name": "pre_tool_use", "matcher": <group matcher>, "hooks": [<handler>]}`, the
-handler being `{"type": "command", "command": ..., "timeout": <timeout, default 600>, "async":
-<default false>}` plus its status message when it has one; absent (None) fields are left out,
-since the identity goes through TOML, which has no null. So the hash covers the event, the
-matcher, the command line, the timeout and async: any change to them — `rtk-policy init`
-writing another command, a timeout added — makes the hook "modified", which Codex does not run
-until the user reviews it again. `codex app-server` answers `hooks/list` with each hook's `key`,
-`currentHash` and `trustStatus` (`codex_app.AppServer.hooks_list`); `test_codex.py` checks
-this module against that answer.
+The keys and hashes come from the package's own `rtk_policy.settings.codex_trust` (which `init`
+and `doctor` use to say whether Codex will run the hook); `test_codex.py` checks them against what
+`codex app-server` reports, so the package's reading of Codex is what the real CLI proves.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
+import os
 from pathlib import Path
-from typing import Any
 
-
-def event_label(event: str) -> str:
-    """Codex's snake_case label of a hook event (`PreToolUse` -> `pre_tool_use`)."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
-
-
-def handler_identity(handler: dict[str, Any]) -> dict[str, Any]:
-    """The normalised command handler that Codex hashes."""
-    identity = {
-        "type": "command",
-        "command": handler["command"],
-        "timeout": max(int(handler.get("timeout") or handler.get("timeoutSec") or 600), 1),
-        "async": bool(handler.get("async", False)),
-    }
-    if handler.get("statusMessage") is not None:
-        identity["statusMessage"] = handler["statusMessage"]
-    return identity
-
-
-def hook_hash(event: str, matcher: str | None, handler: dict[str, Any]) -> str:
-    """`sha256:<hex>` of one handler, as Codex computes `currentHash`."""
-    identity: dict[str, Any] = {
-        "event_name": event_label(event),
-        "hooks": [handler_identity(handler)],
-    }
-    if matcher is not None:
-        identity["matcher"] = matcher
-    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+from rtk_policy.settings import codex_trust
 
 
 def hook_states(hooks_json: Path) -> dict[str, str]:
-    """{key: hash} of every command hook in a `hooks.json`."""
+    """{key: hash} of every command hook in a `hooks.json`, as the package computes them."""
     data = json.loads(hooks_json.read_text())
-    states = {}
-    for event, groups in (data.get("hooks") or {}).items():
-        for group_index, group in enumerate(groups):
-            for handler_index, handler in enumerate(group.get("hooks") or ()):
-                if handler.get("type", "command") == "command":
-                    key = f"{hooks_json}:{event_label(event)}:{group_index}:{handler_index}"
-                    states[key] = hook_hash(event, group.get("matcher"), handler)
-    return states
+    path = os.path.abspath(hooks_json)
+    return {
+        codex_trust.hook_key(path, event, group, index): codex_trust.handler_hash(
+            event, matcher, handler
+        )
+        for event in (data.get("hooks") or {})
+        for group, index, matcher, handler in codex_trust.handlers_of(data, event)
+    }
 
 
 def trust_all(codex_home: Path) -> dict[str, str]:

@@ -75,7 +75,8 @@ def test_doctor_reports_untrusted_hook(untrusted):
 
 @pytest.mark.parametrize("world", [("codex", "thin")], indirect=True, ids=["codex-thin"])
 def test_trust_hash_is_codex_hash(world):
-    """The key and hash `codex_trust` computes are the ones Codex reports, and trusted."""
+    """The key and hash the package computes (`rtk_policy.settings.codex_trust`) are the ones
+    Codex reports, and trusted."""
     work = world.sandbox.repo("trust-hash")
     expected = codex_trust.hook_states(world.agent.codex_home(world.sandbox) / "hooks.json")
     with app_server(world, work) as server:
