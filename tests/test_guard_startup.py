@@ -153,3 +153,12 @@ def test_reading_and_ordinary_writes_pass(engine, home):
     for path in ("~/.bashrc", "~/.config/fish/config.fish"):
         assert claude_tool(engine, "Read", {"file_path": path}) is None
     assert claude_tool(engine, "Write", {"file_path": "src/bashrc.example"}) is None
+
+
+def test_claude_codes_snapshot_is_guarded_in_its_config_folder_too(engine, home, monkeypatch):
+    """With `CLAUDE_CONFIG_DIR` set, the snapshots live there; the default place stays guarded."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude-config"))
+    guarded._tables.clear()
+    for folder in (home / "claude-config", home / ".claude"):
+        path = f"{folder}/shell-snapshots/snapshot-zsh-2.sh"
+        assert claude_tool(engine, "Write", {"file_path": path})["permissionDecision"] == "ask"

@@ -54,9 +54,10 @@ def startup_files() -> Iterator[Guarded]:
             places.append(paths.expand_user(value))
     for place in (*places, *SYSTEM_FILES):
         yield Guarded(place, WHAT)
-    claude = paths.expand_user(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
-    yield Guarded(posixpath.join(claude, "shell-snapshots"), "Claude Code's snapshot of the "
-                  "shell start-up files (its Bash tool sources it)")  # fmt: skip
+    snapshot = "Claude Code's snapshot of the shell start-up files (its Bash tool sources it)"
+    claude = os.environ.get("CLAUDE_CONFIG_DIR")
+    for folder in dict.fromkeys((paths.expand_user(claude or "~/.claude"), f"{home}/.claude")):
+        yield Guarded(posixpath.join(folder, "shell-snapshots"), snapshot)
 
 
 def startup_what(path: str) -> str:
