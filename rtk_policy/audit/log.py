@@ -158,7 +158,7 @@ def write_records(records: list[tuple[str, dict[str, Any], Any]]) -> None:
 
 def _write(config: Any, path: str, events: list[dict[str, Any]]) -> None:
     """Hand `events` to the audit writer service when the config names one, else append them to
-    the log at `path` (`_append`).
+    the log at `path` (`append_events`).
 
     A writer that cannot be reached, or is not who it must be (`writer_client`), costs a line on
     stderr: the records then go to the local spool (`audit_spool_file`, chained and anchored like
@@ -167,7 +167,7 @@ def _write(config: Any, path: str, events: list[dict[str, Any]]) -> None:
     """
     writer = getattr(config, "audit_writer", "") or ""
     if not writer:
-        _append(config, path, events)
+        append_events(config, path, events)
         return
     from rtk_policy.audit import writer_client
 
@@ -180,10 +180,10 @@ def _write(config: Any, path: str, events: list[dict[str, Any]]) -> None:
     )
     from rtk_policy.util import record as value
 
-    _append(value.evolve(config, audit_key_file=""), spool, events)
+    append_events(value.evolve(config, audit_key_file=""), spool, events)
 
 
-def _append(config: Any, path: str, events: list[dict[str, Any]]) -> None:
+def append_events(config: Any, path: str, events: list[dict[str, Any]]) -> None:
     """Append `events` to the log at `path`, chained (keyed when `config` names a key), forwarded
     to syslog when it names a target."""
     digest, keyed = _digest(getattr(config, "audit_key_file", "") or "")

@@ -64,7 +64,7 @@ def write(config: Config, records: list[dict[str, Any]]) -> str:
     """Chain and append `records` to the writer's log (keyed, forwarded as `config` says); the
     answer line for the sender."""
     path = audit_log.audit_path(config)
-    audit_log._append(config, path, records)
+    audit_log.append_events(config, path, records)
     anchor, _ = audit_log.audit_store.read_anchor(path)
     head = (anchor or {}).get("head", "") or "-"
     return f"ok {len(records)} {head}\n"

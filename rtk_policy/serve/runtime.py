@@ -33,14 +33,19 @@ def runtime_dir():
     base = os.environ.get("XDG_RUNTIME_DIR")
     if base:
         return os.path.join(base, "rtk-policy")
-    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"rtk-policy-run-{os.getuid()}")
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"rtk-policy-run-{_uid()}")
+
+
+def _uid():
+    """This process's uid (0 where the platform has none: Windows, where no engine runs)."""
+    return os.getuid() if hasattr(os, "getuid") else 0
 
 
 def runtime_dirs():
     """Every folder `runtime_dir()` can name for this user: under `$XDG_RUNTIME_DIR` when it is
     set, and the fallbacks in `$TMPDIR` and `/tmp` (the hook's environment may differ from the
     shell's)."""
-    uid = os.getuid()
+    uid = _uid()
     found = [runtime_dir()]
     for base in (os.environ.get("TMPDIR") or "/tmp", "/tmp"):
         folder = os.path.join(base.rstrip("/") or "/", f"rtk-policy-run-{uid}")
