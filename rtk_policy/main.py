@@ -32,6 +32,18 @@ def _add_policy_options(
     )
 
 
+#: the commands that report take `--quiet` (`--json` too: `add_report_options`)
+QUIET_HELP = "print nothing on stdout (the exit code tells; errors and warnings still go to stderr)"
+
+
+def _add_report_options(parser: argparse.ArgumentParser, json_help: str | None = None) -> None:
+    """`--quiet`/`-q` and, when `json_help` is given, `--json` (issue 20.4: every command that
+    reports takes both)."""
+    parser.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
+    if json_help is not None:
+        parser.add_argument("--json", action="store_true", help=json_help)
+
+
 def _add_system_options(parser: argparse.ArgumentParser, what: str) -> None:
     import argparse
 
@@ -82,15 +94,18 @@ def build_parser() -> argparse.ArgumentParser:
         "(default 1; 0 = every core)",
     )
     p.add_argument("--agent", default="", help="agent name visible to policies as ctx.agent")
+    _add_report_options(p)
     _add_policy_options(p)
 
-    p = sub.add_parser("explain", help="show the segments, the rules that matched, and the decision")
+    p = sub.add_parser(
+        "explain", help="show the segments, the rules that matched, and the decision"
+    )
     p.add_argument(
         "cmd",
         nargs=argparse.REMAINDER,
         help="the command, its words taken as rewrite takes them (`explain git log --oneline`)",
     )
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_report_options(p, "machine-readable output")
     p.add_argument("--all", action="store_true", help="list every rule tried, not only matches")
     p.add_argument(
         "--agent",
@@ -104,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", help="policy files or folders (default: the search path)")
     p.add_argument("--backend", choices=("cel-expr", "cel-python", "both"), help="CEL backend")
     p.add_argument("--config", metavar="FILE", help="config.toml to use")
+    _add_report_options(p, "the result per backend as one JSON object (problems, examples)")
 
     p = sub.add_parser("hook", help="answer an agent's PreToolUse hook (JSON on stdin)")
     p.add_argument("agent", nargs="?", choices=AGENTS, help="agent protocol (default: detect)")
@@ -154,13 +170,27 @@ def build_parser() -> argparse.ArgumentParser:
         " open (no opinion), closed (ask; also the agent's own block-on-failure setting), deny;"
         " default $RTK_POLICY_FAIL, else the config's fail_mode, else open",
     )
+    _add_report_options(p, "what was installed as one JSON object (files, changes, command)")
 
     p = sub.add_parser("uninstall", help="remove our hook entries from an agent's settings")
     p.add_argument("--global", dest="global_", action="store_true", help="user-wide settings")
     p.add_argument("--agent", choices=AGENTS, help="the agent (default: claude; all with --system)")
     _add_system_options(p, "remove our entries from every agent's machine-wide settings")
+    _add_report_options(p, "what was removed as one JSON object")
 
-    sub.add_parser("doctor", help="check the installation and say what to fix")
+    p = sub.add_parser(
+        "doctor",
+        help="check the installation and say what to fix (read-only; --fix repairs)",
+        description="Check the installation without changing anything (its probes run in a"
+        " private, temporary runtime and state folder); exit 1 on a problem.",
+    )
+    p.add_argument(
+        "--fix",
+        action="store_true",
+        help="repair what can be repaired (a stale compiled cache, an entry whose interpreter or"
+        " hook file is gone) and say what was repaired",
+    )
+    _add_report_options(p, "the findings as one JSON object (ok, findings: ok, text, fix)")
 
     p = sub.add_parser(
         "trust",
@@ -172,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     action = p.add_mutually_exclusive_group()
     action.add_argument("--revoke", action="store_true", help="forget the trust in it")
     action.add_argument("--list", action="store_true", help="list the trusted projects")
+    _add_report_options(p, "the result (or the list) as one JSON object")
 
     p = sub.add_parser("audit", help="read the audit log")
     audit_sub = p.add_subparsers(dest="audit_command", metavar="ACTION", required=True)
@@ -179,16 +210,19 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("-f", "--follow", action="store_true")
     a.add_argument("-n", "--lines", type=int, default=10)
     a.add_argument("--file", help="audit log path")
+    _add_report_options(a, "the records as they are stored, one JSON object a line")
     a = audit_sub.add_parser("stats", help="verdicts, top rules, latency")
-    a.add_argument("--json", action="store_true")
+    _add_report_options(a, "the stats as one JSON object")
     a.add_argument("--file", help="audit log path")
     a = audit_sub.add_parser("verify", help="check the hash chain against its anchor")
     a.add_argument("--file", help="audit log path")
+    _add_report_options(a, "the result as one JSON object (ok, records, expired, problem)")
     a.add_argument("--key", help="HMAC key file of a keyed log (default: the configured key_file)")
 
     p = sub.add_parser("test", help="run policy tests and examples")
     p.add_argument("paths", nargs="*")
     p.add_argument("--format", choices=("text", "json", "junit"), default="text")
+    _add_report_options(p, "the same as --format json")
     p.add_argument("--coverage", action="store_true")
     p.add_argument("--backend", choices=("cel-expr", "cel-python"))
 
@@ -196,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "inputs", nargs="*", help="transcripts or audit logs (default: ~/.claude/projects)"
     )
-    p.add_argument("--json", action="store_true")
+    _add_report_options(p, "the report as one JSON object")
     p.add_argument(
         "--jobs", type=int, default=0, help="processes (default: 1, all cores for large inputs)"
     )
@@ -269,7 +303,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         options = HookOptions(args.agent, args.policies, args.backend, args.config, args.system)
         return hook.run(options, sys.stdin, sys.stdout, sys.stderr)
+    if args.subcommand == "test" and args.json:
+        args.format = "json"
     module = importlib.import_module(f"rtk_policy.commands.{args.subcommand.replace('-', '_')}")
+    if getattr(args, "quiet", False):  # nothing on stdout; errors and warnings still on stderr
+        with open(os.devnull, "w", encoding="utf-8") as nowhere:
+            return int(module.run(args, sys.stdin, nowhere, sys.stderr))
     return int(module.run(args, sys.stdin, sys.stdout, sys.stderr))
 
 

@@ -364,6 +364,11 @@ def test_a_symlink_to_a_guarded_folder_is_followed(engine, home, tmp_path):
         "kill $(pgrep -f rtk_policy)",
         "pgrep -f 'rtk_policy serve' | xargs kill",
         "killall python3",
+        'd=$(mktemp -d -p ~/.config) && rm -rf "$d"',
+        "d=$(mktemp --tmpdir=$HOME/.claude) && rm -rf $d",
+        "TMPDIR=~/.config; d=$(mktemp -d); rm -rf $d/../rtk-policy",
+        "cd ~/.claude && f=$(mktemp settings.jsonXX) && mv $f settings.json",
+        "d=$(mktemp -d $(echo ~/.config)/x.XXX) && rm -rf $d/..",
     ],
 )
 def test_shell_forms_that_change_the_guard_are_asked(engine, home, command):
@@ -386,6 +391,10 @@ def test_shell_forms_that_change_the_guard_are_asked(engine, home, command):
         "pkill -f node",
         "pip install requests",
         "echo ok > out.txt",
+        'd=$(mktemp -d) && cp a.txt "$d"/ && rm -rf "$d"',
+        "f=`mktemp`; echo x > $f; rm -f $f",
+        "d=$(mktemp -d -t build.XXXX); rm -rf $d",
+        "d=$(mktemp -d out.XXXX) && rm -rf $d",
     ],
 )
 def test_look_alikes_are_not_asked(engine, home, command):
@@ -417,3 +426,77 @@ def test_the_readme_pack_of_rules_on_file_tools_works(tmp_path, capsys):
     assert engine.evaluate_tool(read, context).decision.verdict == "deny"
     assert engine.decide("rm .github/workflows/ci.yml", context).verdict == "ask"
     assert engine.decide("cat .github/workflows/ci.yml", context).verdict == "none"
+
+
+# ------------------------------------------------------------- the runtime folder and temp folders
+
+
+def test_the_runtime_folder_guarded_is_the_one_the_client_uses(engine, home, monkeypatch):
+    from rtk_policy.serve.runtime import runtime_dir
+
+    cwd = os.getcwd()
+    monkeypatch.delenv("TMPDIR", raising=False)
+    fallback = runtime_dir()  # no XDG_RUNTIME_DIR: rtk-policy-run-<uid> in /tmp
+    assert fallback.startswith("/tmp/rtk-policy-run-")
+    assert shell_verdict(engine, f"rm -rf {fallback}", cwd) == "ask"
+    assert shell_verdict(engine, "rm -rf /tmp/*", cwd) == "ask"  # the glob holds it
+    away_from_tmp(monkeypatch)
+    assert shell_verdict(engine, "rm -rf /run/user/4242/rtk-policy", cwd) == "ask"
+    assert shell_verdict(engine, "rm -rf $XDG_RUNTIME_DIR/rtk-policy/engine.sock", cwd) == "ask"
+    # with the runtime folder (and the home) elsewhere, /tmp holds nothing of the guard's
+    assert shell_verdict(engine, "rm -rf /tmp/*", cwd) == "none"
+    assert shell_verdict(engine, f"rm -rf {fallback}", cwd) == "none"
+
+
+def away_from_tmp(monkeypatch) -> None:
+    """A home and a runtime folder outside /tmp (the test's own folders are under it)."""
+    monkeypatch.setenv("HOME", "/home/rtk-test-nobody")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/4242")
+    guarded._tables.clear()
+
+
+@pytest.mark.parametrize(
+    "command", ["rm -rf $TMPDIR", "rm -rf ${TMPDIR}/*", 'rm -rf "$TMPDIR"/build']
+)
+def test_an_unset_tmpdir_stands_for_the_temp_folder(engine, home, monkeypatch, command):
+    monkeypatch.delenv("TMPDIR", raising=False)
+    away_from_tmp(monkeypatch)
+    assert shell_verdict(engine, command, os.getcwd()) == "none"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "TMPDIR=~/.config; rm -rf $TMPDIR/rtk-policy",
+        "export TMPDIR=$HOME/.claude && echo {} > $TMPDIR/settings.json",
+        "rm -rf $TMPDIR/../../$HOME/.config/rtk-policy",
+        "rm -rf $UNSET/.config/rtk-policy",
+    ],
+)
+def test_a_tmpdir_the_command_sets_or_leaves_is_still_followed(engine, home, monkeypatch, command):
+    monkeypatch.delenv("TMPDIR", raising=False)
+    assert shell_verdict(engine, command, os.getcwd()) in ("ask", "deny"), command
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    guarded_file=st.sampled_from([".config/rtk-policy/config.toml", ".claude/settings.json",
+                                  ".local/state/rtk-policy/audit.jsonl"]),
+    sets=st.sampled_from(["TMPDIR={g}; ", "export TMPDIR={g} && ", "TMPDIR={g}\n",
+                          "declare TMPDIR={g}; "]),
+    made=st.sampled_from(["$(mktemp -d)", "`mktemp -d`", "$(mktemp)", "$(mktemp -t x.XXXX)",
+                          "$(mktemp -dq)", "$(mktemp -d -q)", "${TMPDIR}/fixed", "$TMPDIR/sub"]),
+    then=st.sampled_from(['rm -rf "$d"/..', "rm -rf $d/../*", "echo {{}} > $d/../{name}",
+                          "cp x $d/../{name}"]),
+)  # fmt: skip
+def test_a_temp_path_in_a_tmpdir_the_command_points_at_the_guard_is_asked(
+    engine, home, monkeypatch, guarded_file, sets, made, then
+):
+    """However the command sets $TMPDIR to a guarded folder before it makes or names a temp path
+    there, a write next to that path is asked (the value propagates into mktemp's and $TMPDIR's)."""
+    monkeypatch.delenv("TMPDIR", raising=False)
+    folder, name = os.path.split(f"{home}/{guarded_file}")
+    command = sets.format(g=folder) + f"d={made}; " + then.format(name=name)
+    assert shell_verdict(engine, command, os.getcwd()) in ("ask", "deny"), command

@@ -161,7 +161,7 @@ def test_sibling_bash_hook_is_warned_about_and_kept(home):
 
 def test_project_install_uses_the_cwd(home, tmp_path):
     assert cli(init, global_=False)[0] == 0
-    assert (tmp_path / ".claude" / "settings.json").exists()
+    assert (tmp_path / ".claude" / "settings.local.json").exists()
     assert not (home / ".claude" / "settings.json").exists()
 
 
@@ -233,8 +233,9 @@ def test_doctor_passes_after_init(home, monkeypatch, tmp_path, runtime, in_proce
     kind = "in-process" if in_process else "the thin client"
     assert f"claude hook installed in {home}" in text and f"({kind}" in text
     assert "ok      hook command runs and answers" in text, text
-    if not in_process:
-        wait_for_server({"XDG_RUNTIME_DIR": str(runtime)})  # doctor's run started one: stop it
+    # doctor's probes ran in a sandbox: no engine was started in (or left in) the user's folder
+    assert not (runtime / "rtk-policy" / "engine.sock").exists()
+    assert not server_pid(runtime / "rtk-policy" / "engine.lock")
     if "policies do not load" not in text:
         assert code == 0, text
 

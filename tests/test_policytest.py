@@ -317,3 +317,18 @@ def test_shipped_pack_tests_pass(name: str, shipped_engine: object) -> None:
     results = run_test_files(shipped_engine, [load_test_file(ROOT / "policies" / name)])
     failures = [f"{r.location} {r.name}: {r.detail}" for r in results if r.status != "pass"]
     assert results and not failures
+
+
+def test_examples_decide_the_same_wherever_check_runs() -> None:
+    """Examples run in a fixed project folder: run from inside the virtualenv (a folder the
+    guard-self pack guards, as CI's wheel check does), `check` still passes every example, and a
+    relative path like `build/out.txt` is not taken for a write into the install."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "rtk_policy", "check"],
+        cwd=sys.prefix, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert " 0 failed, 0 errors" in done.stdout + done.stderr

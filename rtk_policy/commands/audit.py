@@ -21,11 +21,12 @@ def run(args: argparse.Namespace, stdin: IO[str], stdout: IO[str], stderr: IO[st
     path = _log_path(args, stderr)
     if path is None:
         return 2
+    as_json = bool(getattr(args, "json", False))
     if args.audit_command == "tail":
-        return tail(path, args.lines, args.follow, stdout)
+        return tail(path, args.lines, args.follow, stdout, as_json=as_json)
     if args.audit_command == "stats":
-        return stats(path, args.json, stdout)
-    return verify_command(path, stdout, stderr, getattr(args, "key", None))
+        return stats(path, as_json, stdout)
+    return verify_command(path, stdout, stderr, getattr(args, "key", None), as_json)
 
 
 def _log_path(args: argparse.Namespace, stderr: IO[str]) -> str | None:
@@ -64,22 +65,29 @@ def tail(
     stdout: IO[str],
     sleep: Callable[[float], None] = time.sleep,
     keep_going: Callable[[], bool] = lambda: True,
+    as_json: bool = False,
 ) -> int:
-    """Print the last `lines` records (rotated files included); with `follow`, then each new one."""
+    """Print the last `lines` records (rotated files included); with `follow`, then each new one.
+    `as_json`: each record as one JSON line, all its fields, instead of the short line."""
+    show = json.dumps if as_json else format_record
     for record in deque(audit.iter_all_records(path), maxlen=max(lines, 0)):
-        stdout.write(format_record(record) + "\n")
+        stdout.write(show(record) + "\n")
     stdout.flush()
     if not follow:
         return 0
     try:
-        _follow(path, stdout, sleep, keep_going)
+        _follow(path, stdout, sleep, keep_going, show)
     except KeyboardInterrupt:
         pass
     return 0
 
 
 def _follow(
-    path: str, stdout: IO[str], sleep: Callable[[float], None], keep_going: Callable[[], bool]
+    path: str,
+    stdout: IO[str],
+    sleep: Callable[[float], None],
+    keep_going: Callable[[], bool],
+    show: Callable[[dict[str, Any]], str] = format_record,
 ) -> None:
     """Print records appended to `path` until `keep_going()` is false; reopens after a rotation."""
     position, inode = _end_of(path)
@@ -100,7 +108,7 @@ def _follow(
             position = handle.tell()
         *complete, pending = data.split(b"\n")
         for raw in complete:
-            _print_raw(raw, stdout)
+            _print_raw(raw, stdout, show)
         stdout.flush()
 
 
@@ -113,13 +121,15 @@ def _end_of(path: str) -> tuple[int, int]:
     return stat.st_size, stat.st_ino
 
 
-def _print_raw(raw: bytes, stdout: IO[str]) -> None:
+def _print_raw(
+    raw: bytes, stdout: IO[str], show: Callable[[dict[str, Any]], str] = format_record
+) -> None:
     try:
         record = json.loads(raw)
     except ValueError:
         return
     if isinstance(record, dict):
-        stdout.write(format_record(record) + "\n")
+        stdout.write(show(record) + "\n")
 
 
 def stats(path: str, as_json: bool, stdout: IO[str]) -> int:
@@ -162,9 +172,11 @@ def render_stats(summary: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def verify_command(path: str, stdout: IO[str], stderr: IO[str], key_file: str | None = None) -> int:
+def verify_command(
+    path: str, stdout: IO[str], stderr: IO[str], key_file: str | None = None, as_json: bool = False
+) -> int:
     """Check the hash chain and the anchor: "ok: N records" and exit 0, or the first problem and
-    exit 1 (2 when the `key_file` given cannot be used).
+    exit 1 (2 when the `key_file` given cannot be used); `as_json`: the result as one object.
 
     Without `key_file`, the configured `[audit] key_file` is used when it can be read.
     """
@@ -180,6 +192,12 @@ def verify_command(path: str, stdout: IO[str], stderr: IO[str], key_file: str | 
     result = verify(path, key)
     for note in result.notes:
         stderr.write(f"note: {note}\n")
+    if as_json:
+        report = {"ok": result.ok, "file": path, "records": result.records,
+                  "expired": result.expired, "problem": result.problem or "",
+                  "notes": list(result.notes)}  # fmt: skip
+        stdout.write(json.dumps(report, indent=2) + "\n")
+        return 0 if result.ok else 1
     if not result.ok:
         stdout.write(f"{result.problem}\n")
         stderr.write(f"audit verify: failed after {result.records} good records\n")

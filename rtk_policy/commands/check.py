@@ -1,8 +1,10 @@
-"""`rtk-policy check [PATHS]`: load, type-check and compile policies, then run their examples."""
+"""`rtk-policy check [PATHS] [--json]`: load, type-check and compile policies, then run their
+examples."""
 
 from __future__ import annotations
 
-from typing import IO
+import json
+from typing import IO, Any
 
 _BACKENDS = {"both": ("cel-expr", "cel-python")}
 
@@ -10,17 +12,36 @@ _BACKENDS = {"both": ("cel-expr", "cel-python")}
 def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     """Entry point of `rtk-policy check`; exit 1 when a policy has a problem or an example fails."""
     backend = args.backend  # type: ignore[attr-defined]
-    backends = _BACKENDS.get(backend or "", (backend,))
-    failed = False
-    for name in backends:
-        failed |= not check_once(args.paths or None, name, args.config, stdout, stderr)  # type: ignore[attr-defined]
-    return 1 if failed else 0
+    as_json = bool(getattr(args, "json", False))
+    results = [
+        check_once(args.paths or None, name, args.config, stderr)  # type: ignore[attr-defined]
+        for name in _BACKENDS.get(backend or "", (backend,))
+    ]
+    ok = all(result["ok"] for result in results)
+    if as_json:
+        stdout.write(json.dumps({"ok": ok, "backends": results}, indent=2) + "\n")
+    else:
+        for result in results:
+            if "rules" in result:
+                stdout.write(summary_line(result))
+    return 0 if ok else 1
+
+
+def summary_line(result: dict[str, Any]) -> str:
+    """The one line `check` prints for one backend's result."""
+    examples = result["examples"]
+    return (
+        f"{result['files']} policy file(s), {result['rules']} rule(s) compiled on "
+        f"{result['backend']}; examples: {examples['passed']} passed, {examples['failed']} "
+        f"failed, {examples['errors']} errors\n"
+    )
 
 
 def check_once(
-    paths: list[str] | None, backend: str | None, config: str | None, stdout: IO[str], stderr: IO[str]
-) -> bool:
-    """Check the policies on one backend; print problems and failed examples; True when all is well."""
+    paths: list[str] | None, backend: str | None, config: str | None, stderr: IO[str]
+) -> dict[str, Any]:
+    """Check the policies on one backend; print problems and failed examples on `stderr`; the
+    result as plain data (`ok`, and `problems`, or the counts of files, rules and examples)."""
     from rtk_policy.engine.pipeline import load_engine
     from rtk_policy.policy import PolicyLoadError
     from rtk_policy.policytest.examples import run_examples, summarize
@@ -32,19 +53,26 @@ def check_once(
     except PolicyLoadError as error:
         stderr.write(error.render() + "\n")
         stderr.write(f"{len(error.problems)} problem(s) found\n")
-        return False
+        problems = [problem.render() for problem in error.problems]
+        return {"ok": False, "backend": backend, "problems": problems}
     except Exception as error:  # noqa: BLE001 - any load failure is a failed check
         stderr.write(f"rtk-policy: {error}\n")
-        return False
+        return {"ok": False, "backend": backend, "problems": [str(error)]}
     results = run_examples(engine)
+    failures = []
     for result in results:
         if result.status != "pass":
-            stderr.write(f"{result.location}: example of {result.rule.id} {result.status}: "
-                         f"{result.example.command!r}: {result.detail}\n")
+            failure = (f"{result.location}: example of {result.rule.id} {result.status}: "
+                       f"{result.example.command!r}: {result.detail}")  # fmt: skip
+            stderr.write(failure + "\n")
+            failures.append(failure)
     passed, failed, errored = summarize(results)
     policies = engine.policies
-    stdout.write(
-        f"{len(policies.files)} policy file(s), {len(policies.rules)} rule(s) compiled on "
-        f"{policies.backend}; examples: {passed} passed, {failed} failed, {errored} errors\n"
-    )
-    return failed == 0 and errored == 0
+    return {
+        "ok": failed == 0 and errored == 0,
+        "backend": policies.backend,
+        "files": len(policies.files),
+        "rules": len(policies.rules),
+        "examples": {"passed": passed, "failed": failed, "errors": errored},
+        "failures": failures,
+    }

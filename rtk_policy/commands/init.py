@@ -15,21 +15,38 @@ change needs a new review. `--system` (as root) writes every agent's machine-wid
 
 from __future__ import annotations
 
+import io
+import json
 import os
 from pathlib import Path
 from typing import IO, Any
 
 from rtk_policy.agents import AGENTS
 from rtk_policy.settings import codex_trust
-from rtk_policy.settings.install import Change, install, is_ours
+from rtk_policy.settings.install import (
+    IN_PROCESS,
+    Change,
+    command_form,
+    install,
+    is_ours,
+    uninstall,
+)
 from rtk_policy.settings.jsonfile import SettingsError, read_json
+from rtk_policy.settings.project import (
+    NotProjectRoot,
+    check_install_folder,
+    keep_backups_out_of_git,
+    keep_out_of_git,
+)
 from rtk_policy.settings.targets import (
     Target,
     hook_command,
+    older_targets,
     target,
     targets,
     thin_client_command,
     thin_client_unavailable,
+    with_file_tools,
 )
 
 FAIL_MODES = ("open", "closed", "deny")
@@ -108,36 +125,82 @@ def retrust_warning(before: dict[str, str], after: dict[str, str]) -> str:
     )
 
 
-def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
-    """Install the hook idempotently; exit 1 (file untouched) when the settings file is not JSON."""
-    if getattr(args, "system", False):
-        return run_system(args, stdout, stderr)
-    agent = getattr(args, "agent", None) or "claude"
-    specs = targets(agent, bool(getattr(args, "global_", False)))
+def installed_command(agent: str, args: Any, stderr: IO[str] | None = None) -> tuple[str, str]:
+    """(the hook command init writes for `agent` here, its fail mode): the thin client, or the
+    in-process hook with `--in-process` or where the thin client cannot run (said on `stderr`)."""
     mode = chosen_fail_mode(args)
     in_process = bool(getattr(args, "in_process", False))
     if not in_process and (reason := thin_client_unavailable()):
-        stderr.write(f"rtk-policy init: the thin client cannot be used here ({reason}); ")
-        stderr.write("installing the in-process hook\n")
+        if stderr is not None:
+            stderr.write(f"rtk-policy init: the thin client cannot be used here ({reason}); ")
+            stderr.write("installing the in-process hook\n")
         in_process = True
     command = hook_command(agent, mode) if in_process else thin_client_command(agent, mode)
+    return command, mode
+
+
+def run(args: Any, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
+    """Install the hook idempotently; exit 1 (file untouched) when the settings file is not JSON
+    or, for a project, when the working folder is not where the agent reads project settings."""
+    if getattr(args, "system", False):
+        return run_system(args, stdout, stderr)
+    agent = getattr(args, "agent", None) or "claude"
+    global_, cwd = bool(getattr(args, "global_", False)), os.getcwd()
+    specs = targets(agent, global_, cwd)
+    if not global_:
+        try:
+            check_install_folder(specs[0].path, cwd, agent)
+        except NotProjectRoot as error:
+            stderr.write(f"rtk-policy init: error: {error}\n")
+            return 1
+    command, mode = installed_command(agent, args, stderr)
     before = codex_statuses(specs) if agent == "codex" else {}
+    created = not specs[0].path.exists()
     change = _install(specs, command, stderr, mode)
     if change is None:
         return 1
     after = codex_statuses(specs) if agent == "codex" else {}
     if change.changed and (warning := retrust_warning(before, after)):
         stderr.write(f"rtk-policy init: warning: {warning}\n")
-    stdout.write(change.message + "\n")
-    stdout.write(IN_PROCESS_NOTE if in_process else THIN_CLIENT_NOTE)
+    done = [change.message]
+    if not global_:
+        done += [*move_older(agent, cwd, stderr), *keep_out_of_git(specs[0].path, created)]
+        done += keep_backups_out_of_git([older.path for older in older_targets(agent, False, cwd)])
+    done = [line for line in done if line]
+    trusted = bool(after) and all(status == codex_trust.TRUSTED for status in after.values())
+    if getattr(args, "json", False):
+        compiled = compile_ahead(io.StringIO(), stderr)
+        report = {"ok": True, "agent": agent, "file": change.path, "changed": change.changed,
+                  "command": command, "form": command_form(command), "fail_mode": mode,
+                  "done": done, "policies_compiled": compiled}  # fmt: skip
+        if agent == "codex":
+            report["codex_trusted"] = trusted
+        stdout.write(json.dumps(report, indent=2) + "\n")
+        return 0
+    stdout.writelines(f"{line}\n" for line in done)
+    stdout.write(IN_PROCESS_NOTE if command_form(command) == IN_PROCESS else THIN_CLIENT_NOTE)
     if agent == "claude":
         stdout.write(HTTP_NOTE)
     stdout.write(FAIL_NOTE.format(mode=mode, what=FAIL_WHAT[mode]))
     if agent == "codex":
-        trusted = after and all(status == codex_trust.TRUSTED for status in after.values())
         stdout.write("Codex trusts this hook.\n" if trusted else CODEX_TRUST_NOTE)
     compile_ahead(stdout, stderr)
     return 0
+
+
+def move_older(agent: str, cwd: str, stderr: IO[str]) -> list[str]:
+    """Take our entries out of the files older versions of init wrote for this project (Claude
+    Code's committed `.claude/settings.json`), leaving everyone else's; what was done."""
+    done = []
+    for older in older_targets(agent, False, cwd):
+        try:
+            change = uninstall(with_file_tools(older))
+        except (SettingsError, OSError) as error:
+            stderr.write(f"rtk-policy init: warning: {older.path} keeps an older entry: {error}\n")
+            continue
+        if change.changed:
+            done.append(f"{change.message} (where an older init wrote it)")
+    return done
 
 
 def compile_ahead(stdout: IO[str], stderr: IO[str]) -> bool:

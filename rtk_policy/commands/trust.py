@@ -8,6 +8,8 @@ rewrites and settings apply too, as long as its files stay as they were when tru
 
 from __future__ import annotations
 
+import io
+import json
 import os
 from typing import IO
 
@@ -16,13 +18,27 @@ from rtk_policy.config.layers import PROJECT, read_layer
 
 
 def run(args: object, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
-    """Entry point of `rtk-policy trust`; exit 1 when there is nothing to trust or revoke."""
+    """Entry point of `rtk-policy trust`; exit 1 when there is nothing to trust or revoke.
+    `--json`: the result (or the list) as one JSON object instead of the sentences."""
+    as_json = bool(getattr(args, "json", False))
     if getattr(args, "list", False):
+        if as_json:
+            stdout.write(json.dumps({"trusted": trusted_layers()}, indent=2) + "\n")
+            return 0
         return list_trusted(stdout)
     folder = getattr(args, "dir", None) or os.getcwd()
+    text = io.StringIO() if as_json else stdout
     if getattr(args, "revoke", False):
-        return revoke(folder, stdout, stderr)
-    return trust_folder(folder, stdout, stderr)
+        code = revoke(folder, text, stderr)
+        report = {"ok": code == 0, "action": "revoke", "folder": folder}
+    else:
+        code = trust_folder(folder, text, stderr)
+        report = {"ok": code == 0, "action": "trust", "folder": folder}
+    if as_json:
+        report["layer"] = layer_folder(folder)
+        report["message"] = text.getvalue().strip()
+        stdout.write(json.dumps(report, indent=2) + "\n")
+    return code
 
 
 def layer_folder(folder: str) -> str | None:
@@ -69,15 +85,25 @@ def revoke(folder: str, stdout: IO[str], stderr: IO[str]) -> int:
     return 0
 
 
-def list_trusted(stdout: IO[str]) -> int:
-    """Print each trusted layer: `trusted`, `changed` (its files differ now) or `missing`."""
+def trusted_layers() -> list[dict[str, str]]:
+    """Each trusted layer: its folder, state (`trusted`, `changed`: its files differ now, or
+    `missing`) and when it was trusted."""
     records = trust.read_records()
+    found = []
     for layer_dir, entry in sorted(records.items()):
         if not os.path.isdir(layer_dir):
             state = "missing"
         else:
             state = trust.status_of(read_layer(PROJECT, layer_dir), records)
-        stdout.write(f"{state:<9} {layer_dir}  (since {entry.get('trusted_at', '?')})\n")
-    if not records:
+        found.append({"layer": layer_dir, "state": state, "since": entry.get("trusted_at", "?")})
+    return found
+
+
+def list_trusted(stdout: IO[str]) -> int:
+    """Print each trusted layer: `trusted`, `changed` (its files differ now) or `missing`."""
+    layers = trusted_layers()
+    for layer in layers:
+        stdout.write(f"{layer['state']:<9} {layer['layer']}  (since {layer['since']})\n")
+    if not layers:
         stdout.write("no trusted projects\n")
     return 0

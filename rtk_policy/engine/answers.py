@@ -49,8 +49,12 @@ def join_words(words: list[str]) -> str:
 
 def request_context(engine: object, cwd: str, agent: str = "", **fields: object) -> object:
     """The engine context for a request made from `cwd`, with the rules of `agent` (the host's own
-    permission rules, `rtk_policy.settings.agent_rules`; Claude Code's by default)."""
+    permission rules, `rtk_policy.settings.agent_rules`; Claude Code's by default) and its project
+    folder found as the hook finds it (so `rm -rf ../build` from a subfolder stays inside it)."""
     from rtk_policy.settings.agent_rules import load_agent_rules
+    from rtk_policy.settings.claude_rules import agent_project_dir
+
+    fields.setdefault("project_dir", agent_project_dir(agent or "claude", cwd))
 
     deny, ask, allow, keep = load_agent_rules(agent or "claude", cwd)
     if keep:

@@ -64,6 +64,10 @@ class Engine:
         """
         clean = _valid_unicode(text)
         command_line = parse(clean, context.transparent_prefixes)
+        if command_line.parse_error:
+            closed = self._closed(command_line, context, trace)
+            if closed is not None:
+                return closed
         evaluation = self.policies.evaluate(command_line, context, trace)  # type: ignore[attr-defined]
         changed = replacements(command_line, evaluation) if clean == text else None
         rewrite = splice(command_line, changed) if changed is not None else None
@@ -79,6 +83,22 @@ class Engine:
             )
         decision = decide(command_line, evaluation, rewrite, recheck)
         return Outcome(command_line, evaluation, self._layer_state(decision))
+
+    def _closed(self, command_line: CommandLine, context: Context, trace: bool) -> Outcome | None:
+        """The outcome of a command whose last quote is left open, judged with it closed
+        (`engine/unclosed.py`), never rewritten; None when that is not the parse error, or when
+        the text as typed is denied (that deny stands)."""
+        from rtk_policy.engine.unclosed import closed_text
+
+        closed = closed_text(command_line, lambda t: parse(t, context.transparent_prefixes))
+        if closed is None:
+            return None
+        as_typed = self.policies.evaluate(command_line, context, trace)  # type: ignore[attr-defined]
+        if decide(command_line, as_typed, None).verdict == "deny":
+            return None
+        evaluation = self.policies.evaluate(closed, context, trace)  # type: ignore[attr-defined]
+        decision = decide(closed, evaluation, None)
+        return Outcome(closed, evaluation, self._layer_state(decision))
 
     def _recheck_needed(self, *facts: object) -> bool:
         return recheck_needed(*facts, self.policies)

@@ -159,14 +159,10 @@ class _Hook:
     def project_dir(request: HookRequest, facts: Any = None) -> str:
         """`$CLAUDE_PROJECT_DIR` for Claude Code, else the Claude project folder of the cwd (asked
         of `facts`, a `serve_memo.FolderFacts`, when given)."""
-        env = os.environ.get("CLAUDE_PROJECT_DIR", "") if request.agent == "claude" else ""
-        if env:
-            return env
-        from rtk_policy.settings.claude_rules import claude_project_dir
+        from rtk_policy.settings.claude_rules import agent_project_dir
 
-        find = facts.claude_project_dir if facts is not None else claude_project_dir
-        folder = find(request.cwd) if request.cwd else None
-        return str(folder) if folder is not None else ""
+        find = facts.claude_project_dir if facts is not None else None
+        return agent_project_dir(request.agent, request.cwd, find)
 
     # -- failures ---------------------------------------------------------------------------------
 

@@ -105,6 +105,26 @@ def dirname(path: str) -> str:
     return posixpath.dirname(path)
 
 
+#: find's actions that run a command up to a `;` or `+` argument
+_FIND_EXECS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+
+def find_actions(args: list[str]) -> list[str]:
+    """find's arguments without the commands its -exec/-execdir/-ok/-okdir run (each up to its
+    `;` or `+`): `find . -exec echo -delete ;` has no `-delete` action of its own."""
+    out: list[str] = []
+    inside = False
+    for arg in args:
+        if inside:
+            inside = arg not in (";", "+")
+        elif arg in _FIND_EXECS:
+            inside = True
+            out.append(arg)
+        else:
+            out.append(arg)
+    return out
+
+
 _S, _B, _LS = "string", "bool", "list<string>"
 
 #: The functions of this module.
@@ -117,6 +137,7 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("dirname", (_S,), _S, dirname),
     Function("path_under", (_S, _S), _B, path_under),
     Function("expand_home", (_S,), _S, expand_home),
+    Function("find_actions", (_LS,), _LS, find_actions),
     # re_find(pattern, text): the pattern first, as in glob and bash_rule_matches; RE2
     Function("re_find", (_S, _S), _S, re_find),
     # `x.matches(p)` with a cached compiled pattern; the compiler rewrites literal-pattern calls to it

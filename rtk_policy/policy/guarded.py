@@ -73,10 +73,10 @@ def state_folders() -> Iterator[Guarded]:
 
 
 def runtime_folders() -> Iterator[Guarded]:
-    """Where the resident engine's socket lives (`serve/runtime.py`), under each possible base."""
+    """The runtime folder the thin client uses (`serve/runtime.runtime_dir`: the resident engine's
+    socket and lock), and only that one: with `$XDG_RUNTIME_DIR` set, `/tmp` holds none of it."""
     what = "rtk-policy's runtime folder (the resident engine's socket)"
-    for folder in runtime.runtime_dirs():
-        yield Guarded(folder, what)
+    yield Guarded(runtime.runtime_dir(), what)
 
 
 def package_paths() -> Iterator[Guarded]:

@@ -144,8 +144,7 @@ def load_policy_set(
     if unread and not partial:
         raise PolicyLoadError(unread)
     digest = policy_digest(sources)
-    extra = functions_signature() + schema_signature() + COMPILED_FORMAT + "." + PLANS_FORMAT
-    key = cache_key(digest, chosen.name, chosen.version, extra)
+    key = _set_key(digest, chosen)
     store = use_cache if store is None else store
     if use_cache:
         cached = _cached(key, chosen, digest, cache_folder)
@@ -160,6 +159,19 @@ def load_policy_set(
         policies, patterns = _compile(sources, chosen, digest, partial)
         _store(key, policies, patterns, cache_folder)
     return _checked(policies, unread, partial)
+
+
+def _set_key(digest: str, chosen: Any) -> str:
+    """The cache key of the policies of `digest` compiled on the backend `chosen`."""
+    extra = functions_signature() + schema_signature() + COMPILED_FORMAT + "." + PLANS_FORMAT
+    return cache_key(digest, chosen.name, chosen.version, extra)
+
+
+def is_cached(policies: PolicySet, folder: str | None = None) -> bool:
+    """Whether the compiled cache (`folder`, default the user's) holds `policies` as this version
+    compiles them: what a hook loading the same files reads instead of compiling."""
+    key = _set_key(policies.digest, get_backend(policies.backend))
+    return stored_version(key, folder) is not None
 
 
 #: the sets this process decoded from the cache: key → (the file's `stored_version`, the parts,

@@ -47,12 +47,32 @@ def expand_user(path: str) -> str:
 
 
 def collapse(path: str) -> str:
-    """`path` with `.`, `..` and repeated `/` collapsed (absolute against `/`), a final `/` kept."""
+    """`path` with `.`, `..` and repeated `/` collapsed (absolute against `/`), a final `/` kept.
+    A `..` after a pattern part stays a pattern (`_up_from_patterns`)."""
     tree = len(path) > 1 and path.endswith("/")
+    if ".." in path and is_pattern(path):
+        path = _up_from_patterns(path)
     collapsed = posixpath.normpath(path)
     if collapsed.startswith("//"):
         collapsed = "/" + collapsed.lstrip("/")
     return collapsed + "/" if tree and collapsed != "/" else collapsed
+
+
+def _up_from_patterns(path: str) -> str:
+    """`..` after a part that is a pattern (an unknown value, `*`, which may be several folders
+    deep) goes up to anywhere at or below the part before it: `/a/*/../b` is `/a*/b` (matching
+    `/a/b` and `/a/x/y/b`), `/*/../b` is `/*/b`."""
+    out: list[str] = []
+    for part in path.split("/"):
+        if part == ".." and out and is_pattern(out[-1]):
+            out.pop()
+            if out and out[-1]:
+                out[-1] = out[-1] if out[-1].endswith("*") else out[-1] + "*"
+            else:
+                out.append("*")
+            continue
+        out.append(part)
+    return "/".join(out)
 
 
 def absolute(path: str, cwd: str) -> str:

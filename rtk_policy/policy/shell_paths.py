@@ -36,6 +36,11 @@ _FOR = lazy(
     r"\b(?:for|select)\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\s+([^;\n]*?)\s*(?:;|\n)\s*do\b",
 )
 _BRACE = lazy(globals(), "_BRACE", r"(?<!\$)\{([^{}]*,[^{}]*)\}")
+#: mktemp's option letters read here: `-d`, `-q`, `-u` change nothing about where it makes the
+#: path, `-t` puts a template in the temp folder
+_MKTEMP_FLAGS = lazy(globals(), "_MKTEMP_FLAGS", r"-[dqut]+")
+#: what an unset `$TMPDIR` stands for, as in `shell/paths.py` (the deletion rules read it so too)
+TEMP_DEFAULT = "/tmp"
 _DECLARE = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _MOVES = frozenset({"cd", "pushd"})
 
@@ -118,7 +123,8 @@ def _loop_values(text: str) -> dict[str, list[str]]:
 
 def _expanded(word: str, variables: dict[str, list[str]]) -> list[str]:
     """The forms `word` may take: brace lists opened, variables replaced by each value they were
-    given (or the environment's), an unknown expansion by `*` (at the start: `/*`, any path)."""
+    given (or the environment's), an unset `$TMPDIR` by `/tmp`, any other unknown expansion by `*`
+    (at the start: `/*`, any path)."""
     forms = _braces(word)
     if "$" not in word and "`" not in word:
         return forms
@@ -135,11 +141,11 @@ def _substitute(word: str, variables: dict[str, list[str]]) -> list[str]:
     if match is None:
         return [word]
     name = match.group(1) or match.group(3)
-    values = list(variables.get(name, ())) if name else []
+    values = list(variables.get(name, ())) if name else _made_temp(match.group(0), variables)
     if name and not values and name in os.environ:
         values = [os.environ[name]]
     if not values:
-        default = match.group(2)
+        default = match.group(2) or (TEMP_DEFAULT if name == "TMPDIR" else "")
         values = [default] if default else ["/*" if match.start() == 0 else "*"]
     head, tail = word[: match.start()], word[match.end() :]
     found: list[str] = []
@@ -147,6 +153,29 @@ def _substitute(word: str, variables: dict[str, list[str]]) -> list[str]:
         for rest in _substitute(tail, variables):
             found.append(head + value + rest)
     return found[:MAX_FORMS]
+
+
+def _made_temp(substitution: str, variables: dict[str, list[str]]) -> list[str]:
+    """The paths `$(mktemp [-d] [-q] [-u] [-t] [TEMPLATE])` may print (its `X`s as `*`): in
+    `$TMPDIR` (what the command set it to, else the environment's, else /tmp) or, for a
+    template given without -t, in the current folder. [] for any other substitution (or a
+    -p/--tmpdir folder, a template with a folder in it): unknown."""
+    words = substitution.strip("$()`").split()
+    if not words or words[0] != "mktemp":
+        return []
+    template, in_temp = "", True
+    flags = [w for w in words[1:] if _MKTEMP_FLAGS.fullmatch(w)]
+    for word in words[1:]:
+        if word in ("--directory", "--quiet", "--dry-run") or word in flags:
+            continue
+        if word.startswith("-") or template or "/" in word or "$" in word:
+            return []
+        template, in_temp = word, any("t" in f for f in flags)
+    name = (template or "tmp.XXXXXXXXXX").rstrip("X") + "*"
+    if not in_temp:
+        return [name]
+    bases = variables.get("TMPDIR") or [os.environ.get("TMPDIR") or TEMP_DEFAULT]
+    return [f"{base.rstrip('/')}/{name}" for base in bases if base]
 
 
 def _braces(word: str) -> list[str]:

@@ -33,10 +33,20 @@ class ExampleResult:
         return f"{self.example.file}:{self.example.line}"
 
 
+#: the working and project folder an example runs in: fixed, so that an example decides the same
+#: wherever `check` runs (inside a virtualenv, whose folder the guard-self pack guards, a relative
+#: path would otherwise land in the guarded install)
+EXAMPLE_PROJECT = "/home/example/project"
+
+
 def example_context(engine: object, example: Example) -> Context:
-    """The context an example runs in: the engine's config, overridden by the example's own."""
+    """The context an example runs in: the engine's config, overridden by the example's own, in
+    the fixed project folder `EXAMPLE_PROJECT`."""
     overrides = dict(example.overrides)
-    return build_context(engine, overrides.get("claude") or {}, overrides.get("config") or {})
+    fields = {"cwd": EXAMPLE_PROJECT, "project_dir": EXAMPLE_PROJECT}
+    return build_context(
+        engine, overrides.get("claude") or {}, overrides.get("config") or {}, fields
+    )
 
 
 def build_context(

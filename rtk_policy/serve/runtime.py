@@ -41,19 +41,6 @@ def _uid():
     return os.getuid() if hasattr(os, "getuid") else 0
 
 
-def runtime_dirs():
-    """Every folder `runtime_dir()` can name for this user: under `$XDG_RUNTIME_DIR` when it is
-    set, and the fallbacks in `$TMPDIR` and `/tmp` (the hook's environment may differ from the
-    shell's)."""
-    uid = _uid()
-    found = [runtime_dir()]
-    for base in (os.environ.get("TMPDIR") or "/tmp", "/tmp"):
-        folder = os.path.join(base.rstrip("/") or "/", f"rtk-policy-run-{uid}")
-        if folder not in found:
-            found.append(folder)
-    return found
-
-
 def socket_path():
     """The resident engine's socket: `runtime_dir()/engine.sock`."""
     return os.path.join(runtime_dir(), SOCKET)

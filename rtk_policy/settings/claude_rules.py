@@ -16,6 +16,7 @@ from rtk_policy.config.paths import folders_up
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import IO, Any
 
 LISTS = ("deny", "ask", "allow")
@@ -42,6 +43,16 @@ def claude_project_dir(cwd: str | os.PathLike[str] | None = None) -> str | None:
         if os.path.exists(os.path.join(folder, ".git")):
             return folder
     return None
+
+
+def agent_project_dir(agent: str, cwd: str, find: Callable[[str], str | None] | None = None) -> str:
+    """The project folder of a request from `cwd`: `$CLAUDE_PROJECT_DIR` for Claude Code, else
+    the Claude project folder of `cwd` (`find`, `claude_project_dir` by default); "" when none."""
+    env = os.environ.get("CLAUDE_PROJECT_DIR", "") if agent == "claude" else ""
+    if env:
+        return env
+    folder = (find or claude_project_dir)(cwd) if cwd else None
+    return str(folder) if folder is not None else ""
 
 
 def settings_files(cwd: str | os.PathLike[str] | None = None) -> list[str]:

@@ -60,12 +60,20 @@ def check_output(stdout: str) -> str:
         return f"stdout is not JSON: {text[:80]!r}"
 
 
-def run_command(command: str, agent: str, cwd: str) -> str:
-    """Run an installed hook command on a sample payload; "" when it answered correctly."""
+def run_command(command: str, agent: str, cwd: str, env: dict[str, str] | None = None) -> str:
+    """Run an installed hook command on a sample payload (in the environment `env`, default this
+    one's); "" when it answered correctly."""
     payload = json.dumps(sample_payload(agent, "git status", cwd))
     try:
         done = subprocess.run(
-            command, shell=True, input=payload, capture_output=True, text=True, timeout=30, cwd=cwd
+            command,
+            shell=True,
+            input=payload,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            cwd=cwd,
+            env=env,
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"could not run: {error}"
@@ -137,9 +145,17 @@ def trust_finding(spec: Target, data: dict[str, Any], handler: dict[str, Any]) -
 
 
 def handler_findings(
-    agent: str, spec: Target, data: dict[str, Any], handler: dict[str, Any], cwd: str, fix: str
+    agent: str,
+    spec: Target,
+    data: dict[str, Any],
+    handler: dict[str, Any],
+    cwd: str,
+    fix: str,
+    env: dict[str, str] | None = None,
 ) -> list[Finding]:
-    """Every finding about one handler of ours in `spec.path` (parsed as `data`)."""
+    """Every finding about one handler of ours in `spec.path` (parsed as `data`); its command is
+    run in the environment `env` (doctor's `Sandbox`; None: not run, e.g. when its audit
+    records would reach the user's log)."""
     command = handler[spec.command_key]
     found = [Finding(True, f"{agent} hook installed in {spec.path} ({describe(command)})")]
     found += path_findings(command)
@@ -151,9 +167,10 @@ def handler_findings(
     elif command_form(command) is not None:
         failure = UNGUARDED_FAILURE[agent]
         found.append(Finding(False, f"the hook command has no guard: {failure}", fix))
-    problem = run_command(command, agent, cwd)
-    shown = f" ({problem})" if problem else ""
-    found.append(Finding(not problem, f"hook command runs and answers{shown}", fix))
+    if env is not None:
+        problem = run_command(command, agent, cwd, env)
+        shown = f" ({problem})" if problem else ""
+        found.append(Finding(not problem, f"hook command runs and answers{shown}", fix))
     if spec.timeout is not None and spec.timeout[0] not in handler:
         found.append(Finding(False, f"the hook entry has no {spec.timeout[0]!r}", fix))
     if agent == "codex":

@@ -60,6 +60,21 @@ def targets(agent: str, global_: bool, cwd: str | None = None) -> tuple[Target, 
     return with_file_tools(target(agent, global_, cwd))
 
 
+def older_targets(agent: str, global_: bool, cwd: str | None = None) -> tuple[Target, ...]:
+    """Where older versions of `init` wrote `agent`'s entry instead of `target` (Claude Code's
+    project install: the committed `.claude/settings.json`); () when nowhere else."""
+    if agent != "claude" or global_:
+        return ()
+    shell = target(agent, global_, cwd)
+    return (attrs.evolve(shell, path=shell.path.with_name("settings.json")),)
+
+
+def installed_targets(agent: str, global_: bool, cwd: str | None = None) -> tuple[Target, ...]:
+    """Every file where an entry of ours for `agent` may be (the shell target of each): the
+    current one, then the older ones (`older_targets`)."""
+    return (target(agent, global_, cwd), *older_targets(agent, global_, cwd))
+
+
 #: Seconds an agent waits for our hook before giving up on it (their defaults: 30 to 600 s). The
 #: hook itself gives up on a stdin that never closes after 5 s and on the server after 10 s.
 TIMEOUT_SECONDS = 30
@@ -124,8 +139,12 @@ def target(agent: str, global_: bool, cwd: str | None = None) -> Target:
     """The settings target of `agent`, user-wide (`global_`) or for the project in `cwd`."""
     here = Path(cwd or os.getcwd())
     if agent == "claude":
+        # a project's: the per-user file Claude Code keeps out of git, not the team's settings.json
+        # (the entry holds this machine's absolute paths)
         path = (
-            Path(claude_config_dir()) / "settings.json" if global_ else here / ".claude" / "settings.json"
+            Path(claude_config_dir()) / "settings.json"
+            if global_
+            else here / ".claude" / "settings.local.json"
         )
         return Target(
             agent,
