@@ -80,6 +80,12 @@ SYSTEM_NOTE = (
     "(policies/ and config.toml there), compiled through the root-owned cache {cache}.\n"
     "Nothing the agent's user can write changes what these hooks enforce.\n"
 )
+WRITER_NOTE = (
+    "The hooks hand each audit record to the audit writer (`rtk-policy audit-writer`, its own\n"
+    "user): it stamps the sender's uid and pid, keys the chain with a key only it can read and\n"
+    "keeps the log where the agent's user cannot write. Until it runs, each hook keeps its record\n"
+    "in the user's state folder (audit-spool.jsonl) and says so on stderr.\n"
+)
 CODEX_TRUST_NOTE = (
     "Codex runs this hook only after you trust it: start `codex`, open `/hooks`, review the\n"
     "rtk-policy hook and trust it. `rtk-policy doctor` says whether Codex trusts it.\n"
@@ -240,6 +246,23 @@ def _install(
     return change
 
 
+def _install_writer(root: str, stdout: IO[str], stderr: IO[str]) -> bool:
+    """Set up the audit writer service (`settings/writer_service.py`); False when it failed."""
+    import subprocess
+    import sys
+
+    from rtk_policy.settings import writer_service
+
+    try:
+        done = writer_service.install(sys.executable, root)
+    except (OSError, subprocess.CalledProcessError) as error:
+        stderr.write(f"rtk-policy init --system: error: the audit writer: {error}\n")
+        return False
+    stdout.writelines(f"{line}\n" for line in done)
+    stdout.write(WRITER_NOTE)
+    return True
+
+
 def run_system(args: Any, stdout: IO[str], stderr: IO[str]) -> int:
     """`init --system`: refuse unless root with a root-owned install; then every agent's (or the
     one `--agent`) machine-wide settings, the managed folder and the system cache."""
@@ -272,6 +295,8 @@ def run_system(args: Any, stdout: IO[str], stderr: IO[str]) -> int:
             stdout.write(change.message + "\n")
     rules = system.compile_system_cache(root)
     stdout.write(f"compiled {rules} rules into {system.system_cache(root)}\n")
+    if not getattr(args, "no_audit_writer", False):
+        failed = not _install_writer(root, stdout, stderr) or failed
     stdout.write(SYSTEM_NOTE.format(python=sys.executable, managed=system.managed_folder(root),
                                     cache=system.system_cache(root)))  # fmt: skip
     return 1 if failed else 0

@@ -16,6 +16,7 @@ enabled = true
 path = "~/.local/state/rtk-policy/audit.jsonl"
 redact = ["(?i)token=\\S+"]
 key_file = "/etc/rtk-policy/audit.key"   # the chain's hashes are HMAC-SHA256 with this key
+writer = "/run/rtk-policy/audit/writer.sock"  # managed config only: the audit writer service
 [audit.syslog]
 target = "unix:/dev/log"     # or "udp://127.0.0.1:514", "tcp://127.0.0.1:601" (IP literals)
 facility = "user"            # a syslog facility name: user, auth, authpriv, local0 … local7
@@ -44,7 +45,7 @@ _LIST_KEYS = (
 )
 REWRITE_MODES = ("auto", "always", "never")
 _KNOWN_KEYS = {*_LIST_KEYS, "fail_mode", "backend", "audit", "rewrite", "rewrite_unapproved"}
-_AUDIT_KEYS = ("enabled", "path", "redact", "max_bytes", "key_file", "syslog")
+_AUDIT_KEYS = ("enabled", "path", "redact", "max_bytes", "key_file", "syslog", "writer")
 _SYSLOG_KEYS = ("target", "facility")
 #: Keys (dotted, as in the file) only the trusted layers may set. Every key is (an untrusted
 #: project's config is ignored whole); the audit keys are named here because a project that could
@@ -85,6 +86,8 @@ class Config:
     audit_key_file: str = ""  #: "" = a plain sha256 chain; else its HMAC-SHA256 key
     audit_syslog: str = ""  #: "" = no forwarding; else the syslog target (`audit/forward.py`)
     audit_syslog_facility: str = "user"
+    #: "" = the hook writes the log; else the socket of the audit writer service (`audit/writer.py`)
+    audit_writer: str = ""
     rewrite: str = "auto"  #: auto: only when an `rtk` executable is on the agent's PATH
     #: rewrite commands no rule approved, and where command-line rules cannot be read
     rewrite_unapproved: bool = False
@@ -148,6 +151,9 @@ def merge_layers(parts: list[tuple[str, bool, str, bytes | None]]) -> Config:
                 f"{path}: {', '.join(keys)} ignored: only the managed config locks rules"
             )
             layer = {k: v for k, v in layer.items() if k not in _MANAGED_ONLY}
+        if kind != MANAGED and "writer" in (audit := layer.get("audit") or {}):
+            notices.append(f"{path}: audit.writer ignored: only the managed config chooses it")
+            layer = {**layer, "audit": {k: v for k, v in audit.items() if k != "writer"}}
         modes.append(str(layer.get("fail_mode", "open")))
         _merge(merged, layer)
         sources.append(path)
@@ -211,6 +217,7 @@ def config_from_mapping(data: dict[str, object], base: Config | None = None) -> 
         "redact": merged.pop("audit_redact"),
         "max_bytes": merged.pop("audit_max_bytes"),
         "key_file": merged.pop("audit_key_file"),
+        "writer": merged.pop("audit_writer"),
         "syslog": {
             "target": merged.pop("audit_syslog"),
             "facility": merged.pop("audit_syslog_facility"),
@@ -283,6 +290,7 @@ def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
         audit_key_file=_typed(audit, "key_file", str, ""),
         audit_syslog=target,
         audit_syslog_facility=facility,
+        audit_writer=_typed(audit, "writer", str, ""),
         sources=sources,
         locked_rules=_string_list(data, "locked_rules"),
     )
