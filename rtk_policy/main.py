@@ -147,6 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--global", dest="global_", action="store_true", help="user-wide settings")
     p.add_argument("--agent", choices=AGENTS, help="the agent (default: claude; all with --system)")
     _add_system_options(p, "write every agent's machine-wide settings (as root)")
+    p.add_argument(
+        "--no-audit-writer",
+        dest="no_audit_writer",
+        action="store_true",
+        help="with --system: leave the audit writer service out (each hook writes its own log)",
+    )
     form = p.add_mutually_exclusive_group()
     form.add_argument(
         "--in-process",
@@ -258,9 +264,33 @@ def build_parser() -> argparse.ArgumentParser:
         p, "candidate policy file or folder, added to the shipped packs (repeatable)"
     )
 
+    p = sub.add_parser("gain", help="tokens saved by rewrites, by day, tool and project")
+    _add_report_options(p, "one JSON object: the totals and each grouping")
+    p.add_argument("--log", help="the audit log to read (default: the configured one)")
+
+    p = sub.add_parser("discover", help="commands that got no rewrite, ranked by tokens")
+    p.add_argument(
+        "inputs",
+        nargs="*",
+        help="transcripts or audit logs (default: ~/.claude/projects and the log)",
+    )
+    _add_report_options(p, "one JSON object: the ranked groups")
+    p.add_argument("--limit", type=int, default=30, help="groups shown (default 30)")
+
     p = sub.add_parser("serve", help="run the resident engine")
     p.add_argument("--idle", type=float, default=900.0, help="exit after this many idle seconds")
     p.add_argument("--http", metavar="PORT", type=int, help="also answer http hooks on 127.0.0.1")
+
+    p = sub.add_parser(
+        "audit-writer",
+        help="run the audit writer service (managed deployments; as its own system user)",
+        description="Receive the hooks' audit records on a Unix socket, stamp each with its "
+        "sender's uid and pid as the kernel reports them, chain them with the HMAC key and write "
+        "the log; settings from the managed config's [audit] table.",
+    )
+    p.add_argument("--config", metavar="FILE", help="config.toml (default: the managed one)")
+    p.add_argument("--socket", metavar="PATH", help="socket (default: the config's audit.writer)")
+    p.add_argument("--user", metavar="NAME", help="started as root: become this user to serve")
     return parser
 
 
@@ -296,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return hook.run(hook_options, sys.stdin, sys.stdout, sys.stderr)
     options = command_options(args)
-    module = importlib.import_module(f"rtk_policy.commands.{args.subcommand}")
+    module = importlib.import_module(f"rtk_policy.commands.{args.subcommand.replace('-', '_')}")
     if vars(args).get("quiet"):  # nothing on stdout; errors and warnings still on stderr
         with open(os.devnull, "w", encoding="utf-8") as nowhere:
             return int(module.run(stdin=sys.stdin, stdout=nowhere, stderr=sys.stderr, **options))

@@ -1,8 +1,14 @@
 """Shared test setup: every test runs with its own state and config folders, so nothing reads or writes
 the developer's real audit log, config or Claude Code settings. The compiled-policy cache is shared by the
-whole session (it is keyed by content, so sharing it is safe and keeps the suite fast)."""
+whole session (it is keyed by content, so sharing it is safe and keeps the suite fast).
+
+RTK is installed for every test: a stub `rtk` (it prints its version, `FAKE_RTK_VERSION`) comes first
+on PATH, as a user who installed RTK has it, so `rewrite = "auto"` rewrites. A test about RTK being
+absent removes it from PATH itself."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -12,9 +18,26 @@ def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(tmp_path_factory.mktemp("cache"))
 
 
+FAKE_RTK_VERSION = "rtk 0.40.0"
+
+
+@pytest.fixture(scope="session")
+def fake_rtk_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A folder holding a stub `rtk` executable that prints `FAKE_RTK_VERSION` and its arguments."""
+    folder = tmp_path_factory.mktemp("rtk-bin")
+    stub = folder / "rtk"
+    stub.write_text(f'#!/bin/sh\nif [ "$1" = --version ]; then echo "{FAKE_RTK_VERSION}"; '
+                    'else echo "rtk $*"; fi\n', encoding="utf-8")
+    stub.chmod(0o755)
+    return str(folder)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_environment(
-    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory, _session_cache: str
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path_factory: pytest.TempPathFactory,
+    _session_cache: str,
+    fake_rtk_dir: str,
 ) -> None:
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
@@ -23,6 +46,7 @@ def _isolated_environment(
     monkeypatch.setenv("XDG_CACHE_HOME", _session_cache)
     monkeypatch.delenv("RTK_REWRITE_HOST", raising=False)
     monkeypatch.delenv("RTK_POLICY_BACKEND", raising=False)
+    monkeypatch.setenv("PATH", fake_rtk_dir + os.pathsep + os.environ.get("PATH", ""))
     monkeypatch.delenv("RTK_POLICY_FAIL", raising=False)
     # the managed layer is a fixed system folder: in-process tests never read the machine's own
     from rtk_policy.config import paths

@@ -3,6 +3,9 @@ attributes `decide` reads (no parser, no engine)."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import attrs
 
 from rtk_policy.policy.model import Example, Rule
@@ -50,3 +53,43 @@ def make_rule(
         pipeline="never",
         examples=examples,
     )
+
+
+def fake_claude(folder: Path) -> Path:
+    """An executable named `claude` that stands for Claude Code in a process tree: it runs the words
+    after `--` as its child and exits with its status, so the child's parent process has the
+    command line `/bin/sh …/claude [OPTIONS…] -- CMD…`, options (`--disallowedTools …`) included,
+    as a hook started by Claude Code has."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "claude"
+    script.write_text(
+        '#!/bin/sh\nwhile [ "$#" -gt 0 ] && [ "$1" != -- ]; do shift; done\nshift\n"$@"\n'
+        "status=$?\nexit $status\n",
+        encoding="utf-8",
+    )
+    script.chmod(0o755)
+    return script
+
+
+def under_claude(folder: Path, argv: list[str], *options: str) -> list[str]:
+    """`argv` run as a child of a fake Claude Code started with `options`."""
+    return [str(fake_claude(folder)), *options, "--", *argv]
+
+
+def with_path(env: dict[str, str], folder: str) -> dict[str, str]:
+    """`env` with `folder` first on PATH."""
+    return {**env, "PATH": folder + os.pathsep + env.get("PATH", "")}
+
+
+def trust_workspace(folder: Path) -> None:
+    """Record `folder` as a workspace Claude Code trusts, in its global config (where the trust
+    dialog's answer is kept), so its project settings' allow rules count."""
+    import json
+
+    from rtk_policy.settings.claude_trust import global_config_path, trust_key
+
+    path = Path(global_config_path())
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    data.setdefault("projects", {})[trust_key(str(folder))] = {"hasTrustDialogAccepted": True}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")

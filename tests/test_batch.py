@@ -92,7 +92,8 @@ def test_a_repeated_line_is_answered_from_memory_and_a_different_context_is_not(
     out = io.StringIO()
     assert run_batch(engine, str(source), "claude", io.StringIO(), out, io.StringIO()) == 0
     answers = [json.loads(line) for line in out.getvalue().splitlines()]
-    assert [a["verdict"] for a in answers] == ["none", "deny", "none", "none", "deny", "none"]
+    # git status is in Claude Code's read-only set (claude-read-only): allowed unless a rule denies
+    assert [a["verdict"] for a in answers] == ["allow", "deny", "allow", "allow", "deny", "allow"]
     assert answers[0]["rewrite"] == "rtk git status" and answers[3]["rewrite"] is None
     assert answers[0] == answers[2] == answers[5] and answers[1] == answers[4]
     assert engine.decided == ["git status"] * 3  # three distinct lines, each decided once

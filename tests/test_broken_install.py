@@ -152,14 +152,15 @@ def expected(agent: str, mode: str) -> bytes:
 
 @pytest.mark.parametrize("mode", ["open", "closed"])
 def test_uninstalled_package_answers_per_fail_mode_for_every_agent(installed, mode) -> None:
-    """Working first (a rewrite), then after `pip uninstall` the fail mode's answer, exit 0."""
+    """Working first (the engine's answer: Claude Code's read-only `git status` allowed), then
+    after `pip uninstall` the fail mode's answer, exit 0."""
     commands = {agent: init(installed, agent, "--fail", mode) for agent in AGENTS}
     try:
         done = run_hook(installed, "claude", commands["claude"])
         assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout)["hookSpecificOutput"]["updatedInput"]["command"] == (
-            "rtk git status"
-        )
+        answer = json.loads(done.stdout)["hookSpecificOutput"]
+        assert answer["permissionDecision"] == "allow", answer
+        assert answer["permissionDecisionReason"].startswith("Claude Code runs this read-only")
     finally:
         stop_servers(installed)
     python = installed["venv"] / "bin" / "python"
@@ -179,6 +180,16 @@ def test_uninstalled_package_answers_per_fail_mode_for_every_agent(installed, mo
     unguarded_command = " ".join(unguarded(commands["claude"]) or [])
     old = run_hook(installed, "claude", unguarded_command)
     assert old.returncode == 2  # what earlier inits installed: Claude Code reads exit 2 as block
+
+
+def test_a_missing_client_body_answers_per_fail_mode(installed) -> None:
+    """`client.py` runs `thin_client.py`: the guard checks both, so a half-removed package still
+    answers with the fail mode chosen at `init` (here closed), not the client's own fallback."""
+    command = init(installed, "claude", "--fail", "closed")
+    (site_packages(installed["venv"]) / "rtk_policy" / "serve" / "thin_client.py").unlink()
+    done = run_hook(installed, "claude", command)
+    assert (done.returncode, done.stdout) == (0, expected("claude", "closed")), done
+    assert b"the hook cannot run" in done.stderr
 
 
 def test_fail_closed_sets_claude_codes_own_block_on_failure(installed) -> None:

@@ -28,8 +28,8 @@ COMMANDS = {
     "rm -rf /": "deny",
     "sudo rm -rf / --no-preserve-root": "deny",
     "git push --force origin main": "deny",
-    "git status": "none",
-    "ls -la | grep x": "none",
+    "git status": "allow",  # Claude Code's read-only set (claude-read-only)
+    "ls -la | grep x": "allow",
 }
 MAGIC = b"rtk-policy-cache 3\n"
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from fakes import trust_workspace
 
 import rtk_policy
 
@@ -58,6 +59,7 @@ def test_rewrite_json_names_the_verdict_that_exit_1_leaves_open(tmp_path):
     (tmp_path / ".claude" / "settings.json").write_text(
         json.dumps({"permissions": {"allow": ["Bash(echo:*)"]}}), encoding="utf-8"
     )
+    trust_workspace(tmp_path)  # a project's allow rules count only in a trusted workspace
 
     def answer(command: str) -> tuple[int, dict]:
         done = subprocess.run(
@@ -95,7 +97,7 @@ def test_every_subcommand_takes_its_options_as_the_parameters_of_run() -> None:
         dests = {a.dest for a in actions} - {"help", "quiet"}
         if name == "test":
             dests.discard("as_json")
-        run = importlib.import_module(f"rtk_policy.commands.{name}").run
+        run = importlib.import_module(f"rtk_policy.commands.{name.replace('-', '_')}").run
         params = inspect.signature(run).parameters
         keywords = {p for p, v in params.items() if v.kind is inspect.Parameter.KEYWORD_ONLY}
         if dests != keywords - {"stdin", "stdout", "stderr"}:

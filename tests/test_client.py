@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import private_folders
+from fakes import under_claude
 
 from rtk_policy.serve import client
 
@@ -69,8 +70,10 @@ def alive(pid: int) -> bool:
 
 
 def call(env, data: bytes = PAYLOAD, *extra: str) -> tuple[str, str]:
+    """The client's answer, started as a Claude Code hook is (a child of Claude Code's process)."""
+    folder = Path(env["HOME"]).parent / "claude-bin"
     done = subprocess.run(
-        [sys.executable, "-S", "-I", CLIENT, "claude", *extra],
+        under_claude(folder, [sys.executable, "-S", "-I", CLIENT, "claude", *extra]),
         input=data,
         capture_output=True,
         env=env,
@@ -154,7 +157,10 @@ def test_fast_path_imports_nothing_of_the_engine(env):
     call(env)
     wait_for_server(env)
     done = subprocess.run(
-        [sys.executable, "-S", "-I", "-X", "importtime", CLIENT, "claude"],
+        under_claude(
+            Path(env["HOME"]).parent / "claude-bin",
+            [sys.executable, "-S", "-I", "-X", "importtime", CLIENT, "claude"],
+        ),
         input=PAYLOAD,
         capture_output=True,
         env=env,
@@ -164,9 +170,11 @@ def test_fast_path_imports_nothing_of_the_engine(env):
     imported = [line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()]
     assert imported and "select" in imported
     assert not [name for name in imported if name.split(".")[0] in ("attr", "attrs", "json")]
-    # of the package, only the runtime folder's checks (standard library alone)
+    # of the package, only the client and its runtime folder's checks (standard library alone)
     ours = [name for name in imported if name.split(".")[0] == "rtk_policy"]
-    assert ours == ["rtk_policy", "rtk_policy.serve", "rtk_policy.serve.runtime"]
+    assert ours == [
+        "rtk_policy", "rtk_policy.serve", "rtk_policy.serve.runtime", "rtk_policy.serve.thin_client"
+    ]  # fmt: skip
 
 
 def test_bad_input_through_the_server_is_answered_like_the_hook(env):
@@ -212,7 +220,11 @@ def test_init_serve_installs_the_thin_client_and_uninstall_removes_it(env, tmp_p
     command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     assert unguarded(command) == [sys.executable, "-S", "-I", CLIENT, "claude"]
     done = subprocess.run(
-        command, shell=True, input=PAYLOAD, capture_output=True, env=env, timeout=120
+        under_claude(tmp_path / "claude-bin", ["/bin/sh", "-c", command]),
+        input=PAYLOAD,
+        capture_output=True,
+        env=env,
+        timeout=120,
     )
     assert json.loads(done.stdout)["hookSpecificOutput"]["updatedInput"] == EXPECTED
     wait_for_server(env)
@@ -259,3 +271,42 @@ def test_a_broken_install_answers_like_the_delegate_script(monkeypatch, agent, m
                 assert "ImportError: x" in shape[key]
                 shape[key] = "R"
     assert answer == expected
+
+
+#: run the installed client's `main` as `client.py` does, then list the loaded modules on stderr
+_MODULES_PROBE = (
+    "import json, sys\n"
+    "sys.path.append(sys.argv.pop(1))\n"
+    "from rtk_policy.serve.thin_client import main\n"
+    "main(sys.argv)\n"
+    "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)) + '\\n')\n"
+)
+#: what a hook call through the client must never load, served or decided in-process: the http
+#: hook's wire format and the terminal tables and bar (issue 20.10), attrs, the CLI parser
+_NEVER_ON_THE_HOOK_PATH = ("h11", "rich", "tqdm", "attr", "attrs", "argparse", "yaml")
+
+
+def _client_modules(env) -> tuple[dict, list[str]]:
+    root = str(Path(CLIENT).parent.parent.parent)
+    folder = Path(env["HOME"]).parent / "claude-bin"  # a child of Claude Code, as `call` runs it
+    done = subprocess.run(
+        under_claude(folder, [sys.executable, "-S", "-I", "-c", _MODULES_PROBE, root, "claude"]),
+        input=PAYLOAD, capture_output=True, env=env, timeout=120,
+    )  # fmt: skip
+    err = done.stderr.decode()
+    assert done.returncode == 0 and "MODULES " in err, err
+    return json.loads(done.stdout), json.loads(err.rsplit("MODULES ", 1)[1])
+
+
+def test_a_client_call_never_loads_h11_or_rich_served_or_in_process(env):
+    """Issue 20.10: the libraries of `serve --http` and of the terminal output stay unloaded."""
+    # no server yet: the client starts one and decides in-process (the whole hook path)
+    answer, modules = _client_modules(env)
+    assert answer["hookSpecificOutput"]["updatedInput"] == EXPECTED
+    assert "rtk_policy.hook.service" in modules  # it did decide in this process
+    assert [name for name in _NEVER_ON_THE_HOOK_PATH if name in modules] == []
+    wait_for_server(env)
+    answer, modules = _client_modules(env)  # served: the engine is the server's
+    assert answer["hookSpecificOutput"]["updatedInput"] == EXPECTED
+    assert "rtk_policy.hook.service" not in modules
+    assert [name for name in _NEVER_ON_THE_HOOK_PATH if name in modules] == []

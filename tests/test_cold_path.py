@@ -4,11 +4,13 @@ answers exactly as the warm engine does and still writes its audit record."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import os
 import subprocess
 import sys
 
 import pytest
+from fakes import under_claude
 
 from rtk_policy.engine.pipeline import load_engine
 from rtk_policy.policy import cache
@@ -106,8 +108,10 @@ def env(tmp_path, cache_home):
 
 
 def _hook(env: dict[str, str], command: str) -> tuple[str, list[str]]:
+    """The cold hook's answer and imported modules, run as Claude Code runs a hook."""
+    folder = os.path.join(env["XDG_STATE_HOME"], "claude-bin")
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE],
+        under_claude(Path(folder), [sys.executable, "-c", _PROBE]),
         input=_payload(command),
         capture_output=True,
         env=env,

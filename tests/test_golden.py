@@ -8,8 +8,13 @@ console script and the `hooks/claude/rtk-rewrite.sh` delegate, which must answer
 in-process hook.
 
 Everything runs in a sandbox: HOME and the XDG folders are temporary, so the user's config,
-policies, cache, audit log and Claude settings never leak in. Regenerate with
-`pytest tests/test_golden.py --snapshot-update` and review the diff like code.
+policies, cache, audit log and Claude settings never leak in. The corpus pins the rewrites, so the
+sandbox is a machine where they reach the agent: RTK is installed (a stub `rtk` answering
+`--version` comes first on PATH, so `rewrite = "auto"` rewrites), the rules project is a workspace
+Claude Code trusts (`~/.claude.json`), and the hook runs under a Claude Code whose command line
+holds no rules (the processes run as children of a fake `claude`; in-process, that command line is
+given as read). A small group (`test_rtk_absent`) pins the same answers with no `rtk` on PATH.
+Regenerate with `pytest tests/test_golden.py --snapshot-update` and review the diff like code.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import fake_claude
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from rtk_policy.policytest.plugin import read_corpus
@@ -51,6 +57,9 @@ GEMINI_TOOLS = {
     "confirmationRequired": ["run_shell_command(git push)"],
 }  # fmt: skip
 CURSOR_PERMISSIONS = {"allow": ["Shell(git)", "Shell(cargo)", "Shell(ls)"], "deny": ["Shell(rm)"]}
+#: Commands answered again with no `rtk` on PATH (`rewrite = "auto"` then hands over no rewrite).
+RTK_ABSENT = ("git status", "ls -la", "cargo build", "git push origin main", "rm -rf /",
+              "npm run build 2>&1 | tail -5")  # fmt: skip
 SESSION = "3f6c2a1e-8d4b-4c2f-9a57-0d1e2b3c4d5e"
 PASSES = ("no_rules", "rules")
 AGENT_SHAPES = ("copilot_cli", "copilot_claude", "gemini", "cursor", "codex")
@@ -114,6 +123,8 @@ class Sandbox:
             (Path(os.environ["HOME"]) / ".gemini" / "trustedFolders.json",
              {str(rules): "TRUST_FOLDER"}),
             (rules / ".cursor" / "cli.json", {"permissions": CURSOR_PERMISSIONS}),
+            (Path(os.environ["HOME"]) / ".claude.json",
+             {"projects": {str(rules): {"hasTrustDialogAccepted": True}}}),
         ):  # fmt: skip
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(data), encoding="utf-8")
@@ -140,8 +151,9 @@ _FOREIGN_VARS = ("CLAUDE_CONFIG_DIR", "CLAUDE_PROJECT_DIR", "RTK_REWRITE_HOST", 
 
 
 @pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """A module-wide sandbox with the engine loaded once from the default search path."""
+def sandbox(tmp_path_factory: pytest.TempPathFactory, fake_rtk_dir: str) -> Any:
+    """A module-wide sandbox with the engine loaded once from the default search path, RTK on
+    PATH, and Claude Code's command line (no rules) read by every in-process hook call."""
     root = tmp_path_factory.mktemp("golden")
     with pytest.MonkeyPatch.context() as monkeypatch:
         for name in _SANDBOX_VARS:
@@ -150,12 +162,24 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Any:
             monkeypatch.setenv(name, str(folder))
         for name in _FOREIGN_VARS:
             monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("PATH", fake_rtk_dir + os.pathsep + os.environ.get("PATH", ""))
+        from rtk_policy.settings import claude_cli
+
+        no_rules = claude_cli.CliRules(seen=True, why="golden: Claude Code with no rule options")
+        monkeypatch.setattr(claude_cli, "host_rules", lambda start_pid=None: no_rules)
         box = Sandbox(root, monkeypatch)
         from rtk_policy.engine import pipeline as engine_module
 
         box.engine = engine_module.load_engine(cwd=str(box.projects["no_rules"]))
         monkeypatch.setattr(engine_module, "load_engine", lambda *a, **k: box.engine)
         yield box
+
+
+@pytest.fixture(autouse=True)
+def _sandbox_claude_dir(_isolated_environment: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code's folders are the sandbox HOME's (`~/.claude`, `~/.claude.json`), in-process as
+    in the processes, whose environment holds no CLAUDE_CONFIG_DIR."""
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
 
 
 @pytest.fixture
@@ -321,6 +345,19 @@ def test_claude_hook_and_rewrite(section: str, sandbox: Sandbox, golden: Any) ->
     assert result == golden
 
 
+def test_rtk_absent(sandbox: Sandbox, golden: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no `rtk` on PATH (`rewrite = "auto"`), the Claude hook hands over no rewrite: the
+    decision stays (a read-only command is still allowed), `rewrite` still prints RTK's answer."""
+    monkeypatch.setenv("PATH", os.pathsep.join(
+        folder for folder in os.environ["PATH"].split(os.pathsep)
+        if not os.path.exists(os.path.join(folder, "rtk"))
+    ))  # fmt: skip
+    result = OrderedDict((command, answers(sandbox, command)) for command in RTK_ABSENT)
+    hooks = [answer[which]["hook"] for answer in result.values() for which in PASSES]
+    assert not any("updatedInput" in (hook or {}).get("hookSpecificOutput", {}) for hook in hooks)
+    assert result == golden
+
+
 def test_other_agents(sandbox: Sandbox, golden: Any) -> None:
     """Every other agent's answer for the representative subset, with and without the agent's own
     rules (Claude Code's for Copilot and Codex, Gemini's and Cursor's equivalents for those)."""
@@ -338,9 +375,11 @@ def test_other_agents(sandbox: Sandbox, golden: Any) -> None:
 
 @pytest.mark.parametrize("shape", ["claude", *AGENT_SHAPES])
 def test_agent_detection_matches_the_named_agent(shape: str, sandbox: Sandbox) -> None:
-    """`hook` without an agent name answers each payload exactly as the named protocol does."""
+    """`hook` without an agent name answers each payload exactly as the named protocol does; a
+    Copilot payload in Claude Code's own shape cannot be told apart, and is answered as Claude's."""
+    agent = "claude" if shape == "copilot_claude" else ""
     for command in SUBSET[::4]:
-        named = hook_stdout(sandbox, shape, command, "rules")
+        named = hook_stdout(sandbox, shape, command, "rules", agent=agent)
         detected = hook_stdout(sandbox, shape, command, "rules", agent=None)
         assert detected == named, command
 
@@ -402,10 +441,12 @@ def test_console_script_and_delegate_match_the_direct_command(which: str, sandbo
     assert DELEGATE.is_file(), "hooks/claude/rtk-rewrite.sh is missing"
     home = os.environ["HOME"]
 
+    claude = str(fake_claude(sandbox.root / f"claude-{which}"))  # the hook's Claude Code
+
     def one(command: str) -> tuple[tuple[int, str, str], tuple[int, str, str]]:
         stdin = json.dumps(payload("claude", command, str(sandbox.projects[which]), home))
-        console = _run([str(CONSOLE), "hook", "claude"], stdin, sandbox, which)
-        delegate = _run(["sh", str(DELEGATE)], stdin, sandbox, which)
+        console = _run([claude, "--", str(CONSOLE), "hook", "claude"], stdin, sandbox, which)
+        delegate = _run([claude, "--", "sh", str(DELEGATE)], stdin, sandbox, which)
         return console, delegate
 
     commands = PROCESS_SUBSET[PASSES.index(which) :: 2]

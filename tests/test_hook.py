@@ -7,6 +7,7 @@ import json
 from types import SimpleNamespace
 
 import pytest
+from fakes import trust_workspace
 
 from rtk_policy.commands import hook
 from rtk_policy.config.load import Config
@@ -38,7 +39,14 @@ class FakeEngine:
     folder_facts = None
 
     def __init__(
-        self, verdict="none", rewritten=None, reasons=(), warnings=(), error=None, fail_mode="open"
+        self,
+        verdict="none",
+        rewritten=None,
+        reasons=(),
+        warnings=(),
+        error=None,
+        fail_mode="open",
+        **config,
     ):
         self.verdict, self.rewritten, self.reasons, self.warnings = (
             verdict,
@@ -47,7 +55,7 @@ class FakeEngine:
             warnings,
         )
         self.error = error
-        self.config = Config(fail_mode=fail_mode, audit_enabled=False)
+        self.config = Config(fail_mode=fail_mode, audit_enabled=False, **config)
         self.calls = []
 
     def evaluate_tool(self, call, context):
@@ -112,8 +120,16 @@ def answer(stdout):
     return json.loads(stdout)
 
 
-def test_rewrite_with_no_opinion_keeps_fields_and_omits_decision():
+def test_a_rewrite_no_rule_approved_is_dropped_for_claude_by_default():
+    """Claude Code would match its rules against `rtk git push --force`, where a command-line deny
+    rule on `git push` no longer matches: the command is left as typed, with no opinion."""
     out, err, code = call(PAYLOAD, FakeEngine("none", "rtk git push --force"))
+    assert (out, err, code) == ("", "", 0)
+
+
+def test_rewrite_with_no_opinion_keeps_fields_and_omits_decision():
+    engine = FakeEngine("none", "rtk git push --force", rewrite_unapproved=True)
+    out, err, code = call(PAYLOAD, engine)
     specific = answer(out)["hookSpecificOutput"]
     assert code == 0 and err == ""
     assert "permissionDecision" not in specific
@@ -147,6 +163,7 @@ def test_context_carries_request_fields_and_claude_rules(tmp_path, monkeypatch):
             }
         )
     )
+    trust_workspace(project)  # else Claude Code (and so the hook) drops the project's allow rules
     engine = FakeEngine("none")
     call({**PAYLOAD, "cwd": str(project)}, engine)
     text, context = engine.calls[0]

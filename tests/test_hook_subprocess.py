@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fakes import under_claude
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -48,8 +49,10 @@ def env(tmp_path):
 
 
 def run_hook(data: bytes, env, *extra: str):
+    """The hook's answer, run as Claude Code runs it (a child of Claude Code's process)."""
+    folder = Path(env["HOME"]).parent / "claude-bin"
     done = subprocess.run(
-        [PYTHON, "-m", "rtk_policy", "hook", "claude", *extra],
+        under_claude(folder, [PYTHON, "-m", "rtk_policy", "hook", "claude", *extra]),
         input=data,
         capture_output=True,
         env=env,

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from fakes import under_claude
 from conftest import private_folders
 from test_client import server_pid, wait_for_server
 
@@ -374,9 +375,8 @@ def test_the_installed_command_decides_end_to_end(home, tmp_path, runtime):
             "tool_use_id": "t1",
             "tool_input": tool_input or {"command": shell_command, "description": "d"},
         }
-        done = subprocess.run(
-            command,
-            shell=True,
+        done = subprocess.run(  # as Claude Code runs it: a shell, a child of Claude Code
+            under_claude(tmp_path / "claude-bin", ["/bin/sh", "-c", command]),
             input=json.dumps(payload).encode(),
             capture_output=True,
             env=env,

@@ -71,6 +71,14 @@ def test_required_literal(pattern: str, literal: str) -> None:
         ("(a|b", ()),
         ("[^]]|a", ()),
         ("[-]|a", ()),
+        # a mandatory (neither optional nor repeated) top-level group's literals
+        (r"^(?:(?:npx|pnpm)[ ]+)?(?:biome|eslint|lint)(?:[ ]|$)", ("biome", "lint")),
+        ("(?:ab|cd)?(?:ef|gh)", ("ef", "gh")),
+        ("(?:a|b)[0-9](?:xyz|uvw)", ("xyz", "uvw")),  # the group whose shortest literal is longest
+        ("(?:a|)(?:b|)", ()),  # an empty alternative: no literal
+        ("(?:ab|cd)*(?:ef|gh)?", ()),  # repeated or optional groups only
+        ("(?i)x(?:ab|cd)", ()),  # flags
+        ("(?:ab|(?i:cd))", ()),
     ],
 )
 def test_required_literals(pattern: str, literals: tuple[str, ...]) -> None:
@@ -162,7 +170,9 @@ def test_generated_patterns_never_match_without_their_literal(parts, text_parts)
 @settings(max_examples=400, deadline=None)
 @given(
     st.lists(st.lists(st.tuples(_PIECES, _QUANT), min_size=1, max_size=4), min_size=2, max_size=4),
-    st.sampled_from(["{}", "^({})$", "(?:{})", "^{}", "({})x"]),
+    st.sampled_from(
+        ["{}", "^({})$", "(?:{})", "^{}", "({})x", "(?:ab)?(?:{})$", "[a-c]*({})\\d", "^(?:{})+x?"]
+    ),
     st.lists(
         st.sampled_from(["a", "b", "git", " ", "-", "/", ".", "x", "ab", "1", "\t"]), max_size=12
     ),

@@ -14,8 +14,9 @@ import pytest
 
 from rtk_policy.main import build_parser
 
-#: the commands that do not report: `hook` answers an agent's protocol, `serve` runs until idle
-NOT_REPORTING = {"hook", "serve"}
+#: the commands that do not report: `hook` answers an agent's protocol, `serve` runs until idle,
+#: `audit-writer` is a service run by systemd or launchd until stopped
+NOT_REPORTING = {"hook", "serve", "audit-writer"}
 
 
 def subcommand_parsers():

@@ -123,8 +123,11 @@ def test_server_answers_like_the_in_process_hook(server):
 
 
 def test_server_judges_and_audits(server, env):
+    # the asking process (this test) is no child of Claude Code, whose command line is therefore
+    # unread: read-only `git status` is allowed, but not rewritten (rtk_policy.engine.gating)
     out, _ = client.ask_server("claude", payload("git status"), server.path)
-    assert json.loads(out)["hookSpecificOutput"]["updatedInput"]["command"] == "rtk git status"
+    specific = json.loads(out)["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "allow" and "updatedInput" not in specific
     out, _ = client.ask_server("claude", payload("rm -rf /"), server.path)
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     log = env / "state" / "rtk-policy" / "audit.jsonl"
@@ -273,7 +276,7 @@ def test_http_hook_refuses_a_non_loopback_peer():
 def test_remembered_outcomes_are_the_same_and_audited_each_time(server, env):
     for _ in range(3):
         out, _ = client.ask_server("claude", payload("git status"), server.path)
-        assert json.loads(out)["hookSpecificOutput"]["updatedInput"]["command"] == "rtk git status"
+        assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "allow"
     engine = next(iter(server.resident._engines.values()))[2]
     assert engine.hits + server.resident.answers.hits >= 2
     log = env / "state" / "rtk-policy" / "audit.jsonl"

@@ -115,8 +115,10 @@ def test_keep_alive_answers_several_requests_on_one_connection_and_audits_each(h
             status, headers, body = reader.answer()
             assert status == 200 and headers["content-type"] == "application/json"
             assert "connection" not in headers
-        assert verdict(body) == ""
-        assert json.loads(body)["hookSpecificOutput"]["updatedInput"]["command"] == "rtk git status"
+        # Claude Code's read-only set: allowed; an http hook cannot read Claude Code's command
+        # line (its deny rules), so no rewrite is handed over (engine/gating.py, unseen-rules)
+        assert verdict(body) == "allow"
+        assert "updatedInput" not in json.loads(body)["hookSpecificOutput"]
     logged = records(env)
     assert [r["command"] for r in logged] == ["git status", "rm -rf /", "git status"]
     assert [r["tool_use_id"] for r in logged] == ["t0", "t1", "t2"]
@@ -131,9 +133,8 @@ def test_pipelined_requests_are_answered_in_order(httpd, env):
         answers = [reader.answer() for _ in commands]
     assert [a[0] for a in answers] == [200] * 4
     assert verdict(answers[0][2]) == "deny" and verdict(answers[3][2]) == "deny"
-    assert json.loads(answers[1][2])["hookSpecificOutput"]["updatedInput"]["command"] == (
-        "rtk git status"
-    )
+    assert [verdict(a[2]) for a in answers[1:3]] == ["allow", "allow"]  # read-only, not rewritten
+    assert not any("updatedInput" in json.loads(a[2])["hookSpecificOutput"] for a in answers[1:3])
     assert [r["tool_use_id"] for r in records(env)] == ["p0", "p1", "p2", "p3"]
 
 
@@ -483,3 +484,44 @@ def test_folder_facts_ignore_new_files_in_the_cwd_but_not_new_markers(env, monke
     (project / ".claude" / "settings.json").write_text('{"permissions": {"deny": ["Bash(x:*)"]}}')
     facts.new_request()
     assert facts.claude_rules(str(project))[0] == ("x:*",) and len(reads) == 2
+
+
+def _h11_answer(request: bytes, body: bytes) -> tuple[bytes, bool]:
+    """What h11 itself writes for a 200 JSON answer to `request`, and whether it must close."""
+    import h11
+
+    wire = h11.Connection(h11.SERVER)
+    wire.receive_data(request)
+    while type(wire.next_event()) is not h11.EndOfMessage:
+        pass
+    headers = [(b"Content-Type", b"application/json"), (b"Content-Length", b"%d" % len(body))]
+    data = wire.send(h11.Response(status_code=200, reason=b"OK", headers=headers))
+    data += wire.send(h11.Data(data=body)) + wire.send(h11.EndOfMessage())
+    return data, wire.our_state is not h11.DONE
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"POST /hook/claude HTTP/1.1\r\nHost: x\r\n",
+        b"POST /hook/claude HTTP/1.1\r\nHost: x\r\nConnection: close\r\n",
+        b"POST /hook/claude HTTP/1.1\r\nHost: x\r\nConnection: Keep-Alive, CLOSE\r\n",
+        b"POST /hook/claude HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n",
+        b"POST /hook/claude HTTP/1.0\r\n",
+        b"POST /hook/claude HTTP/1.0\r\nConnection: keep-alive\r\n",
+    ],
+)
+def test_answers_are_the_bytes_h11_writes_and_close_when_h11_would(head):
+    """The 200 answer is written without h11's sending machinery: the same bytes, the same
+    decision to close; a kept connection reads its next request with a fresh h11 machine."""
+    request = head + b"Content-Length: 2\r\n\r\n{}"
+    body = b'{"hookSpecificOutput":{"permissionDecision":"allow"}}'
+    connection = serve_http_wire.Connection(None, "127.0.0.1")
+    for _ in range(2):  # the second request on a kept connection, as pipelined clients send it
+        connection.inbox += request
+        taken = serve_http_wire.next_request(connection)
+        assert taken is not None and taken.body == b"{}"
+        data = serve_http_wire.answer(connection, body)
+        assert (data, connection.closing) == _h11_answer(request, body)
+        if connection.closing:
+            break

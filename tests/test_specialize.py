@@ -111,3 +111,35 @@ def test_program_read_as_the_first_operand_of_a_call_or_list_is_folded() -> None
     assert _residual('segment.program in ["ls", "cat"] && true', "ls") == ("lit", True)
     assert _residual('basename(segment.program) == "git" && false', "x") == ("lit", False)
     assert _residual('basename(segment.program) == "git"', "/usr/bin/git") == ("lit", True)
+
+
+def test_a_rule_kept_for_one_program_is_kept_for_others_with_its_test_values(monkeypatch) -> None:
+    """A rule that reads `segment.program` outside its tests (fork-bomb) has a residual of its own
+    per program; once kept for one program it is kept for the next with the same test values
+    without specialising again, with the rule's own guard. A dropped rule is never shared: a
+    program whose tests make it `false` still drops it."""
+    from rtk_policy.policy.guards import specialize as module
+    from rtk_policy.policy.guards.plans import Planner
+
+    engine = load_engine(policy_paths=[str(Path(__file__).resolve().parent.parent / "policies")])
+    compiled = engine.policies.compiled_rules
+    planner = Planner(compiled, FUNCTIONS)
+    fork_bomb = next(i for i, c in enumerate(compiled) if c.rule.id == "fork-bomb")
+    calls: list[str] = []
+    real = module.Specializer.specialize
+
+    def counting(self, ir, program):
+        calls.append(program)
+        return real(self, ir, program)
+
+    monkeypatch.setattr(module.Specializer, "specialize", counting)
+    first, second = planner.plan("aaprog"), planner.plan("bbprog")
+    steps = {index: guard for index, guard in second}
+    assert fork_bomb in dict(first) and fork_bomb in steps
+    assert steps[fork_bomb] is planner._generic_guard(fork_bomb)
+    assert calls.count("bbprog") < calls.count("aaprog")  # the kept rules were not redone
+    rule = compiled[fork_bomb].guard
+    kept = planner._kept_key(fork_bomb, rule, "bbprog")
+    assert planner._residuals[kept][0] is rule  # only kept steps are shared
+    assert all(step[0] != ("lit", False) for key, step in planner._residuals.items()
+               if len(key) == 3 and key[1] == "kept")  # fmt: skip

@@ -230,3 +230,44 @@ def test_init_system_refuses_without_root(root, monkeypatch):
 
 def test_every_agent_has_a_machine_wide_file():
     assert set(system.SYSTEM_SETTINGS) == set(AGENTS)
+
+
+def test_init_system_sets_up_the_audit_writer(root):
+    """The writer's key (0600, new random bytes), its systemd unit and the managed config naming
+    it; the writer then loads that config (its socket, log and key). No service is started."""
+    code, out, err = run(init, system=True, root=str(root))
+    assert code == 0, err
+    key = root / "etc/rtk-policy/audit.key"
+    assert key.stat().st_mode & 0o777 == 0o600 and len(key.read_bytes()) == 32
+    unit = (root / "etc/systemd/system/rtk-policy-audit-writer.service").read_text()
+    assert "User=rtk-policy-audit" in unit and "audit-writer" in unit
+    assert "RuntimeDirectory=rtk-policy/audit" in unit
+    assert "systemctl" in out and "audit writer" in out
+    from rtk_policy.audit import writer
+
+    config = writer.writer_config(str(root / "etc/rtk-policy/config.toml"))
+    assert config.audit_writer == "/run/rtk-policy/audit/writer.sock"
+    assert config.audit_key_file == str(key) and config.audit_path == writer.DEFAULT_LOG
+    # run again: the key and an existing config are kept as they are
+    before = key.read_bytes()
+    assert run(init, system=True, root=str(root))[0] == 0
+    assert key.read_bytes() == before
+
+
+def test_init_system_writes_a_launchd_plist_on_macos(root, monkeypatch):
+    from rtk_policy.settings import writer_service
+
+    monkeypatch.setattr(writer_service, "platform", lambda: "darwin")
+    files = writer_service.service_files("/opt/py/bin/python3")
+    (text,) = files.values()
+    assert "audit-writer" in text and "_rtkpolicyaudit" in text and "/opt/py/bin/python3" in text
+    import plistlib
+
+    assert plistlib.loads(text.encode())["KeepAlive"] is True
+
+
+def test_init_system_can_leave_the_writer_out(root):
+    code, out, err = run(init, system=True, root=str(root), no_audit_writer=True)
+    assert code == 0, err
+    assert not (root / "etc/rtk-policy/audit.key").exists()
+    assert not (root / "etc/rtk-policy/config.toml").exists()

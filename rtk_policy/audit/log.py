@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from rtk_policy.audit import store as audit_store
 from rtk_policy.audit.encode import finish
 from rtk_policy.audit.event import build_event
-from rtk_policy.config.paths import audit_log_file
+from rtk_policy.config.paths import audit_log_file, audit_spool_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -124,7 +124,7 @@ def record(
         if collecting is not None:
             collecting.append((audit_path(config), event, config))
             return
-        _append(config, audit_path(config), [event])
+        _write(config, audit_path(config), [event])
     except Exception as failure:  # noqa: BLE001 - the audit log must never break a hook
         try:
             sys.stderr.write(f"rtk-policy: audit log not written: {failure}\n")
@@ -157,7 +157,7 @@ def write_records(records: list[tuple[str, dict[str, Any], Any]]) -> None:
         events = [event for _, event, _ in records[start:end]]
         start = end
         try:
-            _append(config, path, events)
+            _write(config, path, events)
         except Exception as failure:  # noqa: BLE001 - the audit log must never break a hook
             try:
                 sys.stderr.write(f"rtk-policy: audit log not written: {failure}\n")
@@ -165,7 +165,34 @@ def write_records(records: list[tuple[str, dict[str, Any], Any]]) -> None:
                 pass
 
 
-def _append(config: Any, path: str, events: list[dict[str, Any]]) -> None:
+def _write(config: Any, path: str, events: list[dict[str, Any]]) -> None:
+    """Hand `events` to the audit writer service when the config names one, else append them to
+    the log at `path` (`append_events`).
+
+    A writer that cannot be reached, or is not who it must be (`writer_client`), costs a line on
+    stderr: the records then go to the local spool (`audit_spool_file`, chained and anchored like
+    any log, forwarded to syslog when configured, not keyed: the hook cannot read the key), never
+    nowhere. The decision they record is answered as it was either way.
+    """
+    writer = getattr(config, "audit_writer", "") or ""
+    if not writer:
+        append_events(config, path, events)
+        return
+    from rtk_policy.audit import writer_client
+
+    problem = writer_client.hand_over(writer, [_dumps(event) for event in events])
+    if not problem:
+        return
+    spool = audit_spool_file()
+    sys.stderr.write(
+        f"rtk-policy: audit writer {writer} not used ({problem}); record kept in {spool}\n"
+    )
+    from rtk_policy.util import record as value
+
+    append_events(value.evolve(config, audit_key_file=""), spool, events)
+
+
+def append_events(config: Any, path: str, events: list[dict[str, Any]]) -> None:
     """Append `events` to the log at `path`, chained (keyed when `config` names a key), forwarded
     to syslog when it names a target."""
     digest, keyed = _digest(getattr(config, "audit_key_file", "") or "")
@@ -224,14 +251,19 @@ def _digest(key_file: str) -> tuple[Callable[[bytes], Any], bool]:
     record is still written, and `audit verify --key` reports it as not keyed)."""
     if not key_file:
         return audit_store.sha256, False
+    try:
+        return load_key(key_file), True
+    except (OSError, ValueError) as failure:
+        sys.stderr.write(f"rtk-policy: audit key not used, record not keyed: {failure}\n")
+        return audit_store.sha256, False
+
+
+def load_key(key_file: str) -> Callable[[bytes], Any]:
+    """The HMAC-SHA256 function of `key_file`, read once per process (`keyed_digest`'s errors)."""
     digest = _keys.get(key_file)
     if digest is None:
-        try:
-            digest = _keys[key_file] = keyed_digest(key_file)
-        except (OSError, ValueError) as failure:
-            sys.stderr.write(f"rtk-policy: audit key not used, record not keyed: {failure}\n")
-            return audit_store.sha256, False
-    return digest, True
+        digest = _keys[key_file] = keyed_digest(key_file)
+    return digest
 
 
 def keyed_digest(key_file: str) -> Callable[[bytes], Any]:

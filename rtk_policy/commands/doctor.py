@@ -244,7 +244,40 @@ def findings(cwd: str, fix: bool = False) -> list[Finding]:
         why_not = probe_problem(cwd)
         installed = installed_findings(cwd, None if why_not else sandbox.env, fix)
     notes = [Finding(True, f"note: the hook commands were not run: {why_not}")] if why_not else []
+    notes += [Finding(True, f"note: {note}") for note in rewrite_notes(cwd)]
     return installed + notes + [server] + engine
+
+
+def rewrite_notes(cwd: str) -> list[str]:
+    """What rewriting does here: RTK's presence and version, and the `rewrite*` settings."""
+    from rtk_policy.config.load import load_config
+    from rtk_policy.engine.rtk_probe import rtk_status
+
+    try:
+        config = load_config(cwd=cwd)
+    except Exception as error:  # noqa: BLE001 - reported by the policy check below
+        return [f"rewrites: the config does not load ({error})"]
+    if config.rewrite == "never":
+        return ['rewrites are off (rewrite = "never"): decisions only, commands run as typed']
+    status = rtk_status(store=False)  # doctor leaves the cache as it found it
+    if status.usable:
+        notes = [
+            f"RTK found: {status.why}; commands are rewritten to `rtk …` (fewer tokens of"
+            " output; for Claude Code only those your rules or its read-only set allow)"
+        ]
+    elif config.rewrite == "always":
+        notes = [f'rewrite = "always" but {status.why}: rewritten commands will fail to run']
+    else:
+        notes = [
+            f"RTK not usable ({status.why}): commands are not rewritten, decisions are unchanged."
+            " RTK is optional; install it to save tokens (see the README's first section)"
+        ]
+    if config.rewrite_unapproved:
+        notes.append(
+            "rewrite_unapproved = true: commands no rule approved are rewritten too; a deny rule"
+            " given on Claude Code's command line may be bypassed"
+        )
+    return notes
 
 
 def run(

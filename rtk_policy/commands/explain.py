@@ -17,7 +17,7 @@ from rtk_policy.util.term import paint, wants_colour
 
 if TYPE_CHECKING:
     from rtk_policy.decision import Decision
-    from rtk_policy.engine.pipeline import Outcome
+    from rtk_policy.engine.pipeline import Engine, Outcome
 
 _FLAGS = ("parse_error", "unattestable", "has_substitution", "has_heredoc", "has_here_string",
           "has_file_redirect", "multiline", "rewrite_refused")
@@ -54,7 +54,9 @@ def run(
     command = join_words(words)
     context = request_context(engine, os.getcwd(), agent=agent)
     outcome = engine.evaluate(command, context, trace=True)
-    answer = agent_answer(agent, outcome.decision, command) if agent in AGENTS else None
+    answer = None
+    if agent in AGENTS:
+        answer = agent_answer(agent, hook_decision(engine, outcome.decision, agent), command)
     if as_json:
         data = explain_data(outcome)
         if answer is not None:
@@ -63,6 +65,19 @@ def run(
     else:
         stdout.write(explain_text(outcome, every=every, colour=wants_colour(stdout), agent=answer))
     return 0
+
+
+def hook_decision(engine: Engine, decision: Decision, agent: str) -> Decision:
+    """`decision` as the hook would hand it to `agent` from this process: its rewrite dropped where
+    `engine.gating` drops it (Claude Code's command line is looked for above this process)."""
+    from rtk_policy.engine.gating import host_decision
+
+    seen = False
+    if agent == "claude" and decision.rewritten is not None:
+        from rtk_policy.settings.claude_cli import host_rules
+
+        seen = host_rules().seen
+    return host_decision(decision, engine.config, agent, seen)
 
 
 def agent_answer(agent: str, decision: Decision, command: str) -> dict[str, object]:

@@ -80,6 +80,12 @@ SYSTEM_NOTE = (
     "(policies/ and config.toml there), compiled through the root-owned cache {cache}.\n"
     "Nothing the agent's user can write changes what these hooks enforce.\n"
 )
+WRITER_NOTE = (
+    "The hooks hand each audit record to the audit writer (`rtk-policy audit-writer`, its own\n"
+    "user): it stamps the sender's uid and pid, keys the chain with a key only it can read and\n"
+    "keeps the log where the agent's user cannot write. Until it runs, each hook keeps its record\n"
+    "in the user's state folder (audit-spool.jsonl) and says so on stderr.\n"
+)
 CODEX_TRUST_NOTE = (
     "Codex runs this hook only after you trust it: start `codex`, open `/hooks`, review the\n"
     "rtk-policy hook and trust it. `rtk-policy doctor` says whether Codex trusts it.\n"
@@ -143,6 +149,7 @@ def run(
     in_process: bool = False,
     serve: bool = False,
     fail: str | None = None,
+    no_audit_writer: bool = False,
     as_json: bool = False,
     stdin: IO[str] | None = None,
     stdout: IO[str],
@@ -151,11 +158,12 @@ def run(
     """Install the hook of `agent` (default claude; `global_`: user-wide) idempotently: the thin
     client, or `rtk-policy hook` with `in_process` (`serve`, the default, is kept as an alias);
     `fail` chooses the broken-install answer; `system`: every agent's machine-wide settings under
-    `root`; `as_json`: what was installed as one JSON object. Exit 1 (file untouched) when the
+    `root` (with the audit writer service unless `no_audit_writer`); `as_json`: what was installed
+    as one JSON object. Exit 1 (file untouched) when the
     settings file is not JSON or, for a project, when the working folder is not where the agent
     reads project settings."""
     if system:
-        return run_system(agent, root, stdout, stderr)
+        return run_system(agent, root, no_audit_writer, stdout, stderr)
     agent = agent or "claude"
     cwd = os.getcwd()
     specs = targets(agent, global_, cwd)
@@ -258,7 +266,26 @@ def _install(
     return change
 
 
-def run_system(agent: str | None, root: str, stdout: IO[str], stderr: IO[str]) -> int:
+def _install_writer(root: str, stdout: IO[str], stderr: IO[str]) -> bool:
+    """Set up the audit writer service (`settings/writer_service.py`); False when it failed."""
+    import subprocess
+    import sys
+
+    from rtk_policy.settings import writer_service
+
+    try:
+        done = writer_service.install(sys.executable, root)
+    except (OSError, subprocess.CalledProcessError) as error:
+        stderr.write(f"rtk-policy init --system: error: the audit writer: {error}\n")
+        return False
+    stdout.writelines(f"{line}\n" for line in done)
+    stdout.write(WRITER_NOTE)
+    return True
+
+
+def run_system(
+    agent: str | None, root: str, no_audit_writer: bool, stdout: IO[str], stderr: IO[str]
+) -> int:
     """`init --system`: refuse unless root with a root-owned install; then every agent's (or the
     one `agent`) machine-wide settings under `root`, the managed folder and the system cache."""
     import sys
@@ -289,6 +316,8 @@ def run_system(agent: str | None, root: str, stdout: IO[str], stderr: IO[str]) -
             stdout.write(change.message + "\n")
     rules = system.compile_system_cache(root)
     stdout.write(f"compiled {rules} rules into {system.system_cache(root)}\n")
+    if not no_audit_writer:
+        failed = not _install_writer(root, stdout, stderr) or failed
     stdout.write(SYSTEM_NOTE.format(python=sys.executable, managed=system.managed_folder(root),
                                     cache=system.system_cache(root)))  # fmt: skip
     return 1 if failed else 0

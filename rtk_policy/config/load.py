@@ -9,11 +9,14 @@ backend = "cel-expr"         # cel-expr | cel-python
 disabled_rules = ["git-push-force"]
 enabled_packs = ["services"]  # opt-in shipped packs (policies/services.yaml)
 locked_rules = ["claude-deny"]   # managed config only: no config may disable these
+rewrite = "auto"             # auto (when rtk is on PATH) | always | never
+rewrite_unapproved = false   # true: may let a command-line deny rule be bypassed
 [audit]
 enabled = true
 path = "~/.local/state/rtk-policy/audit.jsonl"
 redact = ["(?i)token=\\S+"]
 key_file = "/etc/rtk-policy/audit.key"   # the chain's hashes are HMAC-SHA256 with this key
+writer = "/run/rtk-policy/audit/writer.sock"  # managed config only: the audit writer service
 [audit.syslog]
 target = "unix:/dev/log"     # or "udp://127.0.0.1:514", "tcp://127.0.0.1:601" (IP literals)
 facility = "user"            # a syslog facility name: user, auth, authpriv, local0 … local7
@@ -46,8 +49,9 @@ BACKENDS = ("cel-expr", "cel-python")
 _LIST_KEYS = (
     "exclude_commands", "transparent_prefixes", "disabled_rules", "locked_rules", "enabled_packs"
 )
-_KNOWN_KEYS = {*_LIST_KEYS, "fail_mode", "backend", "audit"}
-_AUDIT_KEYS = ("enabled", "path", "redact", "max_bytes", "key_file", "syslog")
+REWRITE_MODES = ("auto", "always", "never")
+_KNOWN_KEYS = {*_LIST_KEYS, "fail_mode", "backend", "audit", "rewrite", "rewrite_unapproved"}
+_AUDIT_KEYS = ("enabled", "path", "redact", "max_bytes", "key_file", "syslog", "writer")
 _SYSLOG_KEYS = ("target", "facility")
 #: Keys (dotted, as in the file) only the trusted layers may set. Every key is (an untrusted
 #: project's config is ignored whole); the audit keys are named here because a project that could
@@ -88,6 +92,11 @@ class Config:
     audit_key_file: str = ""  #: "" = a plain sha256 chain; else its HMAC-SHA256 key
     audit_syslog: str = ""  #: "" = no forwarding; else the syslog target (`audit/forward.py`)
     audit_syslog_facility: str = "user"
+    #: "" = the hook writes the log; else the socket of the audit writer service (`audit/writer.py`)
+    audit_writer: str = ""
+    rewrite: str = "auto"  #: auto: only when an `rtk` executable is on the agent's PATH
+    #: rewrite commands no rule approved, and where command-line rules cannot be read
+    rewrite_unapproved: bool = False
     sources: tuple[str, ...] = ()  #: the files applied, in order
     locked_rules: tuple[str, ...] = ()  #: rule ids the managed config locks
     problems: tuple[str, ...] = ()  #: config files left out because they did not load
@@ -148,6 +157,10 @@ def merge_layers(parts: list[tuple[str, bool, str, bytes | None]]) -> Config:
                 f"{path}: {', '.join(keys)} ignored: only the managed config locks rules"
             )
             layer = {k: v for k, v in layer.items() if k not in _MANAGED_ONLY}
+        audit = layer.get("audit")
+        if kind != MANAGED and isinstance(audit, dict) and "writer" in audit:
+            notices.append(f"{path}: audit.writer ignored: only the managed config chooses it")
+            layer = {**layer, "audit": {k: v for k, v in audit.items() if k != "writer"}}
         modes.append(str(layer.get("fail_mode", "open")))
         _merge(merged, layer)
         sources.append(path)
@@ -211,6 +224,7 @@ def config_from_mapping(data: dict[str, object], base: Config | None = None) -> 
         "redact": merged.pop("audit_redact"),
         "max_bytes": merged.pop("audit_max_bytes"),
         "key_file": merged.pop("audit_key_file"),
+        "writer": merged.pop("audit_writer"),
         "syslog": {
             "target": merged.pop("audit_syslog"),
             "facility": merged.pop("audit_syslog_facility"),
@@ -251,6 +265,13 @@ def _choice(data: dict[str, object], key: str, choices: tuple[str, ...], default
     return str(value)
 
 
+def _flag(data: dict[str, object], key: str) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"config: {key} must be true or false")
+    return value
+
+
 def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
     unknown = sorted(set(data) - _KNOWN_KEYS)
     if unknown:
@@ -267,6 +288,8 @@ def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
         enabled_packs=_string_list(data, "enabled_packs"),
         fail_mode=_choice(data, "fail_mode", FAIL_MODES, "open"),
         backend=_choice(data, "backend", BACKENDS, ""),
+        rewrite=_choice(data, "rewrite", REWRITE_MODES, "auto"),
+        rewrite_unapproved=_flag(data, "rewrite_unapproved"),
         audit_enabled=_typed(audit, "enabled", bool, True),
         audit_path=_typed(audit, "path", str, ""),
         audit_redact=_string_list(audit, "redact"),
@@ -274,6 +297,7 @@ def _to_config(data: dict[str, object], sources: tuple[str, ...]) -> Config:
         audit_key_file=_typed(audit, "key_file", str, ""),
         audit_syslog=target,
         audit_syslog_facility=facility,
+        audit_writer=_typed(audit, "writer", str, ""),
         sources=sources,
         locked_rules=_string_list(data, "locked_rules"),
     )

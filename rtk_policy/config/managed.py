@@ -13,6 +13,14 @@ import sys
 #: the managed layer's folder and the root-owned compiled cache, per platform (relative to `root`)
 MANAGED = {"linux": "etc/rtk-policy", "darwin": "Library/Application Support/rtk-policy"}
 CACHE = {"linux": "var/cache/rtk-policy", "darwin": "Library/Caches/rtk-policy"}
+#: the audit writer service's runtime folder (its socket is in `audit/` there), its log folder and
+#: its service file, per platform (relative to `root`; `settings/writer_service.py`)
+WRITER_RUN = {"linux": "run/rtk-policy", "darwin": "var/run/rtk-policy"}
+WRITER_LOGS = {"linux": "var/log/rtk-policy", "darwin": "var/log/rtk-policy"}
+WRITER_SERVICE = {
+    "linux": "etc/systemd/system/rtk-policy-audit-writer.service",
+    "darwin": "Library/LaunchDaemons/dev.rtk-policy.audit-writer.plist",
+}
 
 
 def platform() -> str:
@@ -28,6 +36,16 @@ def managed_folder(root: str = "/") -> str:
 def system_cache(root: str = "/") -> str:
     """The root-owned folder of the compiled policies a system hook reads."""
     return os.path.join(root, CACHE[platform()])
+
+
+def writer_socket(root: str = "/") -> str:
+    """Where the audit writer service listens on this platform."""
+    return os.path.join(root, WRITER_RUN[platform()], "audit", "writer.sock")
+
+
+def writer_log(root: str = "/") -> str:
+    """The log the audit writer service keeps when the managed config names none."""
+    return os.path.join(root, WRITER_LOGS[platform()], "audit.jsonl")
 
 
 def owner_problems(path: str) -> list[str]:

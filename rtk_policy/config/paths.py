@@ -58,9 +58,38 @@ def audit_log_file() -> str:
     return os.path.join(state_dir(), "audit.jsonl")
 
 
+def audit_spool_file() -> str:
+    """Where the hook keeps the records the audit writer service could not take
+    (`state_dir()/audit-spool.jsonl`, a chained log of its own)."""
+    return os.path.join(state_dir(), "audit-spool.jsonl")
+
+
 def cache_dir() -> str:
     """`$XDG_CACHE_HOME/rtk-policy` (default `~/.cache/rtk-policy`): the compiled policies."""
     return os.path.join(_xdg("XDG_CACHE_HOME", ".cache"), "rtk-policy")
+
+
+def user_config_dirs() -> list[str]:
+    """Every folder the user layer can be in: `user_config_dir()` and the default
+    `~/.config/rtk-policy` (the hook's environment may set what the shell does not)."""
+    return _with_default(user_config_dir(), ".config")
+
+
+def state_dirs() -> list[str]:
+    """Every folder the state can be in: `state_dir()` and the default
+    `~/.local/state/rtk-policy`."""
+    return _with_default(state_dir(), os.path.join(".local", "state"))
+
+
+def cache_dirs() -> list[str]:
+    """Every folder the compiled cache can be in: `cache_dir()` and the default
+    `~/.cache/rtk-policy`."""
+    return _with_default(cache_dir(), ".cache")
+
+
+def _with_default(chosen: str, default: str) -> list[str]:
+    fallback = os.path.join(os.path.expanduser("~"), default, "rtk-policy")
+    return [chosen] if chosen == fallback else [chosen, fallback]
 
 
 def config_file(layer_dir: str) -> str:

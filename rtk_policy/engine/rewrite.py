@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from rtk_policy.policy.functions_rtk import IFS, collapse_continuations
+from rtk_policy.policy.functions_rtk import collapse_continuations, trim_ifs
 from rtk_policy.policy.model import Evaluation, SegmentResult
 from rtk_policy.shell.model import CommandLine, Segment
 
@@ -72,7 +72,7 @@ def spliced(text: str, changed: Replacements) -> str:
 
 def _normalise(text: str) -> str:
     """RTK's whole-input normalisation: line continuations collapsed, IFS whitespace trimmed."""
-    return collapse_continuations(text).strip(IFS)
+    return trim_ifs(collapse_continuations(text))
 
 
 def _rewritable(segment: Segment) -> bool:

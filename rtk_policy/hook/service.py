@@ -44,13 +44,16 @@ class HookOptions:
     """What a hook call is told besides its payload: the agent (None: detect it from the payload),
     the policy paths, backend and config file that replace the defaults (None: the defaults), and
     whether it is a machine-wide install's hook (`system`: the managed layer only, see
-    `engine.pipeline.load_engine`)."""
+    `engine.pipeline.load_engine`), and `host_pid`, a process below the agent's (None: this one;
+    0: unknown), whose ancestors are searched for Claude Code's command line
+    (`settings.claude_cli`)."""
 
     agent: str | None = None
     policies: list[str] | None = None
     backend: str | None = None
     config: str | None = None
     system: bool = False
+    host_pid: int | None = None
 
 
 class _Hook:
@@ -73,6 +76,7 @@ class _Hook:
         self.config: Config | None = engine.config if engine is not None else None
         self.module: AgentProtocol = agent_module(options.agent or "claude")
         self.request: HookRequest | None = None
+        self.rules_seen = False  #: Claude Code's command-line rules were read (`claude_cli`)
         self.started = time.perf_counter_ns()
         self.answered = False
         #: (request, outcome, decision) once the engine's decision was answered without any error
@@ -109,18 +113,27 @@ class _Hook:
         context = self.context(engine, request)
         if request.tool is not None:
             outcome = engine.evaluate_tool(request.tool, context)
-            decision = outcome.decision
-            self.emit(self.module.render(decision, request))
         else:
             outcome = engine.evaluate(request.command, context)
-            decision = outcome.decision
+        decision = self.for_host(outcome.decision, request)
+        if request.tool is None:
             self.emit(engine.rendered(self.module, decision, request))
+        else:
+            self.emit(self.module.render(decision, request))
         error = decision.error
         if error:
             self.say(f"policy error, fail mode applied: {error}")
         self.audit(outcome=outcome, decision=decision)
         if not error:
             self.decided = (request, outcome, decision)
+
+    def for_host(self, decision: Decision, request: HookRequest) -> Decision:
+        """The decision with its rewrite dropped where it must not reach the agent (`gating`)."""
+        if decision.rewritten is None or decision.error:
+            return decision
+        from rtk_policy.engine.gating import host_decision
+
+        return host_decision(decision, self.config, request.agent, self.rules_seen)
 
     def load_engine(self, request: HookRequest) -> HookEngine:
         """The injected engine, or the real one loaded for the request's folder."""
@@ -153,6 +166,12 @@ class _Hook:
 
         load = facts.agent_rules if facts is not None else load_agent_rules
         deny, ask, allow, keep = load(request.agent, request.cwd or None, self.stderr)
+        if request.agent == "claude":
+            from rtk_policy.settings.claude_cli import host_rules
+
+            cli = host_rules(self.options.host_pid)
+            self.rules_seen = cli.seen
+            deny, ask, allow = (*deny, *cli.deny), (*ask, *cli.ask), (*allow, *cli.allow)
         fields.update(claude_deny=deny, claude_ask=ask, claude_allow=allow)
         if keep:  # commands the host judges itself by rules we cannot read: never rewritten
             fields["exclude_commands"] = (*engine.config.exclude_commands, *keep)
@@ -334,14 +353,15 @@ def answer_payload(
     agent: str | None,
     engine: HookEngine | None = None,
     decoded: Decoded | None = None,
+    host_pid: int | None = None,
 ) -> HookAnswer:
     """The hook's answer to raw `payload` bytes for `agent` (None: detect), as `run` would write it.
 
     Used by the resident server and the thin client's in-process fallback. `decoded` is
     `decode_payload(payload)` when the caller has already parsed it (only for a payload within
-    `STDIN_LIMIT`).
+    `STDIN_LIMIT`). `host_pid`: see `HookOptions` (0: unknown, e.g. an http request).
     """
     out, err = io.StringIO(), io.StringIO()
-    hook = _Hook(HookOptions(agent=agent or None), out, err, engine, decoded)
+    hook = _Hook(HookOptions(agent=agent or None, host_pid=host_pid), out, err, engine, decoded)
     _run(hook, io.BytesIO(payload))
     return HookAnswer(out.getvalue(), err.getvalue(), hook.decided)

@@ -2,6 +2,8 @@
 
 - `guarded_path(p)`: writing `p` (a tree when it ends in `/`) changes rtk-policy's own state;
 - `guarded_what(p)`: what it changes, a phrase naming `p` for a message ("" when nothing guarded);
+- `shell_startup_path(p)`, `shell_startup_what(p)`: the same for the shell start-up files
+  (`startup.py`: `~/.bashrc`, `~/.zshrc`, `~/.profile`, fish's folder, `$BASH_ENV` …);
 - `path_touches(p, folder)`: writing `p` changes `folder` or something in it, whatever the spelling
   of either (`~`, `..`, `//`, symlinks, case on a case-insensitive file system, globs);
 - `kills_guard(argv)`: the `pkill`/`killall`/`pgrep`/`pidof`/`kill` command `argv` selects
@@ -34,6 +36,18 @@ def guarded_what(path: str) -> str:
     from rtk_policy.policy.guarded import guarded_what as what
 
     return what(path)
+
+
+def shell_startup_path(path: str) -> bool:
+    """Whether writing `path` changes a shell start-up file (`startup.py`)."""
+    return bool(shell_startup_what(path))
+
+
+def shell_startup_what(path: str) -> str:
+    """What shell start-up file writing `path` changes, "" when none."""
+    from rtk_policy.policy.startup import startup_what
+
+    return startup_what(path)
 
 
 def path_touches(path: str, folder: str) -> bool:
@@ -118,6 +132,8 @@ _S, _B = "string", "bool"
 FUNCTIONS: tuple[Function, ...] = (
     Function("guarded_path", (_S,), _B, guarded_path),
     Function("guarded_what", (_S,), _S, guarded_what),
+    Function("shell_startup_path", (_S,), _B, shell_startup_path),
+    Function("shell_startup_what", (_S,), _S, shell_startup_what),
     Function("path_touches", (_S, _S), _B, path_touches),
     Function("kills_guard", ("list<string>",), _B, kills_guard),
 )

@@ -23,6 +23,19 @@ IFS = " \t\n"
 _CONTINUATION = lazy(globals(), "_CONTINUATION", r"[ \t\v\f]*\\(?:\r\n|\n)[ \t\v\f]*")
 
 
+def trim_ifs(text: str) -> str:
+    """`text` without leading and trailing IFS blanks, except a blank a backslash escapes: bash
+    reads `cat f\\ ` as the file `f␠`, so the word, and the rewrite, keep it (§3.1 step 4)."""
+    trimmed = text.strip(IFS)
+    if len(trimmed) == len(text) or not trimmed.endswith("\\"):
+        return trimmed
+    backslashes = len(trimmed) - len(trimmed.rstrip("\\"))
+    if backslashes % 2 == 0:
+        return trimmed
+    start = len(text) - len(text.lstrip(IFS))
+    return text[start : start + len(trimmed) + 1]
+
+
 def collapse_continuations(text: str) -> str:
     """Collapse every unquoted backslash-newline (and the blanks around it) into one space
     (§3.1)."""
@@ -110,7 +123,9 @@ _GOLANGCI_VALUE_OPTS = frozenset(
 def rtk_norm(text: str) -> str:
     """RTK's classification form of a command: basename of the program, git and golangci-lint
     global options dropped. Used only for matching rule patterns; never emitted."""
-    text = collapse_continuations(text).strip(IFS)
+    text = collapse_continuations(text).strip(IFS)  # matching only: an escaped blank ends a word
+    if text.endswith("\\") and (len(text) - len(text.rstrip("\\"))) % 2:
+        text = text[:-1].rstrip(IFS)
     first = _first_word(text)
     if not first:
         return ""
@@ -188,7 +203,7 @@ def rtk_replace_prefix(text: str, prefixes: list[str], rtk_cmd: str) -> str:
     """Replace the longest of `prefixes` that starts `text` at a word boundary by `rtk_cmd`; the
     rest follows after one space, its leading whitespace trimmed. `text` unchanged when none
     matches."""
-    text = collapse_continuations(text).strip(IFS)
+    text = trim_ifs(collapse_continuations(text))
     for prefix in sorted(prefixes, key=len, reverse=True):
         if not text.startswith(prefix):
             continue
@@ -203,7 +218,7 @@ def rtk_replace_prefix(text: str, prefixes: list[str], rtk_cmd: str) -> str:
 @lru_cache(maxsize=1024)
 def rtk_prefixed(text: str) -> str:
     """`rtk <text>` with the text as typed (continuations collapsed): the TOML-filter fallback."""
-    return "rtk " + collapse_continuations(text).strip(IFS)
+    return "rtk " + trim_ifs(collapse_continuations(text))
 
 
 #: The JS runner words RTK consumes in front of a tool (`npx tsc` → `rtk tsc`), reference §3.9
@@ -261,7 +276,7 @@ def _refused_uv_run(words: list[tuple[str, int]], k: int) -> bool:
 
 def _uv_fallback(prefix: str, command: str, offset: int, excluded: list[str]) -> str:
     """`rtk ` inserted before the `uv run` at `offset`, "" when a wrapped layer is excluded."""
-    wrapped = collapse_continuations(prefix[offset:] + command).strip(IFS)
+    wrapped = trim_ifs(collapse_continuations(prefix[offset:] + command))
     words = split_words(wrapped)
     for k, (_, start) in enumerate(words[2:] if excluded else (), 2):
         if _refused_uv_run(words, k):
@@ -281,8 +296,25 @@ def rtk_uv_run_options(
     otherwise."""
     for offset, options in _uv_run_layers(prefix, transparent):
         if options:
+            if _unreadable_options(prefix[offset:] + command, excluded):
+                return ""
             return _uv_fallback(prefix, command, offset, excluded)
     return ""
+
+
+def _unreadable_options(wrapped: str, excluded: list[str]) -> bool:
+    """Under an exclusion list, options after `uv run` other than a lone `--` hide the command
+    they run from the exclusion check, so RTK leaves it alone (`uv run --with x pytest`)."""
+    if not any(_exclude_matcher(entry) is not None for entry in excluded):
+        return False
+    words = [word_value(w) for w, _ in split_words(wrapped)]
+    lone_double_dash = len(words) > 3 and words[2] == "--" and not words[3].startswith("-")
+    return not lone_double_dash
+
+
+def rtk_uv_run_has_options(prefix: str, transparent: list[str]) -> bool:
+    """True when a built-in `uv run` layer of `prefix` is followed by options."""
+    return any(options for _, options in _uv_run_layers(prefix, transparent))
 
 
 def rtk_uv_run_fallback(
@@ -382,6 +414,7 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("rtk_prefixed", (_S,), _S, rtk_prefixed),
     Function("rtk_excluded", (_S, _LS, _LS), _B, rtk_excluded),
     Function("rtk_runner_prefixes", (_LS,), _LS, rtk_runner_prefixes),
+    Function("rtk_uv_run_has_options", (_S, _LS), _B, rtk_uv_run_has_options),
     Function("rtk_uv_run_options", (_S, _S, _LS, _LS), _S, rtk_uv_run_options),
     Function("rtk_uv_run_fallback", (_S, _S, _LS, _LS), _S, rtk_uv_run_fallback),
     Function("rtk_tool_form", (_LS,), _S, rtk_tool_form),

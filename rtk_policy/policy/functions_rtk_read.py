@@ -8,7 +8,13 @@ import re
 from functools import lru_cache
 
 from rtk_policy.policy.functions import Function
-from rtk_policy.policy.functions_rtk import IFS, collapse_continuations, split_words, word_value
+from rtk_policy.policy.functions_rtk import (
+    IFS,
+    collapse_continuations,
+    split_words,
+    trim_ifs,
+    word_value,
+)
 from rtk_policy.util.lazy_re import lazy
 
 # ---------------------------------------------------------------------------------------------
@@ -26,18 +32,21 @@ def _plain_operand(raw: str) -> bool:
 @lru_cache(maxsize=1024)
 def rtk_read(text: str) -> str:
     """The `rtk read …` form of a head/tail/cat command, "" when RTK keeps it native."""
-    words = [w for w, _ in split_words(collapse_continuations(text).strip(IFS))]
+    typed = trim_ifs(collapse_continuations(text))
+    spans = split_words(typed)
+    words = [w for w, _ in spans]
     if len(words) < 2 or any(_REDIRECT_WORD.match(w) for w in words):
         return ""
     program, args = words[0], words[1:]
     if program == "cat":
-        return _cat(args)
+        return _cat(args, typed[spans[1][1] :])
     if program in ("head", "tail"):
         return _head_tail(program, args)
     return ""
 
 
-def _cat(args: list[str]) -> str:
+def _cat(args: list[str], rest: str) -> str:
+    """`rtk read` and cat's arguments as typed (`rest`), when they are files and at most `-n`."""
     operands = 0
     for raw in args:
         value = word_value(raw)
@@ -46,7 +55,7 @@ def _cat(args: list[str]) -> str:
                 return ""
         else:
             operands += 1
-    return "rtk read " + " ".join(args) if operands else ""
+    return "rtk read " + rest if operands else ""
 
 
 def _head_tail(program: str, args: list[str]) -> str:

@@ -8,9 +8,10 @@ managed folder, the user's config, state, cache and runtime folders, the install
 agents' user and machine-wide settings); a relative entry (`.rtk-policy`, `.claude/settings.json`)
 names that tail anywhere, since every project has its own.
 
-The layer folders and the runtime folder are worked out here from the same environment variables the
-loaders read (`config/load.py`, `audit/log.py`, `policy/cache.py`, `serve/client.py`): `LAYERS`,
-`STATE` and `RUNTIME` below are the places to point at a shared paths module once there is one.
+The layer, state and cache folders come from `config/paths.py` (each one the loaders use, and its
+default, since the hook's environment may differ from the shell's), the machine-wide ones from
+`config/managed.py` (every platform's), the runtime folders from `serve/runtime.py`: one source of
+truth for where rtk-policy keeps its files.
 """
 
 from __future__ import annotations
@@ -19,17 +20,18 @@ import os
 import posixpath
 import sys
 
+from rtk_policy.config import managed
+from rtk_policy.config import paths as config_paths
 from rtk_policy.policy import paths
+from rtk_policy.serve import runtime
 from rtk_policy.util import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
 #: macOS keeps machine-wide settings here, Linux under /etc
 MAC_SUPPORT = "/Library/Application Support"
-MANAGED_FOLDERS = ("/etc/rtk-policy", f"{MAC_SUPPORT}/rtk-policy")
-MANAGED_CACHES = ("/var/cache/rtk-policy", "/Library/Caches/rtk-policy")
 
 
 @record.frozen
@@ -40,29 +42,29 @@ class Guarded:
     what: str
 
 
-def _env_path(variable: str, default: str) -> list[str]:
-    """`$variable/rtk-policy` when the variable is set, and the default under the home folder."""
-    found = [posixpath.join(paths.home(), default, "rtk-policy")]
-    value = os.environ.get(variable)
-    if value:
-        found.insert(0, posixpath.join(paths.expand_user(value), "rtk-policy"))
-    return found
+def _every_platform(places: dict[str, str]) -> list[str]:
+    """A `config/managed.py` table's place on every platform, as absolute paths."""
+    return [posixpath.join("/", place) for place in dict.fromkeys(places.values())]
 
 
 def layer_folders() -> Iterator[Guarded]:
-    """The policy and config folders of the managed and user layers (`config/load.py`)."""
-    for folder in MANAGED_FOLDERS:
+    """The policy and config folders of the managed and user layers (`config/paths.py`)."""
+    for folder in _every_platform(managed.MANAGED):
         yield Guarded(folder, "rtk-policy's managed policy and config folder")
-    for folder in _env_path("XDG_CONFIG_HOME", ".config"):
+    for folder in config_paths.user_config_dirs():
         yield Guarded(folder, "rtk-policy's user policy and config folder")
 
 
 def state_folders() -> Iterator[Guarded]:
-    """The state folder (audit log, its anchor, trust records) and the compiled-policy caches."""
-    for folder in _env_path("XDG_STATE_HOME", ".local/state"):
+    """The state folder (audit log, its anchor, trust records), the compiled-policy caches and the
+    audit writer's folders and service file (`config/paths.py`, `config/managed.py`)."""
+    for folder in config_paths.state_dirs():
         yield Guarded(folder, "rtk-policy's state folder (audit log, anchor, trust records)")
-    for folder in _env_path("XDG_CACHE_HOME", ".cache") + list(MANAGED_CACHES):
+    for folder in config_paths.cache_dirs() + _every_platform(managed.CACHE):
         yield Guarded(folder, "rtk-policy's compiled-policy cache")
+    writer = (managed.WRITER_RUN, managed.WRITER_LOGS, managed.WRITER_SERVICE)
+    for folder in (place for places in writer for place in _every_platform(places)):
+        yield Guarded(folder, "rtk-policy's audit writer service (its socket, log or unit)")
     for path in _configured:  # a moved log, its anchor and rotations (`audit/anchor.py`), its key
         base = path[: -len(".jsonl")] if path.endswith(".jsonl") else path
         for place in dict.fromkeys((path, f"{base}.anchor", f"{path}.anchor",
@@ -73,9 +75,8 @@ def state_folders() -> Iterator[Guarded]:
 def runtime_folders() -> Iterator[Guarded]:
     """The runtime folder the thin client uses (`serve/runtime.runtime_dir`: the resident engine's
     socket and lock), and only that one: with `$XDG_RUNTIME_DIR` set, `/tmp` holds none of it."""
-    from rtk_policy.serve.runtime import runtime_dir
-
-    yield Guarded(runtime_dir(), "rtk-policy's runtime folder (the resident engine's socket)")
+    what = "rtk-policy's runtime folder (the resident engine's socket)"
+    yield Guarded(runtime.runtime_dir(), what)
 
 
 def package_paths() -> Iterator[Guarded]:
@@ -149,17 +150,17 @@ ANYWHERE = (
     Guarded(".github/copilot/settings.local.json", "Copilot's local repository settings"),
 )  # fmt: skip
 
-#: the sources of absolute entries, in order: point any of them at a shared paths module
-LAYERS: tuple[Callable[[], Iterator[Guarded]], ...] = (layer_folders,)
-STATE: tuple[Callable[[], Iterator[Guarded]], ...] = (state_folders,)
-RUNTIME: tuple[Callable[[], Iterator[Guarded]], ...] = (runtime_folders,)
-SOURCES = (*LAYERS, *STATE, *RUNTIME, package_paths, agent_settings)
+#: the sources of absolute entries, in order
+SOURCES: tuple[Callable[[], Iterator[Guarded]], ...] = (
+    layer_folders, state_folders, runtime_folders, package_paths, agent_settings,
+)  # fmt: skip
 
 #: paths the loaded config names (the audit log when moved), added by `remember_configured`
 _configured: tuple[str, ...] = ()
 _tables: dict[tuple[str | None, ...], tuple[dict[str, str], dict[str, str]]] = {}
 _ENV = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "TMPDIR",
-        "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME")  # fmt: skip
+        "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME",
+        "ZDOTDIR", "BASH_ENV", "ENV")  # fmt: skip
 
 
 def remember_configured(*configured: str) -> None:
@@ -184,16 +185,20 @@ def shared_temp() -> frozenset[str]:
     return frozenset(s.rstrip("/") or "/" for f in folders for s in paths.spellings(f))
 
 
-def _table() -> tuple[dict[str, str], dict[str, str]]:
-    """The spellings of every absolute entry → what it is, and every folder holding one →
-    what it holds, but the shared temporary folders (remembered per environment)."""
-    key = tuple(os.environ.get(name) for name in _ENV)
+def _table(
+    entries: Callable[[], Iterable[Guarded]] | None = None,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The spellings of every absolute entry (of `entries()`, default `guarded()`) → what it is,
+    and every folder holding one → what it holds, but the shared temporary folders (remembered
+    per list and environment)."""
+    entries = entries or guarded
+    key = (entries.__qualname__, *(os.environ.get(name) for name in _ENV))
     found = _tables.get(key)
     if found is None:
         table: dict[str, str] = {}
         holders: dict[str, str] = {}
         temp = shared_temp()
-        for entry in guarded():
+        for entry in entries():
             if not entry.path.startswith("/"):
                 continue
             for spelling in paths.spellings(entry.path):
@@ -226,10 +231,22 @@ def guarded_path(path: str) -> bool:
     return bool(guarded_what(path))
 
 
-def _absolute_what(form: str) -> tuple[str, bool]:
-    """What absolute entry the spelling `form` overlaps ("" when none), and whether `form` is a
-    tree holding it."""
-    table, holders = _table()
+def place_what(path: str, entries: Callable[[], Iterable[Guarded]]) -> str:
+    """What absolute entry of `entries()` writing `path` changes, as `guarded_what` says it ("" when
+    none): another list of places looked up the way the guard's own are (`startup.py`)."""
+    for form in paths.spellings(path):
+        what, holds = _absolute_what(form, entries)
+        if what:
+            return f"{path}, which holds {what}" if holds else f"{path}, {what}"
+    return ""
+
+
+def _absolute_what(
+    form: str, entries: Callable[[], Iterable[Guarded]] | None = None
+) -> tuple[str, bool]:
+    """What absolute entry (of `entries()`, default `guarded()`) the spelling `form` overlaps (""
+    when none), and whether `form` is a tree holding it."""
+    table, holders = _table(entries)
     if paths.is_pattern(form):
         found = (what for place, what in table.items() if paths.overlaps(form, place))
         return next(found, ""), False

@@ -25,19 +25,13 @@ from rtk_policy.util import record
 
 KINDS = ("permission", "rewrite")
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
-_FILE_KEYS = {
-    "name",
-    "description",
-    "kind",
-    "when",
-    "pipeline_consumer",
-    "tools",
-    "rules",
-    "locked",
-}
+_FILE_KEYS = {"name", "description", "kind", "when", "pipeline_consumer", "tools", "rules",
+              "locked"}  # fmt: skip
 _RULE_KEYS = {"id", "description", "decision", "rewrite", "mode", "programs", "pipeline", "match",
               "message", "tools", "examples", "locked"}  # fmt: skip
-_EXAMPLE_KEYS = {"command", "tool", "path", "expect", "config", "claude"}
+_EXAMPLE_KEYS = {"command", "tool", "path", "expect", "config", "claude", "ctx"}
+#: the request fields an example may set (`ctx:`)
+_EXAMPLE_CTX = {"agent", "cwd", "project_dir", "permission_mode"}
 _EXPECT_PERMISSION = (*VERDICTS, "none")
 _STR = "tag:yaml.org,2002:str"
 _BOOL = "tag:yaml.org,2002:bool"
@@ -331,6 +325,9 @@ def _overrides(reader: _Reader, keys: dict[str, tuple[Any, Any]]) -> tuple[tuple
         pairs.append(
             ("claude", {k: list(reader.string_list(v, f"claude.{k}")) for k, v in claude.items()})
         )
+    if "ctx" in keys:
+        ctx = reader.mapping(keys["ctx"][1], "ctx", _EXAMPLE_CTX)
+        pairs.append(("ctx", {k: str(reader.value(v[1])) for k, v in ctx.items()}))
     if "config" in keys:
         node = keys["config"][1]
         value = reader.value(node) if isinstance(node, yaml.MappingNode) else None

@@ -45,12 +45,12 @@ EXAMPLE_PROJECT = "/home/example/project"
 
 def example_context(engine: Engine, example: Example) -> Context:
     """The context an example runs in: the engine's config, overridden by the example's own, in
-    the fixed project folder `EXAMPLE_PROJECT`."""
+    the fixed project folder `EXAMPLE_PROJECT` (unless its `ctx:` names other request fields)."""
     overrides: dict[str, Any] = dict(example.overrides)  # shapes checked by the loader
+    claude, config = overrides.get("claude") or {}, overrides.get("config") or {}
     fields = {"cwd": EXAMPLE_PROJECT, "project_dir": EXAMPLE_PROJECT}
-    return build_context(
-        engine, overrides.get("claude") or {}, overrides.get("config") or {}, fields
-    )
+    fields.update(overrides.get("ctx") or {})
+    return build_context(engine, claude, config, fields)
 
 
 def build_context(

@@ -321,7 +321,8 @@ def probed_paths(cwd: str) -> tuple[str, ...]:
     """The paths whose state decides the `FolderFacts` of `cwd` (see there)."""
     from pathlib import Path
 
-    from rtk_policy.settings.claude_rules import settings_files
+    from rtk_policy.settings.claude_rules import managed_settings_dir, settings_files
+    from rtk_policy.settings.claude_trust import global_config_path
 
     try:
         here = Path(cwd).resolve()
@@ -331,6 +332,8 @@ def probed_paths(cwd: str) -> tuple[str, ...]:
     for folder in (here, *here.parents):
         paths += [os.path.join(folder, name) for name in (".claude", ".git", ".rtk-policy")]
     paths += [str(path) for path in settings_files(cwd)]
+    paths.append(global_config_path())  # its trust records decide the project's allow rules
+    paths.append(os.path.join(managed_settings_dir(), "managed-settings.d"))  # a new drop-in
     return tuple(dict.fromkeys(paths))
 
 

@@ -17,8 +17,8 @@ from rtk_policy.agents.hook_input import STDIN_LIMIT, decode_payload
 from rtk_policy.audit import log as audit
 from rtk_policy.serve import memo as serve_memo
 from rtk_policy.serve.answers import AnswerMemo
-from rtk_policy.serve.client import FORWARDED_ENV
 from rtk_policy.serve.memo import FolderFacts, MemoEngine, env_values, stat_stamp
+from rtk_policy.serve.thin_client import FORWARDED_ENV
 
 if TYPE_CHECKING:
     from rtk_policy.hook.service import Decoded, HookAnswer
@@ -55,8 +55,10 @@ class Resident:
         payload: bytes,
         env: dict[str, str] | None = None,
         records: list | None = None,
+        host_pid: int = 0,
     ) -> tuple[str, str]:
-        """The hook's (stdout, stderr) for one payload, under the client's forwarded `env`.
+        """The hook's (stdout, stderr) for one payload, under the client's forwarded `env`;
+        `host_pid` is the client's pid (0: unknown), below the agent's process (`HookOptions`).
 
         With `records`, the call's audit record is added to that list instead of being written: the
         caller must hand the list to `audit.write_records` (before or right after answering).
@@ -72,7 +74,7 @@ class Resident:
                 decoded = decode_payload(payload) if len(payload) <= STDIN_LIMIT else None
                 data = decoded[0] if decoded else None
                 engine = self.engine_for(_payload_cwd(data))
-                answer = self._answer(payload, agent, data, decoded, engine, started)
+                answer = self._answer(payload, agent, data, decoded, engine, started, host_pid)
             finally:
                 if records is not None:
                     audit.defer(None)
@@ -92,6 +94,7 @@ class Resident:
         decoded: Decoded | None,
         engine: MemoEngine | None,
         started: int,
+        host_pid: int = 0,
     ) -> HookAnswer:
         """The hook's answer, replayed from `self.answers` when a Claude call repeats."""
         from rtk_policy.hook.service import answer_payload
@@ -105,7 +108,9 @@ class Resident:
                 found = self.answers.replay(key, data, engine, facts, started)
                 if found is not None:
                     return found
-        answer = answer_payload(payload, agent or None, engine=engine, decoded=decoded)
+        answer = answer_payload(
+            payload, agent or None, engine=engine, decoded=decoded, host_pid=host_pid
+        )
         if key is not None:
             self.answers.remember(key, data, engine, facts, answer)
         return answer

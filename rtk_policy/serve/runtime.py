@@ -33,7 +33,12 @@ def runtime_dir():
     base = os.environ.get("XDG_RUNTIME_DIR")
     if base:
         return os.path.join(base, "rtk-policy")
-    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"rtk-policy-run-{os.getuid()}")
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"rtk-policy-run-{_uid()}")
+
+
+def _uid():
+    """This process's uid (0 where the platform has none: Windows, where no engine runs)."""
+    return os.getuid() if hasattr(os, "getuid") else 0
 
 
 def socket_path():
@@ -94,17 +99,26 @@ _XUCRED_SIZE = 76
 def peer_uid(sock):
     """The uid of the process at the other end of the Unix socket `sock` (a `socket` or
     `_socket.socket`); None when this platform gives no way to know it."""
+    found = peer_credentials(sock)
+    return None if found is None else found[1]
+
+
+def peer_credentials(sock):
+    """(pid, uid, gid) of the process at the other end of the Unix socket `sock`, as the kernel
+    says (pid None where it does not say, gid None on macOS); None when this platform gives no
+    way to know them."""
     module = _socket
     if hasattr(module, "SO_PEERCRED"):  # Linux: struct ucred {pid_t pid; uid_t uid; gid_t gid}
         data = sock.getsockopt(module.SOL_SOCKET, module.SO_PEERCRED, 12)
-        return int.from_bytes(data[4:8], sys.byteorder)
+        pid, uid, gid = (int.from_bytes(data[at : at + 4], sys.byteorder) for at in (0, 4, 8))
+        return pid, uid, gid
     if sys.platform == "darwin" or "bsd" in sys.platform:
         level = getattr(module, "SOL_LOCAL", _SOL_LOCAL)
         option = getattr(module, "LOCAL_PEERCRED", _LOCAL_PEERCRED)
         data = sock.getsockopt(level, option, _XUCRED_SIZE)
         if int.from_bytes(data[0:4], sys.byteorder) != 0:  # XUCRED_VERSION
             return None
-        return int.from_bytes(data[4:8], sys.byteorder)
+        return None, int.from_bytes(data[4:8], sys.byteorder), None
     return None
 
 

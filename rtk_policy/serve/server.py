@@ -25,8 +25,8 @@ import time
 
 from rtk_policy.audit import log as audit
 from rtk_policy.serve import runtime
-from rtk_policy.serve.client import FORWARDED_ENV
 from rtk_policy.serve.resident import Resident, rss_kib, watched_paths
+from rtk_policy.serve.thin_client import FORWARDED_ENV
 
 __all__ = ["Resident", "rss_kib", "serve", "serve_socket", "watched_paths"]
 
@@ -121,10 +121,23 @@ def _handle(resident: Resident, conn: socket.socket) -> None:
             if not newline:
                 return  # not a client (a probe, or a client killed before it sent anything)
             agent, env = parse_header(header)
-            out, err = resident.answer(agent, payload, env)
+            out, err = resident.answer(agent, payload, env, host_pid=peer_pid(conn))
             conn.sendall(out.encode() + b"\0" + err.encode() + b"\0\n")
         except Exception:  # noqa: BLE001 - no trailer: the client decides in-process
             return
+
+
+def peer_pid(conn: socket.socket) -> int:
+    """The pid of the process at the other end of a Unix socket (0 when the system cannot say)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return 0
+    import struct
+
+    try:
+        return int(struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, option, 12))[0])
+    except (OSError, struct.error):
+        return 0
 
 
 def _receive(conn: socket.socket) -> bytes:

@@ -1,10 +1,15 @@
 """The user's Claude Code `Bash(...)` permission rules (reference rtk-behaviour §4.1).
 
-Read from, and merged as a union: `<project>/.claude/settings.json`,
-`<project>/.claude/settings.local.json`, `$CLAUDE_CONFIG_DIR/settings.json` (default `~/.claude`)
-and its `settings.local.json`. `<project>` is the nearest folder at or above cwd holding `.claude/`,
-else the git top level. A missing file is skipped; a malformed one is reported on stderr and
-skipped.
+Read from, and merged as a union: Claude Code's managed settings (`managed-settings.json` and the
+`managed-settings.d/*.json` drop-ins in `/etc/claude-code` on Linux, `/Library/Application
+Support/ClaudeCode` on macOS, or the folder `$CLAUDE_CODE_MANAGED_SETTINGS_PATH` names; and the
+server-managed settings Claude Code keeps in `<config dir>/remote-settings.json`),
+`<project>/.claude/settings.json`, `<project>/.claude/settings.local.json`,
+`$CLAUDE_CONFIG_DIR/settings.json` (default `~/.claude`) and its `settings.local.json`.
+`<project>` is the nearest folder at or above cwd holding `.claude/`, else the git top level. A
+missing file is skipped; a malformed one is reported on stderr and skipped. The project files'
+allow rules count only in a workspace Claude Code trusts (`claude_trust`). The rules of Claude
+Code's command line (`--disallowedTools`, `--settings`) are read by `claude_cli`.
 """
 
 from __future__ import annotations
@@ -57,19 +62,52 @@ def agent_project_dir(agent: str, cwd: str, find: Callable[[str], str | None] | 
     return str(folder) if folder is not None else ""
 
 
+def managed_settings_dir() -> str:
+    """The folder of Claude Code's managed settings on this system."""
+    configured = os.environ.get("CLAUDE_CODE_MANAGED_SETTINGS_PATH")
+    if configured:
+        return configured
+    if sys.platform == "darwin":
+        return "/Library/Application Support/ClaudeCode"
+    return "/etc/claude-code"
+
+
+def managed_settings_files() -> list[str]:
+    """`managed-settings.json`, its drop-ins (`managed-settings.d/*.json`, by name) and the cached
+    server-managed settings: the sources an administrator sets (they may not exist)."""
+    folder = managed_settings_dir()
+    drop_ins = os.path.join(folder, "managed-settings.d")
+    try:
+        names = sorted(n for n in os.listdir(drop_ins) if n.endswith(".json") and n[:1] != ".")
+    except OSError:
+        names = []
+    files = [os.path.join(folder, "managed-settings.json")]
+    files += [os.path.join(drop_ins, name) for name in names]
+    files.append(os.path.join(claude_config_dir(), "remote-settings.json"))
+    return files
+
+
 def settings_files(cwd: str | os.PathLike[str] | None = None) -> list[str]:
-    """The four candidate settings files, in order (they may not exist)."""
-    files: list[str] = []
+    """Every candidate settings file, managed ones first (they may not exist)."""
+    return [path for path, _ in scoped_settings_files(cwd)]
+
+
+def scoped_settings_files(cwd: str | os.PathLike[str] | None = None) -> list[tuple[str, bool]]:
+    """(path, project-scoped) of every candidate settings file, managed ones first. A project
+    file that is one of the user's own (Claude Code started in the home folder) is left out: the
+    user's entry stands for it."""
+    user = claude_config_dir()
+    user_files = [os.path.join(user, "settings.json"), os.path.join(user, "settings.local.json")]
+    files = [(path, False) for path in managed_settings_files()]
     project = claude_project_dir(cwd)
     if project is not None:
         claude = os.path.join(project, ".claude")
-        files += [
-            os.path.join(claude, "settings.json"),
-            os.path.join(claude, "settings.local.json"),
-        ]
-    user = claude_config_dir()
-    files += [os.path.join(user, "settings.json"), os.path.join(user, "settings.local.json")]
-    return files
+        mine = {os.path.realpath(path) for path in user_files}
+        for name in ("settings.json", "settings.local.json"):
+            path = os.path.join(claude, name)
+            if os.path.realpath(path) not in mine:
+                files.append((path, True))
+    return files + [(path, False) for path in user_files]
 
 
 def bash_pattern(rule: Any) -> str | None:
@@ -114,17 +152,28 @@ def load_claude_rules(
     cwd: str | os.PathLike[str] | None = None, stderr: IO[str] | None = None
 ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """The merged `(deny, ask, allow)` Bash patterns of every Claude settings file, duplicates
-    removed."""
+    removed. The allow patterns of the project's files count only in a workspace Claude Code
+    trusts (`claude_trust`), as Claude Code drops them otherwise; their deny and ask always do."""
     merged: dict[str, list[str]] = {name: [] for name in LISTS}
     seen: set[str] = set()
-    for path in settings_files(cwd):
+    for path, project_scoped in scoped_settings_files(cwd):
         key = os.path.realpath(path) if os.path.exists(path) else path
         if key in seen:
             continue
         seen.add(key)
-        for name, patterns in rules_of(read_settings(path, stderr)).items():
+        found = rules_of(read_settings(path, stderr))
+        if project_scoped and found["allow"] and not _trusted(path):
+            found["allow"] = []
+        for name, patterns in found.items():
             merged[name] += [p for p in patterns if p not in merged[name]]
     return tuple(merged["deny"]), tuple(merged["ask"]), tuple(merged["allow"])
+
+
+def _trusted(settings_path: str) -> bool:
+    """Whether Claude Code trusts the workspace of a project's `.claude/<settings file>`."""
+    from rtk_policy.settings.claude_trust import workspace_trusted
+
+    return workspace_trusted(os.path.dirname(os.path.dirname(settings_path)))
 
 
 def warn(stderr: IO[str] | None, message: str) -> None:

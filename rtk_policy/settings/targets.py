@@ -99,7 +99,8 @@ def thin_client_command(agent: str, fail_mode: str = "open") -> str:
     client, guarded so that a broken install answers per `fail_mode` (`hook_command.guarded`)."""
     client = str(client_path())
     words = [sys.executable, "-S", "-I", client, agent]
-    return guarded(words, [("-x", sys.executable), ("-f", client)], agent, fail_mode)
+    body = str(client_path().with_name("thin_client.py"))  # the client's code (`client.py` runs it)
+    return guarded(words, [("-x", sys.executable), ("-f", client), ("-f", body)], agent, fail_mode)
 
 
 def client_path() -> Path:

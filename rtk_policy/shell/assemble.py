@@ -6,6 +6,7 @@ import gc
 from collections.abc import Callable, Sequence
 
 from rtk_policy.shell.draft import Ctx, Draft, stage_programs, to_segment
+from rtk_policy.shell.expressions import coproc_body_end, mark_expressions
 from rtk_policy.shell.model import CommandLine, Redirect
 from rtk_policy.shell.plainpath import PlainCommand, commands, single_words
 from rtk_policy.shell.scan import Scan, scan
@@ -197,22 +198,26 @@ def _plain(
 
 def _line_refusals(
     text: str, starts: Sequence[int], walker: Any
-) -> tuple[dict[int, str], dict[int, int]]:
-    """Per logical line: why RTK refuses it ({line: reason}) and where a `coproc` starts on it
-    ({line: offset})."""
+) -> tuple[dict[int, str], dict[int, tuple[int, int]]]:
+    """Per logical line: why RTK refuses it ({line: reason}) and the span of the body of its
+    first `coproc` ({line: (start, end)}), whose commands are left as written."""
     bad: dict[int, str] = {}
     for off, why in walker.line_refusals:
         bad[line_of(starts, off)] = why
-    coproc: dict[int, int] = {}
+    coproc: dict[int, tuple[int, int]] = {}  #: line → (start, end) of its first coprocess body
     for off in walker.coproc_at:
         ln = line_of(starts, off)
-        coproc[ln] = min(off, coproc.get(ln, off))
+        if ln not in coproc or off < coproc[ln][0]:
+            coproc[ln] = (off, coproc_body_end(text, off))
     if "(" in text or "${" in text:  # else no verbatim draft can hold what draft_line_refusal seeks
         for d in walker.drafts:
             why = draft_line_refusal(d) if d.src.base >= 0 else ""
             if why:
                 bad.setdefault(line_of(starts, d.src.absolute(d.start)), why)
+    if "[[" in text or "((" in text or "for" in text or "select" in text:
+        mark_expressions(text, starts, walker.drafts, bad)
     return bad, coproc
+
 
 
 #: The `CommandLine` fields in the order `_assemble` passes them positionally (faster than
@@ -233,7 +238,11 @@ _new_command_line = CommandLine if _POSITIONAL else _command_line_by_keywords
 
 
 def _refusal(
-    d: Draft, whole: str, starts: Sequence[int], bad: dict[int, str], coproc: dict[int, int]
+    d: Draft,
+    whole: str,
+    starts: Sequence[int],
+    bad: dict[int, str],
+    coproc: dict[int, tuple[int, int]],
 ) -> str:
     """Why this segment is not rewritable ("" when it is): whole input, own rules, then its line."""
     if whole:
@@ -245,8 +254,8 @@ def _refusal(
     ln = line_of(starts, off)
     if ln in bad:
         return bad[ln]
-    if ln in coproc and off >= coproc[ln]:
-        return "after coproc"
+    if ln in coproc and coproc[ln][0] <= off < coproc[ln][1]:
+        return "in a coprocess"
     return d.peel.inner_refused
 
 

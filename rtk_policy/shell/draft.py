@@ -110,6 +110,14 @@ def _segment_by_keywords(*values: Any) -> Segment:
 _new_segment = Segment if _POSITIONAL else _segment_by_keywords
 
 
+def _glued_end(text: str, i: int) -> int:
+    """The end of the run of form feeds and vertical tabs at `i`: bash reads them as part of the
+    word before them (`bun install\\f` has the argument `install\\f`, §3.5 step 9)."""
+    while i < len(text) and text[i] in "\f\v":
+        i += 1
+    return i
+
+
 def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Segment:
     """Freeze a draft into a `Segment`; `pipes` comes from `stage_programs`."""
     src, words, start, end, p = d.src, d.words, d.start, d.end, d.peel
@@ -120,6 +128,9 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
     raw_words = tuple(map(_RAW, cmd_words))
     args = argv[1:]
     last_end = words[-1].end if words else (d.lead_grammar[-1].end if d.lead_grammar else start)
+    if text[last_end : last_end + 1] in ("\f", "\v"):  # word bytes to bash, blanks to tree-sitter
+        last_end = _glued_end(text, last_end)
+        end = max(end, last_end)
     if cmd_words:
         program_path = argv[0]
         program = basename(program_path)

@@ -167,6 +167,8 @@ def _timeout_option(words: Sequence[Word], j: int, p: Peel) -> int | None:
 
 def _h_timeout(words: Sequence[Word], i: int, p: Peel) -> int | None:
     j = _walk_options(words, i + 1, p, _timeout_option)
+    if j is not None and j < len(words) and words[j].value == "rtk":
+        refuse(p, "wrapper operand rtk")  # `timeout rtk cargo test` (§3.5 step 4)
     return None if j is None else j + 1  # the DURATION
 
 

@@ -119,8 +119,16 @@ def prefix_words(prefixes: Sequence[str]) -> tuple[tuple[str, ...], ...]:
     """User transparent prefixes as word tuples, de-duplicated, longest first."""
     if not prefixes:
         return ()
-    out = {tuple(p.split()) for p in prefixes if isinstance(p, str) and p.split()}
+    out = {
+        tuple(p.split())
+        for p in prefixes
+        if isinstance(p, str) and p.split() and p.split()[0] not in _RESERVED_HEADS
+    }
     return tuple(sorted(out, key=lambda w: (-len(w), w)))
+
+
+#: a user prefix may not start with a reserved word the walk steps over (`time -v`, `then x`, §3.5)
+_RESERVED_HEADS = frozenset({"!", "time", "then", "do", "else", "elif", "if", "while", "until"})
 
 
 def _match_transparent(words: Sequence[Word], i: int, prefixes: Sequence[tuple[str, ...]]) -> int:

@@ -22,7 +22,9 @@ import sys
 from pathlib import Path
 
 STUB_RTK = """#!/bin/sh
-# stub rtk of the e2e suite: record where and how it was called, then run the wrapped command
+# stub rtk of the e2e suite: answer rtk-policy's `rtk --version` probe (rewrite = "auto" rewrites
+# only for an RTK it can run), record where and how it was called, then run the wrapped command
+if [ "$*" = --version ]; then echo "rtk 0.40.0"; exit 0; fi
 printf '%s\\t%s\\n' "$PWD" "$*" >> '{log}'
 exec "$@"
 """

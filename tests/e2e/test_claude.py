@@ -61,12 +61,6 @@ def test_read_only_runs_unprompted_without_hook(bare, command):
     assert READ_ONLY[command] in run.tool_result and REFUSED not in run.tool_result, run.describe()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17 point 2: a rewrite is answered with updatedInput "
-    "and no decision; `rtk …` is not in Claude Code's read-only set, so the call "
-    "needs approval (refused in -p)",
-)
 @pytest.mark.parametrize("command", READ_ONLY)
 def test_read_only_rewritten_runs_unprompted(claude, command):
     """With RTK present a read-only command is rewritten and still runs unasked."""
@@ -76,11 +70,6 @@ def test_read_only_rewritten_runs_unprompted(claude, command):
     assert READ_ONLY[command] in run.tool_result, run.describe()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17 point 1: RTK is assumed; `git status` becomes "
-    "`rtk git status` with no rtk on PATH, and that call needs approval",
-)
 def test_without_rtk_no_rewrite_no_prompt(claude_without_rtk):
     """With RTK absent nothing is rewritten and a read-only command runs unasked, as before."""
     work = repo_for(claude_without_rtk, "git status")
@@ -108,12 +97,6 @@ def test_command_line_deny_not_run(claude):
     assert not claude.sandbox.remote_has("cli-deny"), run.describe()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17 point 3: the rewrite `rtk git push origin main` "
-    "(no decision) does not match the unseen deny rule Bash(git push:*) but matches "
-    "the allow rule Bash(rtk:*): the push runs",
-)
 def test_command_line_deny_not_run_with_rtk_allowed(claude):
     """…even when the user allowed `Bash(rtk:*)`, as the README would have them do."""
     work = repo_for(claude, "cli-deny-rtk")
@@ -132,20 +115,35 @@ def test_settings_deny_rule_not_escaped(claude):
     assert "Bash(git push:*)" in run.tool_result, run.describe()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="trust model (DESIGN §13): Claude Code drops project-scoped "
-    "allow rules of an untrusted workspace ('workspace not yet trusted'), but our "
-    "claude-allow rule reads them and answers allow, which Claude Code honours",
-)
 def test_untrusted_project_allow_does_not_loosen(claude, bare):
     """A project's own allow rule (which the agent could have written) does not make a command
-    run that Claude Code alone would not run."""
+    run that Claude Code alone would not run: Claude Code drops it while the workspace is not
+    trusted ("workspace not yet trusted"), and so does the hook (settings/claude_trust.py)."""
     for world in (bare, claude):
         work = world.sandbox.repo("project-allow")
         project_settings(work, allow=["Bash(touch:*)"])
         run = world.run(work, "touch ran.marker", flags=())
         assert not (work / "ran.marker").exists(), (world.form, run.describe())
+
+
+def test_trusted_project_allow_runs(claude, bare):
+    """The other side: once the user trusted the workspace (`~/.claude.json`, as the trust dialog
+    records it), Claude Code honours the project's allow rule, and the hook's allow agrees."""
+    for world in (bare, claude):
+        work = world.sandbox.repo("project-allow-trusted")
+        project_settings(work, allow=["Bash(touch:*)"])
+        trust(world.sandbox.home, work)
+        run = world.run(work, "touch ran.marker", flags=())
+        assert (work / "ran.marker").exists(), (world.form, run.describe())
+
+
+def trust(home, work) -> None:
+    """Record `work` in `home/.claude.json` as a workspace whose trust dialog was accepted."""
+    path = home / ".claude.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data.setdefault("projects", {}).setdefault(str(work.resolve()), {})
+    data["projects"][str(work.resolve())]["hasTrustDialogAccepted"] = True
+    path.write_text(json.dumps(data))
 
 
 def project_settings(work, **permissions: list[str]) -> None:

@@ -31,6 +31,7 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
         "matches its own deny rule (on `git push`) against our rewrite `rtk git push origin "
         "main`, which it does not match: the push runs"
         for agent in AGENT_NAMES
+        if agent != "claude"  # Claude Code: fixed by issue 17 point 3 (the command line is read)
     },
 }
 

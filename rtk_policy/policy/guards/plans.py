@@ -180,6 +180,20 @@ class Planner:
             self._generic[index] = build_guard(self._compiled[index].guard, self._functions)
         return self._generic[index]
 
+    def _kept_key(self, index: int, ir: Any, program: str) -> tuple[Any, ...] | None:
+        """Where a rule whose residual is the program's own (it reads `segment.program` outside
+        its tests) is remembered as kept, by the values of its tests: another program with the
+        same values keeps it too, with its own guard, without specialising it again. Keeping a
+        rule is always exact (its guard decides at run time; at worst a rule that would have
+        specialised to `false` costs one step), so only a kept rule is shared, never a dropped
+        one. None when the values cannot be a key."""
+        key = (index, "kept", self._specializer.program_tests(ir, program)[0])
+        try:
+            hash(key)
+        except TypeError:
+            return None
+        return key
+
     def _specialized(self, program: str) -> Any:
         specializer = self._specializer
         if specializer is None:  # not imported by a cold process whose plan is stored
@@ -193,12 +207,18 @@ class Planner:
                 continue
             signature = specializer.signature(ir, program)
             step = self._residuals.get((index, signature))
+            kept = None
+            if step is None and signature == (program,):
+                kept = self._kept_key(index, ir, program)
+                step = self._residuals.get(kept) if kept is not None else None
             if step is None:
                 residual = specializer.specialize(ir, program)
                 if residual == FALSE_FORM:
                     step = (residual, None)
                 elif signature == (program,):  # the program's own residual: as stored plans do,
                     step = (ir, self._generic_guard(index))  # the rule's own guard (built once)
+                    if kept is not None:
+                        self._residuals[kept] = step
                 else:
                     step = (residual, build_guard(residual, self._functions))
                 self._residuals[(index, signature)] = step

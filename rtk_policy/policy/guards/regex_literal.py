@@ -53,10 +53,44 @@ def required_literals(pattern: str) -> tuple[str, ...]:
         return ()
     try:
         alternatives = _alternatives(_unwrapped(pattern))
+        if len(alternatives) == 1:  # no top-level `|`: a mandatory group's literals will do
+            return _group_literals(alternatives[0])
     except ValueError:
         return ()
     found = tuple(required_literal(alternative) for alternative in alternatives)
     return found if len(found) > 1 and all(found) else ()
+
+
+def _group_literals(pattern: str) -> tuple[str, ...]:
+    """The literals of the best top-level group that every match passes through (one neither
+    repeated nor optional: `^(?:npx[ ]+)?(?:biome|eslint|lint)…` → `biome`, `lint`); () when none
+    has any. A pattern with no top-level `|` matches each such group's body in every match, so
+    one of the body's literals is in every match. Literals holding another are left out (a text
+    without `lint` has no `eslint`)."""
+    _top_level_runs(pattern)  # ValueError for what this reader refuses anywhere (flags, …)
+    best: tuple[str, ...] = ()
+    for body in _mandatory_groups(pattern):
+        found = required_literals(body)
+        found = tuple(a for a in found if not any(b != a and b in a for b in found))
+        if found and (not best or min(map(len, found)) > min(map(len, best))):
+            best = found
+    return best
+
+
+def _mandatory_groups(pattern: str) -> Any:
+    """The bodies of the top-level groups of `pattern` not followed by a repetition."""
+    depth, start = 0, 0
+    for index, char in _structure(pattern):
+        if char == "(":
+            if depth == 0:
+                start = index
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                if pattern[index + 1 : index + 2] not in _QUANTIFIERS:  # "" (the end) is not
+                    group = pattern[start : index + 1]
+                    yield group[3:-1] if group.startswith("(?:") else group[1:-1]
 
 
 def _unwrapped(pattern: str) -> str:

@@ -75,6 +75,14 @@ class Specializer:
         Two programs with the same signature get the same residual. A program test that gives no
         plain value, or a `segment.program` read outside a test, puts the program itself in.
         """
+        values, bare = self.program_tests(ir, program)
+        if bare or any(type(value) not in (bool, int, str) for value in values):
+            return (program,)
+        return values
+
+    def program_tests(self, ir: tuple[Any, ...], program: str) -> tuple[tuple[Any, ...], bool]:
+        """The values of the program tests of `ir` for `program`, and whether `segment.program`
+        is also read outside them."""
         key = id(ir)
         found = self._parts.get(key)
         if found is None:
@@ -84,10 +92,7 @@ class Specializer:
             self._seen.append(ir)
         guards, bare = found
         env = {"segment": {"program": program}}
-        values = tuple(guard(env) for guard in guards)
-        if bare or any(type(value) not in (bool, int, str) for value in values):
-            return (program,)
-        return values
+        return tuple(guard(env) for guard in guards), bare
 
     def _collect(self, ir: Any, bound: frozenset[str], atoms: list[Any]) -> bool:
         """Append the largest program tests of `ir` to `atoms`; True when `segment.program` is
