@@ -8,7 +8,8 @@ import attrs
 
 from rtk_policy.decision import decide
 from rtk_policy.policytest.files import UNSET, TestCase, TestFile
-from rtk_policy.policytest.examples import build_context, matched_rule_ids, only_rules, run_examples
+from rtk_policy.policy.model import only_rules
+from rtk_policy.policytest.examples import build_context, matched_rule_ids, run_examples
 
 PASS, FAIL, ERROR, SKIP = "pass", "fail", "error", "skip"
 
