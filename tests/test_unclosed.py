@@ -90,3 +90,16 @@ def test_bounded_on_a_large_input(engine):
     started = time.perf_counter()
     verdict(engine, command)
     assert time.perf_counter() - started < 5  # the engine's own budget applies to each parse
+
+
+def test_no_allow_rule_speaks_for_an_open_quote(engine):
+    """Claude Code's read-only set and the user's own allow rules are for commands bash runs: a
+    command bash rejects for its open quote gets no allow (the agent, seeing the quote, decides)."""
+    from rtk_policy.util import record
+
+    context = engine.context(agent="claude", cwd="/home/dev/project")
+    assert engine.decide("git status", context).verdict == "allow"  # the read-only set
+    assert engine.decide("git status 'x", context).verdict == "none"
+    allowed = record.evolve(context, claude_allow=("git:*",))
+    assert engine.decide("git push 'x", allowed).verdict == "none"
+    assert engine.decide("git push x", allowed).verdict == "allow"

@@ -102,6 +102,7 @@ class Engine:
         (`engine/unclosed.py`), never rewritten; None when that is not the parse error, or when
         the text as typed is denied (that deny stands)."""
         from rtk_policy.engine.unclosed import closed_text
+        from rtk_policy.policy.model import only_rules
 
         closed = closed_text(command_line, lambda t: parse(t, context.transparent_prefixes))
         if closed is None:
@@ -110,6 +111,9 @@ class Engine:
         if decide(command_line, as_typed, None).verdict == "deny":
             return None
         evaluation = self.policies.evaluate(closed, context, trace)
+        # no allow rule speaks for text bash rejects: the agent, which sees the open quote, decides
+        # (Claude Code's read-only set does not cover a command it cannot parse either)
+        evaluation = only_rules(evaluation, lambda rule: rule.decision != "allow")
         decision = decide(closed, evaluation, None)
         return Outcome(closed, evaluation, self._layer_state(decision))
 

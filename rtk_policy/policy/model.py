@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from rtk_policy.util import record
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 VERDICTS = ("allow", "ask", "deny")
 #: What a tool call does, as the `tool.kind` fact and a rule's `tools:` selector say it.
 TOOL_KINDS = ("shell", "write", "edit", "read", "other")
@@ -157,6 +161,18 @@ def guessed(result: SegmentResult) -> SegmentResult:
         if hit.rule.decision == "deny" and hit.rule.mode == "enforce"
     )
     return record.evolve(result, permission_hits=hits, rewrite=None)
+
+
+def only_rules(evaluation: Evaluation, keep: Callable[[Rule], bool]) -> Evaluation:
+    """The evaluation restricted to the permission hits of the rules `keep` accepts."""
+    results = tuple(
+        record.evolve(
+            result,
+            permission_hits=tuple(h for h in result.permission_hits if keep(h.rule)),
+        )
+        for result in evaluation.results
+    )
+    return record.evolve(evaluation, results=results)
 
 
 def default_message(rule: Rule) -> str:

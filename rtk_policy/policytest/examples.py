@@ -8,11 +8,10 @@ files counts).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rtk_policy.decision import decide
-from rtk_policy.policy.model import Context, Evaluation, Example, Rule, ToolCall
+from rtk_policy.policy.model import Context, Evaluation, Example, Rule, ToolCall, only_rules
 from rtk_policy.util import record
 
 if TYPE_CHECKING:
@@ -124,18 +123,6 @@ def matched_rule_ids(evaluation: Evaluation) -> tuple[str, ...]:
         if result.rewrite is not None:
             ids[result.rewrite.rule.id] = None
     return tuple(ids)
-
-
-def only_rules(evaluation: Evaluation, keep: Callable[[Rule], bool]) -> Evaluation:
-    """The evaluation restricted to the permission hits of the rules `keep` accepts."""
-    results = tuple(
-        record.evolve(
-            result,
-            permission_hits=tuple(h for h in result.permission_hits if keep(h.rule)),
-        )
-        for result in evaluation.results
-    )
-    return record.evolve(evaluation, results=results)
 
 
 def _only_file(evaluation: Evaluation, file: str) -> Evaluation:

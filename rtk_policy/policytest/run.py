@@ -6,7 +6,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rtk_policy.decision import decide
-from rtk_policy.policytest.examples import build_context, matched_rule_ids, only_rules, run_examples
+from rtk_policy.policy.model import only_rules
+from rtk_policy.policytest.examples import build_context, matched_rule_ids, run_examples
 from rtk_policy.policytest.files import UNSET, TestCase, TestFile
 from rtk_policy.util import record
 
