@@ -84,3 +84,19 @@ def private_folders(tmp_path) -> dict[str, str]:
         (tmp_path / sub).mkdir()
         folders[name] = str(tmp_path / sub)
     return folders
+
+
+def install_in_tmp() -> bool:
+    """Whether this rtk-policy runs from under /tmp (a virtualenv made with `mktemp -d`, as CI's
+    interpreter matrix makes them): its install is the guard's own state then, so guard-self
+    rightly asks before `rm -rf /tmp/*`, which would delete it."""
+    import sys
+
+    import rtk_policy
+
+    places = (sys.prefix, os.path.dirname(rtk_policy.__file__))
+    return any(os.path.realpath(place).startswith("/tmp/") for place in places)
+
+
+#: what `rm -rf /tmp/*` gets when nothing of the guard's is in /tmp but (maybe) the install
+WHOLE_TMP_VERDICT = "ask" if install_in_tmp() else "none"
