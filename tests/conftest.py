@@ -100,3 +100,5 @@ def install_in_tmp() -> bool:
 
 #: what `rm -rf /tmp/*` gets when nothing of the guard's is in /tmp but (maybe) the install
 WHOLE_TMP_VERDICT = "ask" if install_in_tmp() else "none"
+#: a `mktemp` without a template: its folder is some new /tmp/tmp.*, like such an install
+BARE_MKTEMP = __import__("re").compile(r"mktemp( -d)?[)`]")
