@@ -115,12 +115,13 @@ def requirement_rules(path: str) -> list[tuple[str, list[list[str]]]]:
     """The `(decision, pattern)` of the managed `[rules] prefix_rules` of a requirements file
     (`pattern = [{token = "git"}, {any_of = ["push", "fetch"]}]`, decision `prompt` or
     `forbidden`); [] when the file is missing. Raises ValueError for a rule we cannot read."""
-    import tomllib
-
     try:
-        data = tomllib.loads(read_rule_file(path).decode("utf-8"))
+        text = read_rule_file(path).decode("utf-8")
     except FileNotFoundError:
         return []
+    import tomllib  # only when there is a file: the hook's cold path
+
+    data = tomllib.loads(text)
     section = data.get("rules")
     entries = section.get("prefix_rules", []) if isinstance(section, dict) else []
     rules: list[tuple[str, list[list[str]]]] = []

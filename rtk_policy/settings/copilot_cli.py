@@ -4,10 +4,10 @@ Copilot CLI 1.0.102 keeps its tool permission rules only on its command line (`c
 permissions`; `copilot help config` lists no persisted tool rule, only URL lists and trusted
 folders): `--allow-tool` and `--deny-tool`, variadic (`[<tools>...]`), each rule `kind(argument)`.
 A shell rule is `shell(COMMAND)`: an exact match of the command's identity — its name, or for
-`git` and `gh` the name and first-level subcommand (`shell(git push)`, `shell(gh pr create)`) —, `shell(STEM:*)` every
-command whose name is STEM, and a bare `shell` every command. Deny rules win over allow rules,
-also over `--allow-all-tools`. `--available-tools` / `--excluded-tools` only hide tools from the
-model (a hidden shell tool never reaches the hook), so they hold no rule for us.
+`git` and `gh` the name and subcommand (`shell(git push)`, `shell(gh pr create)`) —,
+`shell(STEM:*)` every command whose name is STEM, and a bare `shell` every command. Deny rules
+win over allow rules, also over `--allow-all-tools`. `--available-tools` / `--excluded-tools` only
+hide tools from the model (a hidden shell tool never reaches the hook): no rule for us.
 
 What we make of them, never looser than Copilot:
 - a rule our pattern says exactly (`STEM:*`; one word, not `git`/`gh`; `git SUB`, `gh GROUP
