@@ -35,8 +35,6 @@ if TYPE_CHECKING:
 #: gates of this module (`Decision.gate`): why a rewrite the policies selected was not handed over
 GATE_OFF, GATE_NO_RTK, GATE_ASKED = "rewrite-off", "rtk-absent", "asked"
 GATE_UNAPPROVED, GATE_UNSEEN = "unapproved", "unseen-rules"
-#: agents with rules on their command line (`settings.agent_rules.CLI_RULE_AGENTS`): question 4
-UNSEEN_GATED = ("claude", "gemini", "copilot")
 
 
 def host_decision(
@@ -61,7 +59,9 @@ def rewrite_gate(
     """The gate that stops `decision`'s rewrite reaching the host, "" when none does."""
     if getattr(decision, "verdict", "") == "ask":
         return GATE_ASKED
-    if agent in UNSEEN_GATED and not getattr(config, "rewrite_unapproved", False):
+    from rtk_policy.settings.agent_rules import CLI_RULE_AGENTS  # agents with command-line rules
+
+    if agent in CLI_RULE_AGENTS and not getattr(config, "rewrite_unapproved", False):
         if agent == "claude" and getattr(decision, "verdict", "") != "allow":
             return GATE_UNAPPROVED
         if not rules_seen:
