@@ -184,11 +184,12 @@ def test_the_rules_are_read_from_the_real_process_above(tmp_path: Path) -> None:
     launcher = tmp_path / "copilot"
     launcher.write_text(
         textwrap.dedent(
-            f"""\
+            """\
             import subprocess, sys
             code = ("from rtk_policy.settings import copilot_cli; r = copilot_cli.host_rules();"
                     " print(r.seen, r.deny, r.why)")
-            sys.exit(subprocess.call(["/bin/sh", "-c", '{sys.executable} -c "$0"; true', code]))
+            shell = ["/bin/sh", "-c", '"$1" -c "$0"; true', code, sys.executable]
+            sys.exit(subprocess.call(shell))
             """
         )
     )
