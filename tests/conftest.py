@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from writer_fixtures import nobody_writer, same_user_writer  # noqa: F401 - shared fixtures
 
 
 @pytest.fixture(scope="session")

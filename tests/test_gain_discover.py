@@ -176,7 +176,7 @@ def test_discover_at_a_terminal_is_a_rich_table_of_the_same_rows(tmp_path, monke
     assert discover_command.headline(found, 1).split(";")[0] in rich_text
     table_rows = [line for line in rich_text.splitlines() if line.startswith("│")]
     assert len(table_rows) == len(found["top"]) >= 3
-    for rank, (line, row) in enumerate(zip(table_rows, found["top"]), 1):
+    for rank, (line, row) in enumerate(zip(table_rows, found["top"], strict=True), 1):
         cells = [cell.strip() for cell in line.strip("│").split("│")]
         cells[4] = cells[4].replace("\x1b[2m", "").replace("\x1b[0m", "")
         expected = [str(rank), row["command"], f"{row['count']:,}", f"{row['est_tokens']:,}"]
