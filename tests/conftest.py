@@ -58,6 +58,18 @@ def _isolated_environment(
 SNAPSHOTS = __import__("pathlib").Path(__file__).resolve().parents[1] / "snapshots"
 
 
+@pytest.fixture(scope="module")
+def engine():
+    """The shipped packs (`packs_dir()`, wherever the install lives), audit off: once a module.
+    A module that needs another engine defines its own `engine` fixture."""
+    from rtk_policy.config.load import Config
+    from rtk_policy.engine.pipeline import Engine
+    from rtk_policy.policy import load_policy_set
+    from rtk_policy.policy.load import packs_dir
+
+    return Engine(load_policy_set([packs_dir()]), Config(audit_enabled=False))
+
+
 @pytest.fixture
 def repo_snapshot(snapshot, request: pytest.FixtureRequest):
     """A syrupy JSON snapshot stored in the repository's `snapshots/<test module>/` folder."""
