@@ -193,7 +193,11 @@ def test_a_writer_that_cannot_read_its_key_does_not_start(tmp_path, capsys):
     """It would write an unkeyed chain: it says why and exits 2 instead."""
     config = write_config(tmp_path, tmp_path / "writer.sock", tmp_path / "log.jsonl",
                           tmp_path / "missing.key")  # fmt: skip
-    assert main(["audit-writer", "--config", str(config)]) == 2
+    umask = os.umask(0o022)  # the writer sets its own (0077): the suite's is restored after
+    try:
+        assert main(["audit-writer", "--config", str(config)]) == 2
+    finally:
+        os.umask(umask)
     assert "missing.key" in capsys.readouterr().err
     assert not (tmp_path / "log.jsonl").exists() and not (tmp_path / "writer.sock").exists()
 

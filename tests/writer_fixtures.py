@@ -30,6 +30,7 @@ def write_config(folder: Path, socket: Path, log: Path, key: Path) -> Path:
     """A managed-style config.toml in `folder` naming the writer's socket, log and key."""
     config = folder / "config.toml"
     config.write_text(f'[audit]\npath = "{log}"\nkey_file = "{key}"\nwriter = "{socket}"\n')
+    config.chmod(0o644)  # as init writes it, whatever the umask: every user's hook reads it
     return config
 
 
@@ -106,7 +107,8 @@ def nobody_writer():
     base = Path(tempfile.mkdtemp(prefix="rtk-writer-", dir="/tmp"))
     base.chmod(0o755)
     keys = base / "keys"
-    keys.mkdir(mode=0o755)
+    keys.mkdir()
+    keys.chmod(0o755)  # whatever the umask: the writer (nobody) must reach its key
     key = keys / "audit.key"
     key.write_bytes(KEY)
     key.chmod(0o600)
