@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from writer_fixtures import nobody_writer, same_user_writer  # noqa: F401 - shared fixtures
 
 
 @pytest.fixture(scope="session")
@@ -55,6 +56,18 @@ def _isolated_environment(
 
 
 SNAPSHOTS = __import__("pathlib").Path(__file__).resolve().parents[1] / "snapshots"
+
+
+@pytest.fixture(scope="module")
+def engine():
+    """The shipped packs (`packs_dir()`, wherever the install lives), audit off: once a module.
+    A module that needs another engine defines its own `engine` fixture."""
+    from rtk_policy.config.load import Config
+    from rtk_policy.engine.pipeline import Engine
+    from rtk_policy.policy import load_policy_set
+    from rtk_policy.policy.load import packs_dir
+
+    return Engine(load_policy_set([packs_dir()]), Config(audit_enabled=False))
 
 
 @pytest.fixture
