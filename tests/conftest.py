@@ -103,15 +103,29 @@ def install_in_tmp() -> bool:
     """Whether this rtk-policy runs from under /tmp (a virtualenv made with `mktemp -d`, as CI's
     interpreter matrix makes them): its install is the guard's own state then, so guard-self
     rightly asks before `rm -rf /tmp/*`, which would delete it."""
+    return any(place.startswith("/tmp/") for place in _install_places())
+
+
+def _install_places() -> tuple[str, ...]:
+    """Where this rtk-policy's interpreter prefix and package live (real paths)."""
     import sys
 
     import rtk_policy
 
-    places = (sys.prefix, os.path.dirname(rtk_policy.__file__))
-    return any(os.path.realpath(place).startswith("/tmp/") for place in places)
+    return tuple(os.path.realpath(p) for p in (sys.prefix, os.path.dirname(rtk_policy.__file__)))
+
+
+def install_in_mktemp_folder() -> bool:
+    """Whether this rtk-policy runs from a folder a bare `mktemp -d` could have made
+    (/tmp/tmp.XXXXXXXXXX): the guard cannot tell a new `$(mktemp -d)` folder from it then."""
+    import re
+
+    return any(re.match(r"/tmp/tmp\.[^/]+(/|$)", place) for place in _install_places())
 
 
 #: what `rm -rf /tmp/*` gets when nothing of the guard's is in /tmp but (maybe) the install
 WHOLE_TMP_VERDICT = "ask" if install_in_tmp() else "none"
+#: what deleting a bare `mktemp` folder gets: asked while the install is such a folder itself
+MKTEMP_VERDICT = "ask" if install_in_mktemp_folder() else "none"
 #: a `mktemp` without a template: its folder is some new /tmp/tmp.*, like such an install
 BARE_MKTEMP = __import__("re").compile(r"mktemp( -d)?[)`]")

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import BARE_MKTEMP, WHOLE_TMP_VERDICT
+from conftest import BARE_MKTEMP, MKTEMP_VERDICT, WHOLE_TMP_VERDICT
 from guard_helpers import claude_tool, hook_answer, private_home
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -351,7 +351,7 @@ def test_shell_forms_that_change_the_guard_are_asked(engine, home, command):
 def test_look_alikes_are_not_asked(engine, home, command):
     # a `mktemp` path is some new /tmp/tmp.* folder: while the install itself is such a folder
     # (CI's interpreter matrix), the guard cannot tell them apart and asks
-    expected = WHOLE_TMP_VERDICT if BARE_MKTEMP.search(command) else "none"
+    expected = MKTEMP_VERDICT if BARE_MKTEMP.search(command) else "none"
     assert shell_verdict(engine, command, os.getcwd()) == expected, command
 
 
