@@ -202,6 +202,16 @@ def _located(
     )
 
 
+def without_literals(text: str, parts: list[str]) -> str:
+    """`text` (code) with each of `parts` taken out where it is a whole string literal, in single
+    or double quotes: `os.system("rm -r x")` less "rm -r x" is `os.system()`; a part that is only
+    the start of a literal (`"rm -r " + p`) stays."""
+    for part in parts:
+        if part:
+            text = text.replace(f'"{part}"', "").replace(f"'{part}'", "")
+    return text
+
+
 _S, _B, _LS = "string", "bool", "list<string>"
 
 #: The functions of this module.
@@ -216,6 +226,7 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("expand_home", (_S,), _S, expand_home),
     Function("find_actions", (_LS,), _LS, find_actions),
     Function("git_restore_discards", (_LS,), _B, git_restore_discards),
+    Function("without_literals", (_S, _LS), _S, without_literals),
     # re_find(pattern, text): the pattern first, as in glob and bash_rule_matches; RE2
     Function("re_find", (_S, _S), _S, re_find),
     # `x.matches(p)` with a cached compiled pattern; the compiler rewrites literal-pattern calls to
