@@ -42,7 +42,9 @@ SHAPES = [
     ("F; X=1 ! f", False),  # after an assignment `!` is a program name
     ("F; sh -c f", False),  # a child shell does not see an unexported function
     ("F; bash -c 'f'", False),
-    ('F; time "--" f', False),  # the keyword takes only an unquoted `--`: runs a program `--`
+    ('F; time "--" f', False),
+    ("F; X=1 time f", False),  # after an assignment `time` is the program /usr/bin/time
+    ("F; time f", True),  # the keyword takes only an unquoted `--`: runs a program `--`
     ("F; export -f f; bash -c f", True),
     ("F; g(){ f(){ echo other; }; }; f", True),  # g never runs, so f stays the first one
 ]
@@ -107,7 +109,9 @@ def _verdict(engine: Engine, command: str) -> str:
         ("( cleanup() { rm -rf ../outside; } ); cleanup", "none"),
         ("cleanup() { rm -rf ../outside; }; sh -c cleanup", "none"),
         ("f(){ rm -rf /; }; f", "deny"),
-        ("f(){ rm -rf /; }; X=1 time f", "deny"),  # kept: /usr/bin/time here, but in doubt
+        ("f(){ rm -rf /; }; X=1 time f", "deny"),  # never called: kept (the deny of a body stays)
+        ("cleanup() { rm -rf ../outside; }; X=1 time cleanup", "none"),  # /usr/bin/time runs
+        ("cleanup() { rm -rf ../outside; }; time cleanup", "ask"),  # the keyword: called
         ("f(){ rm -rf /; }; ! f", "deny"),
         ("f(){ rm -rf /; }; f; echo done", "deny"),
         ("f(){ rm -rf /; }; export -f f; bash -c f", "deny"),

@@ -32,6 +32,7 @@ _RUNNERS = frozenset(
     {"trap", "eval", "mapfile", "readarray", "complete", "compgen", "bind", "alias", "source", "."}
 )
 _MAY_EXPORT = re.compile(r"\b(?:export|declare|typeset)\b|\bset\s+[-+]")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
 
 
 class Definition(record.NamedTuple):
@@ -104,7 +105,7 @@ def _names(d: Draft, name: str, exported: bool) -> bool:
     """Whether command `d` runs `name`: as its program, in a runner builtin's arguments, or (when
     functions may be exported) anywhere in its words."""
     if d.program == name:
-        return not _quoted_time_end(d)
+        return not (_quoted_time_end(d) or _time_program(d))
     words = d.words[d.peel.program_index + 1 :]
     if not exported and d.program not in _RUNNERS:
         return False
@@ -116,6 +117,13 @@ def _quoted_time_end(d: Draft) -> bool:
     named `--` (and where `time` is a program, as in sh, that runs a program `f`): no function."""
     i = d.peel.program_index
     return i >= 2 and d.words[i - 2].value == "time" and d.words[i - 1].raw in ('"--"', "'--'")
+
+
+def _time_program(d: Draft) -> bool:
+    """`X=1 time f`: after an assignment `time` is no keyword but the program /usr/bin/time, which
+    runs a program `f`, never a shell function (checked in bash 5.2)."""
+    i = d.peel.program_index
+    return i >= 2 and d.words[i - 1].value == "time" and _ASSIGNMENT.match(d.words[i - 2].raw)
 
 
 def _replaced(defn: Definition, definitions: list[Definition], at: int) -> bool:
