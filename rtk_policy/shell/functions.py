@@ -123,7 +123,7 @@ def _time_program(d: Draft) -> bool:
     """`X=1 time f`: after an assignment `time` is no keyword but the program /usr/bin/time, which
     runs a program `f`, never a shell function (checked in bash 5.2)."""
     i = d.peel.program_index
-    return i >= 2 and d.words[i - 1].value == "time" and _ASSIGNMENT.match(d.words[i - 2].raw)
+    return i >= 2 and d.words[i - 1].value == "time" and bool(_ASSIGNMENT.match(d.words[i - 2].raw))
 
 
 def _replaced(defn: Definition, definitions: list[Definition], at: int) -> bool:
