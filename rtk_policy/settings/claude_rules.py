@@ -148,6 +148,30 @@ def read_settings(path: str | os.PathLike[str], stderr: IO[str] | None = None) -
         return None
 
 
+#: The largest agent rule file read (a bigger one is not a rule file a person wrote).
+RULE_FILE_LIMIT = 1 << 20
+
+
+def read_rule_file(path: str, limit: int = RULE_FILE_LIMIT) -> bytes:
+    """The bytes of the rule file `path` (a symlink is followed, as the agent follows it).
+    Raises OSError: FileNotFoundError when missing, and also for something that is not a regular
+    file (a FIFO would block the hook) or a file larger than `limit`."""
+    import stat
+
+    with open(path, "rb", opener=_nonblocking) as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path} is not a regular file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(f"{path} is larger than {limit} bytes")
+    return data
+
+
+def _nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
+
+
 def load_claude_rules(
     cwd: str | os.PathLike[str] | None = None, stderr: IO[str] | None = None
 ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
