@@ -122,6 +122,13 @@ class CommandsMixin:
             if t in SKIP_TYPES or b0 == b1:
                 continue
             if c.is_named or t in _KEYWORD_TOKENS:
+                if t == "concatenation" and c.child_count > 1:
+                    pieces = _glued_words(c)
+                    if len(pieces) > 1:  # tree-sitter glues words across an empty `` ``
+                        for p0, p1 in pieces[:-1]:
+                            p0, p1 = (p0, p1) if ascii_only else (char(p0), char(p1))
+                            words.append(make_word(text[p0:p1], p0))
+                        b0 = pieces[-1][0]
                 s0, s1 = (b0, b1) if ascii_only else (char(b0), char(b1))
                 raw = text[s0:s1]
                 words.append(make_word(raw, s0))
@@ -431,6 +438,20 @@ def plain_words(text: str, base: int) -> list[Word]:
         _new_tuple(Word, (raw, raw, base + at, base + at + len(raw), False, False, False))
         for raw, at in found
     ]
+
+
+def _glued_words(node: Any) -> list[tuple[int, int]]:
+    """The byte ranges of the words a concatenation node spells: one, unless tree-sitter glued
+    words with blanks between them (it reads `/ `` x` as one concatenation; bash, as three
+    words)."""
+    out: list[tuple[int, int]] = []
+    for k in range(node.child_count):
+        kid = node.child(k)
+        if out and out[-1][1] == kid.start_byte:
+            out[-1] = (out[-1][0], kid.end_byte)
+        else:
+            out.append((kid.start_byte, kid.end_byte))
+    return out
 
 
 def _absorb_cr(text: str, words: list[Word]) -> list[Word]:

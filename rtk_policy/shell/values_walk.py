@@ -97,35 +97,44 @@ class ValuesMixin:
     ) -> list[tuple[list[Word], bool]]:
         """The command's words with the values bash knows, each alternative with whether a guess
         went into it (guesses that cannot start a path, or of a command in `_NO_GUESS`, are
-        dropped); empty when nothing changes."""
+        dropped); empty when nothing changes. A guessed alternative also comes as a known one
+        with its guessed words kept as typed (`_typed_guesses`): a deny that matches on the
+        words bash knows is not weakened by an unknown word beside them."""
         merged = _continued(text, words)
-        slots: list[list[tuple[list[Word], values.Expanded | None]]] = []
+        slots: list[list[tuple[list[Word], values.Expanded | None, Word]]] = []
         changed = merged is not words
         for w in merged:
             alts = None
             if values.needs_expansion(w.raw) and assignment_name(w.raw) is None:
                 alts = values.expand_word(w.raw, self.known, positional)
             if alts is None:
-                slots.append([([w], None)])
+                slots.append([([w], None, w)])
                 continue
             changed = True
-            slots.append([(_fields(w, a.fields), a) for a in alts])
+            slots.append([(_fields(w, a.fields), a, w) for a in alts])
         if not changed:
             return []
         out: list[tuple[list[Word], bool]] = []
+        typed = tuple(w.value for w in words)
+        seen = {(typed, False), (typed, True)}
         for combo in product(*slots):
-            new = [w for ws, _ in combo for w in ws]
-            made = [a for _, a in combo if a is not None]
+            made = [a for _, a, _ in combo if a is not None]
             guessed = any(a.guessed for a in made)
-            if guessed and not any(a.guess_leads for a in made):
-                continue
-            if guessed and _program(new) in _NO_GUESS:
-                continue
-            if [w.value for w in new] != [w.value for w in words]:
-                out.append((new, guessed))
+            tries = [([w for ws, _, _ in combo for w in ws], guessed)]
+            if guessed:
+                tries.append((_typed_guesses(combo), False))
+            for new, was_guessed in tries:
+                if was_guessed and not any(a.guess_leads for a in made):
+                    continue
+                if was_guessed and _program(new) in _NO_GUESS:
+                    continue
+                key = (tuple(w.value for w in new), was_guessed)
+                if key not in seen:
+                    seen.add(key)
+                    out.append((new, was_guessed))
             if len(out) >= values.MAX_ALTERNATIVES:
                 break
-        return out
+        return out[: values.MAX_ALTERNATIVES]
 
     def _copy(
         self,
@@ -250,6 +259,16 @@ class ValuesMixin:
 def _fields(w: Word, fields: list[str]) -> list[Word]:
     """The words one word becomes (each at the word's offsets; quoted, so no further expansion)."""
     return [Word(f, f, w.start, w.end, False, w.glob, True) for f in fields]
+
+
+def _typed_guesses(combo: Sequence[tuple[list[Word], values.Expanded | None, Word]]) -> list[Word]:
+    """One combination of a command's expanded words, with every word a guess went into kept as
+    typed (`$a` stays `$a`, as in the command itself): what the command runs whatever the unknown
+    values are, beside words it may add."""
+    out: list[Word] = []
+    for fields, alt, typed in combo:
+        out.extend([typed] if alt is not None and alt.guessed else fields)
+    return out
 
 
 def _program(words: Sequence[Word]) -> str:

@@ -1,0 +1,85 @@
+"""Issue 18: a deny is never lost beside what the engine cannot know.
+
+A word whose value is unknown (a variable the command does not set) can only add words to a
+command; a deny rule that matches on the words bash knows still denies. Tree-sitter's glued words
+(`/ `` x` read as one word) are split as bash splits them. Each case beside its safe neighbour.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rtk_policy.config.load import Config
+from rtk_policy.engine.pipeline import Engine
+from rtk_policy.policy import load_policy_set
+from rtk_policy.shell import parse
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKS = [str(ROOT / "policies" / name) for name in ("security-baseline.yaml", "guard-self.yaml")]
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    return Engine(policies=load_policy_set(PACKS), config=Config(audit_enabled=False))
+
+
+def _verdict(engine: Engine, text: str) -> str:
+    return engine.decide(text, engine.context()).verdict
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x=/; rm -rf $x $a",
+        'x=/; rm -rf "$x" "$a"',
+        "x=/; rm -rf ${x} ${a:-}",
+        'x=/; f(){ rm -rf "$@"; }; f $x $a',
+        "x=/etc; rm -rf $a $x",
+        "x=--force; git push $x $remote",
+    ],
+)
+def test_an_unknown_word_beside_known_ones_does_not_weaken_their_deny(engine, text):
+    assert _verdict(engine, text) == "deny"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "rm -rf $a",  # the unknown word is the target: asked, never denied nor allowed
+        'rm -rf "$a"',
+        "x=/; rm -rf $x/$a",  # the unknown part is inside the path: which folder is unknown
+        "x=/; $a rm -rf $x",  # an unknown program: asked
+    ],
+)
+def test_a_deny_that_needs_the_unknown_value_asks(engine, text):
+    assert _verdict(engine, text) == "ask"
+
+
+@pytest.mark.parametrize("text", ["x=build; rm -rf $x $a", "x=build; rm -rf $x"])
+def test_safe_neighbours_are_not_denied(engine, text):
+    assert _verdict(engine, text) != "deny"
+
+
+def test_the_known_copy_keeps_the_unknown_word_as_typed():
+    line = parse("x=/; rm -rf $x $a")
+    copies = [(s.args, s.guessed) for s in line.segments if s.copy_of >= 0]
+    assert (("-rf", "/", "$a"), False) in copies
+    assert (("-rf", "/", "/"), True) in copies
+
+
+@pytest.mark.parametrize("text", ["rm -rf / `` \\;", "rm -rf / `` x", "rm -rf `` /", "rm -rf / ``"])
+def test_an_empty_backtick_does_not_glue_words_away_from_a_deny(engine, text):
+    assert _verdict(engine, text) == "deny"
+
+
+def test_glued_words_are_split_as_bash_splits_them():
+    (segment,) = parse("rm -rf / `` \\;").segments
+    assert segment.args == ("-rf", "/", "``", ";")
+    (segment,) = parse('echo a"b c"d').segments
+    assert segment.args == ("ab cd",)
+
+
+def test_an_empty_backtick_beside_a_safe_command_is_not_denied(engine):
+    assert _verdict(engine, "rm -rf build `` \\;") != "deny"
