@@ -83,3 +83,97 @@ def test_glued_words_are_split_as_bash_splits_them():
 
 def test_an_empty_backtick_beside_a_safe_command_is_not_denied(engine):
     assert _verdict(engine, "rm -rf build `` \\;") != "deny"
+
+
+# -- substitutions whose output is known (echo / printf of literal words) -----------------------
+
+from rtk_policy.shell.known_output import known_output  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("substitution", "output"),
+    [
+        ("$(echo rm -rf /)", "rm -rf /"),
+        ("`echo pwd`", "pwd"),
+        ("$(echo -n rm)", "rm"),
+        ("$(echo -nE 'a  b')", "a  b"),
+        ("$(echo -x)", "-x"),  # not an option of echo: printed
+        ("$(echo -- a)", "-- a"),  # echo prints `--`
+        ('$(echo "a b" c)', "a b c"),
+        ("$(echo)", ""),
+        ("$(printf '%s' rm)", "rm"),
+        ("$(printf '%s\\n' rm -rf /)", "rm\n-rf\n/"),
+        ("$(printf '%s %s' a)", "a "),
+        ("$(printf '100%%')", "100%"),
+    ],
+)
+def test_known_output_of_echo_and_printf(substitution, output):
+    assert known_output(substitution) == output
+
+
+@pytest.mark.parametrize(
+    "substitution",
+    [
+        "$(echo -e '\\x72m')",  # -e interprets escapes
+        "$(echo '\\x72m')",  # so does bash's xpg_echo
+        "$(echo $HOME)",
+        '$(echo "$x")',
+        "$(echo `id`)",
+        "$(echo '*')",  # an unquoted result is globbed
+        "$(echo ~)",
+        "$(echo a; rm -rf /)",
+        "$(echo a > f)",
+        "$(echo a | tr a b)",
+        "$(echo {a,b})",
+        "$(printf '%b' '\\x72m')",
+        "$(printf '%d' 1)",
+        "$(printf -v x a)",
+        "$(pwd)",
+        "$((1+2))",
+        "$(echo 'unclosed)",
+    ],
+)
+def test_output_that_cannot_be_known_is_not_guessed(substitution):
+    assert known_output(substitution) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "$(echo rm -rf /)",
+        "`echo rm` -rf /",
+        'sh -c "$(echo rm -rf /)"',
+        "$(echo -n rm) -rf /",
+        "$(printf '%s\\n' rm -rf /)",
+        "rm -rf $(echo /)",
+        "x=$(echo /); rm -rf $x",
+        "for d in $(echo /etc); do rm -rf $d; done",
+    ],
+)
+def test_a_substitution_with_known_output_is_judged_with_it(engine, text):
+    assert _verdict(engine, text) == "deny"
+
+
+@pytest.mark.parametrize("text", ["$(echo ls)", "`echo pwd`", "$(echo hello)", "x=ls; $x -la"])
+def test_a_program_with_a_known_name_is_not_unattestable(engine, text):
+    assert _verdict(engine, text) == "none"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "$(echo -e '\\x72m') -rf /",  # unsure: still asked
+        "$(echo '*') -rf /",
+        "$(pwd)",
+        "$(echo) ls",
+        "$0",  # the agent's shell's $0 is not shown by the command
+        "read x; $x -rf /",
+    ],
+)
+def test_a_program_whose_name_is_not_known_still_asks(engine, text):
+    assert _verdict(engine, text) == "ask"
+
+
+def test_a_quoted_known_output_stays_one_word():
+    line = parse('rm -rf "$(echo / /etc)"')
+    assert ("-rf", "/ /etc") in [s.args for s in line.segments]

@@ -81,10 +81,12 @@ class ValuesMixin:
             return
         span = d.src.text[d.start : d.end]
         found: list[tuple[list[Word], bool]] = []
-        if "$" in span or "{" in span or "\\\n" in span:
+        if "$" in span or "{" in span or "`" in span or "\\\n" in span:
             found = self.alternatives(d.src.text, d.words, self.positional[-1])
             for words, guessed in found:
                 self._copy(d, words, redirs, ctx, guessed)
+            if d.dynamic and found and self._program_known(d, len(found)):
+                d.dynamic = False  # its copies name every program it may run
         if d.program in _CDS:
             self._cd(d, found)
         if self.functions and d.program in self.functions:
@@ -160,6 +162,19 @@ class ValuesMixin:
         if at >= 0:
             self.drafts[at].copy_of = d.index
 
+    def _program_known(self, d: Draft, copies: int) -> bool:
+        """Whether the program word of `d`, an expansion, has only values the command shows
+        (`x=ls; $x`, `$(echo ls)`), each in a copy made of `d`."""
+        w = d.program_word
+        if w is None or not w.dynamic or self.copies >= MAX_COPIES:
+            return False
+        if self.positional[-1] is _TOP_POSITIONAL and ("$0" in w.raw or "${0" in w.raw):
+            return False  # the agent's shell's own $0 is assumed ("bash"), not shown
+        if copies >= values.MAX_ALTERNATIVES:
+            return False
+        alts = values.expand_word(w.raw, self.known, self.positional[-1])
+        return bool(alts) and all(a.fields and a.fields[0] and not a.guessed for a in alts)
+
     def _cd(self, d: Draft, found: list[tuple[list[Word], bool]]) -> None:
         """Follow `cd DIR` / `pushd DIR` (a value the command set counts; `popd`, `cd -` and an
         unknown value make the folder unknown)."""
@@ -219,14 +234,13 @@ class ValuesMixin:
         if name is None or name.endswith("]"):
             return
         value = raw.split("=", 1)[1]
-        if "$(" in value or "`" in value:
+        alts = values.expand_word(value, self.known, self.positional[-1], assignment=True)
+        if alts is None and ("$(" in value or "`" in value):
             found: tuple[str | None, ...] = ("/tmp/tmp.x",) if "mktemp" in value else (None,)
+        elif alts is None:
+            found = (dequote(value)[0],)
         else:
-            alts = values.expand_word(value, self.known, self.positional[-1], assignment=True)
-            if alts is None:
-                found = (dequote(value)[0],)
-            else:
-                found = tuple(None if a.guessed else " ".join(a.fields) for a in alts)
+            found = tuple(None if a.guessed else " ".join(a.fields) for a in alts)
         if name.endswith("+"):  # x+=y
             name = name[:-1]
             old = self.known.get(name, ("",))
