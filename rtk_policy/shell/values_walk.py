@@ -170,10 +170,10 @@ class ValuesMixin:
             return False
         if self.positional[-1] is _TOP_POSITIONAL and ("$0" in w.raw or "${0" in w.raw):
             return False  # the agent's shell's own $0 is assumed ("bash"), not shown
-        if copies >= values.MAX_ALTERNATIVES:
-            return False
         alts = values.expand_word(w.raw, self.known, self.positional[-1])
-        return bool(alts) and all(a.fields and a.fields[0] and not a.guessed for a in alts)
+        if not alts or copies >= values.MAX_ALTERNATIVES:
+            return False
+        return all(a.fields and a.fields[0] and not a.guessed for a in alts)
 
     def _cd(self, d: Draft, found: list[tuple[list[Word], bool]]) -> None:
         """Follow `cd DIR` / `pushd DIR` (a value the command set counts; `popd`, `cd -` and an
