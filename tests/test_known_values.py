@@ -76,7 +76,9 @@ def test_an_empty_backtick_does_not_glue_words_away_from_a_deny(engine, text):
 
 def test_glued_words_are_split_as_bash_splits_them():
     (segment,) = parse("rm -rf / `` \\;").segments
-    assert segment.args == ("-rf", "/", "``", ";")
+    assert segment.args == ("-rf", "/", ";")  # an empty substitution alone is no word
+    (segment,) = parse("echo `` hi").segments  # glued into the command name
+    assert (segment.program, segment.args, segment.dynamic_program) == ("echo", ("hi",), False)
     (segment,) = parse('echo a"b c"d').segments
     assert segment.args == ("ab cd",)
 
