@@ -26,6 +26,7 @@ from rtk_policy.policy.model import (
     SegmentResult,
     default_message,
     guessed,
+    uncalled,
     unevaluable,
 )
 from rtk_policy.shell.model import CommandLine
@@ -195,7 +196,11 @@ class PolicySet:
             rewritable = segment.rewritable and not command_line.rewrite_refused
             run = _Run(self._backend, values, disabled, errors, trace, deny_only)
             result = self._segment(segment.index, segment.program, run, rewritable)
-            results.append(guessed(result) if segment.guessed else result)
+            if segment.guessed:
+                result = guessed(result)
+            elif segment.uncalled:
+                result = uncalled(result)
+            results.append(result)
         elapsed = (time.perf_counter_ns() - started) // 1000
         return Evaluation(tuple(results), self.digest, self.backend, int(elapsed), tuple(errors))
 
