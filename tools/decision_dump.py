@@ -99,6 +99,7 @@ def decision_records(inputs: list[str], claude_rules: bool = True) -> Iterator[s
     from rtk_policy.engine.pipeline import load_engine
 
     engine = load_engine(policy_paths=[os.path.join(HERE, "..", "policies")])
+    engine.budget_s = None  # the same dump on any machine load (engine/budget.py)
     context = engine.context(agent="claude", **(CLAUDE_RULES if claude_rules else {}))
     for text in inputs:
         outcome = engine.evaluate(text, context)

@@ -6,8 +6,11 @@
 
 from __future__ import annotations
 
+import time
+
 from rtk_policy.config.load import Config
 from rtk_policy.decision import Decision, decide
+from rtk_policy.engine.budget import DECISION_BUDGET_S, deadline, within_budget
 from rtk_policy.engine.recheck import recheck_needed
 from rtk_policy.engine.rewrite import replacements, splice
 from rtk_policy.policy.model import Context, Evaluation, ToolCall
@@ -45,6 +48,9 @@ class Engine:
     notices: tuple[str, ...] = ()
     #: ids of the untrusted layers' loosening rules, never evaluated (`engine/layered.py`)
     suppressed: tuple[str, ...] = ()
+    #: seconds a decision may take before what is left is asked about (`engine/budget.py`);
+    #: None: no budget (tools that must give the same answer on any machine load)
+    budget_s: float | None = DECISION_BUDGET_S
 
     @property
     def folder_facts(self) -> None:
@@ -77,13 +83,14 @@ class Engine:
         Text that is not valid Unicode (lone surrogates from undecodable bytes) is judged with those
         characters replaced, since a CEL engine cannot hold them, and is never rewritten.
         """
+        ends = deadline(self.budget_s)
         clean = _valid_unicode(text)
         command_line = parse(clean, context.transparent_prefixes)
         if command_line.parse_error:
-            closed = self._closed(command_line, context, trace)
+            closed = self._closed(command_line, context, trace, ends)
             if closed is not None:
                 return closed
-        evaluation = self.policies.evaluate(command_line, context, trace)
+        evaluation = self.policies.evaluate(command_line, context, trace, deadline=ends)
         changed = replacements(command_line, evaluation) if clean == text else None
         rewrite = splice(command_line, changed) if changed is not None else None
         recheck = None
@@ -93,28 +100,36 @@ class Engine:
             # only an enforced deny of the rewritten command can change the decision (decision.py);
             # `recheck.py` says when none can be found
             rewritten_line = parse(rewrite, context.transparent_prefixes)
-            recheck = self.policies.evaluate(rewritten_line, context, trace, deny_only=True)
+            recheck = self.policies.evaluate(
+                rewritten_line, context, trace, deny_only=True, deadline=ends
+            )
         decision = decide(command_line, evaluation, rewrite, recheck)
+        decision = within_budget(decision, (evaluation, recheck), self.budget_s)
         return Outcome(command_line, evaluation, self._layer_state(decision))
 
-    def _closed(self, command_line: CommandLine, context: Context, trace: bool) -> Outcome | None:
+    def _closed(
+        self, command_line: CommandLine, context: Context, trace: bool, ends: float | None
+    ) -> Outcome | None:
         """The outcome of a command whose last quote is left open, judged with it closed
         (`engine/unclosed.py`), never rewritten; None when that is not the parse error, or when
         the text as typed is denied (that deny stands)."""
         from rtk_policy.engine.unclosed import closed_text
         from rtk_policy.policy.model import only_rules
 
+        if ends is not None and time.monotonic() > ends:
+            return None  # no time left to parse it again: judged as typed, within the budget
         closed = closed_text(command_line, lambda t: parse(t, context.transparent_prefixes))
         if closed is None:
             return None
-        as_typed = self.policies.evaluate(command_line, context, trace)
+        as_typed = self.policies.evaluate(command_line, context, trace, deadline=ends)
         if decide(command_line, as_typed, None).verdict == "deny":
             return None
-        evaluation = self.policies.evaluate(closed, context, trace)
+        evaluation = self.policies.evaluate(closed, context, trace, deadline=ends)
         # no allow rule speaks for text bash rejects: the agent, which sees the open quote, decides
         # (Claude Code's read-only set does not cover a command it cannot parse either)
         evaluation = only_rules(evaluation, lambda rule: rule.decision != "allow")
         decision = decide(closed, evaluation, None)
+        decision = within_budget(decision, (as_typed, evaluation), self.budget_s)
         return Outcome(closed, evaluation, self._layer_state(decision))
 
     def evaluate_tool(self, call: ToolCall, context: Context, trace: bool = False) -> Outcome:

@@ -131,6 +131,13 @@ class Evaluation:
     backend: str
     eval_us: int  #: time spent evaluating, microseconds
     errors: tuple[str, ...] = ()  #: evaluation errors (also recorded per rule)
+    #: segments left unjudged (no rule tried) because the decision's time budget ran out
+    unjudged: int = 0
+
+
+def unjudged_result(segment_index: int) -> SegmentResult:
+    """The result of a segment no rule was tried on (the decision's time ran out first)."""
+    return SegmentResult(segment_index, (), (), None, False)
 
 
 def unevaluable(rule: Rule, error: str) -> RuleResult:

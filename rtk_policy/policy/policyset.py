@@ -28,6 +28,7 @@ from rtk_policy.policy.model import (
     guessed,
     uncalled,
     unevaluable,
+    unjudged_result,
 )
 from rtk_policy.shell.model import CommandLine
 
@@ -157,8 +158,11 @@ class PolicySet:
         context: Context,
         trace: bool = False,
         deny_only: bool = False,
+        deadline: float | None = None,
     ) -> Evaluation:
         """Evaluate every applicable rule on every segment; never raises for evaluation errors.
+        Past `deadline` (a `time.monotonic()` value) the segments not yet judged get no result
+        (`Evaluation.unjudged` counts them; `engine/budget.py` makes the decision an ask).
 
         Without `trace`, rules whose guard (`guard.py`) proves they cannot match are skipped and
         `SegmentResult.tried` holds only the rules that matched or failed; with `trace` (explain),
@@ -187,8 +191,10 @@ class PolicySet:
         disabled = _left_out(context)
         errors: list[str] = []
         results = []
-        tools = self._shell_tools(command_line, context) if "tool" in variables else None
+        tools = self._shell_tools(command_line, context, deadline) if "tool" in variables else None
         for segment, segment_map in zip(command_line.segments, segment_maps, strict=True):
+            if deadline is not None and time.monotonic() > deadline:
+                break
             if segment_map is not None:
                 values["segment"] = segment_map
             if tools is not None:
@@ -201,8 +207,12 @@ class PolicySet:
             elif segment.uncalled:
                 result = uncalled(result)
             results.append(result)
+        unjudged = len(command_line.segments) - len(results)
+        results.extend(unjudged_result(s.index) for s in command_line.segments[len(results) :])
         elapsed = (time.perf_counter_ns() - started) // 1000
-        return Evaluation(tuple(results), self.digest, self.backend, int(elapsed), tuple(errors))
+        return Evaluation(
+            tuple(results), self.digest, self.backend, int(elapsed), tuple(errors), unjudged
+        )
 
     def evaluate_tool(
         self, command_line: CommandLine, tool: dict[str, Any], context: Context, trace: bool = False
@@ -223,7 +233,9 @@ class PolicySet:
         return Evaluation((result,), self.digest, self.backend, int(elapsed), tuple(errors))
 
     @staticmethod
-    def _shell_tools(command_line: CommandLine, context: Context) -> list[dict[str, Any]]:
+    def _shell_tools(
+        command_line: CommandLine, context: Context, deadline: float | None = None
+    ) -> list[dict[str, Any]]:
         """Per segment, the CEL `tool` map of a shell command (the paths the segment writes)."""
         from rtk_policy.policy.writes import segment_writes
 
@@ -234,7 +246,7 @@ class PolicySet:
                 return [tool_value(name, "shell", ())] * len(words)
             from rtk_policy.policy.shell_paths import command_writes
 
-            writes = command_writes(command_line, context.cwd, words)
+            writes = command_writes(command_line, context.cwd, words, deadline)
         except Exception:  # noqa: BLE001 - facts that cannot be read never hide a write
             writes = (("/",),) * len(command_line.segments)  # the whole tree: asked
         return [tool_value(name, "shell", written) for written in writes]

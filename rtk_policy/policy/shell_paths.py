@@ -11,6 +11,7 @@ folder a `cd` went to, since which branch runs is not known before it runs.
 from __future__ import annotations
 
 import os
+import time
 
 from rtk_policy.policy import paths
 from rtk_policy.policy.writes import segment_writes
@@ -56,10 +57,14 @@ def depends_on_system(command_line: CommandLine) -> bool:
 
 
 def command_writes(
-    command_line: CommandLine, cwd: str = "", words: list[Any] | None = None
+    command_line: CommandLine,
+    cwd: str = "",
+    words: list[Any] | None = None,
+    deadline: float | None = None,
 ) -> tuple[tuple[str, ...], ...]:
     """Per segment of `command_line`, the spellings of the paths it writes (trees end in `/`);
-    `words` are the segments' `segment_writes` when the caller has them."""
+    `words` are the segments' `segment_writes` when the caller has them. Past `deadline` (a
+    `time.monotonic()` value) every segment left is taken to write the whole tree (`/`)."""
     segments = command_line.segments
     if words is None:
         words = [segment_writes(s) for s in segments]
@@ -67,8 +72,10 @@ def command_writes(
         return ((),) * len(segments)
     variables = _loop_values(command_line.text)
     cwds = [cwd or os.getcwd()]
-    found = []
+    found: list[tuple[str, ...]] = []
     for segment, written in zip(segments, words, strict=True):
+        if deadline is not None and time.monotonic() > deadline:
+            return (*found, *((("/",),) * (len(segments) - len(found))))
         _assignments(segment, variables)
         found.append(_spelt(written, variables, cwds) if written else ())
         if segment.program in _MOVES:

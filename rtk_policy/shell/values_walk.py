@@ -296,8 +296,8 @@ def _program(words: Sequence[Word]) -> str:
 def _continued(text: str, words: Sequence[Word]) -> Sequence[Word]:
     """Words a backslash-newline split (`r\\⏎m` is the word `rm`) joined; `words` itself when
     there are none."""
-    if "\\\n" not in text:
-        return words
+    if not words or text.find("\\\n", words[0].start, words[-1].end) < 0:
+        return words  # only the words' own span is looked at: a long input is not read per command
     out: list[Word] = []
     joined = False
     for w in words:
