@@ -105,12 +105,17 @@ def policies_dir(layer_dir: str) -> str:
 def policy_files(folder: str) -> list[str]:
     """The policy files a folder contributes: its *.yaml/*.yml files by name, without the
     *_test.yaml test files ([] when it cannot be listed)."""
+    return [p for p in files_ending(folder, POLICY_SUFFIXES) if not _is_test(os.path.basename(p))]
+
+
+def files_ending(folder: str, suffixes: str | tuple[str, ...]) -> list[str]:
+    """The paths of a folder's files whose names end in `suffixes`, sorted by name ([] when the
+    folder cannot be listed)."""
     try:
         names = os.listdir(folder)
     except OSError:
         return []
-    found = sorted(n for n in names if n.endswith(POLICY_SUFFIXES) and not _is_test(n))
-    return [os.path.join(folder, n) for n in found]
+    return [os.path.join(folder, n) for n in sorted(n for n in names if n.endswith(suffixes))]
 
 
 def _is_test(name: str) -> bool:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 
+from rtk_policy.config.paths import files_ending
 from rtk_policy.settings.claude_rules import read_rule_file, warn
 
 TYPE_CHECKING = False
@@ -54,15 +55,6 @@ def rule_folders(cwd: str) -> list[tuple[str, bool]]:
     return folders + [(os.path.join(f, ".codex", "rules"), True) for f in folders_from_top(cwd)]
 
 
-def rules_files(folder: str) -> list[str]:
-    """The `*.rules` files of a folder, sorted ([] when it is missing)."""
-    try:
-        names = sorted(name for name in os.listdir(folder) if name.endswith(".rules"))
-    except OSError:
-        return []
-    return [os.path.join(folder, name) for name in names]
-
-
 def requirements_file() -> str:
     """The managed requirements file."""
     return os.path.join(SYSTEM_DIR, "requirements.toml")
@@ -72,7 +64,7 @@ def rule_paths(cwd: str) -> tuple[str, ...]:
     """Every path whose content decides the rules for `cwd` (for a stat check of a memo)."""
     paths = [requirements_file()]
     for folder, _ in rule_folders(cwd):
-        paths += [folder, *rules_files(folder)]
+        paths += [folder, *files_ending(folder, ".rules")]
     return tuple(paths)
 
 
@@ -90,7 +82,7 @@ def load_codex_rules(cwd: str, stderr: IO[str] | None = None) -> dict[str, list[
             (requirements_file(), _unreadable(requirements_file(), error, stderr), False)
         )
     for folder, is_project in rule_folders(cwd):
-        for path in rules_files(folder):
+        for path in files_ending(folder, ".rules"):
             key = os.path.realpath(path)
             if key in seen:
                 continue

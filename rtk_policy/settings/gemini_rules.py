@@ -41,6 +41,7 @@ import json
 import os
 import sys
 
+from rtk_policy.config.paths import files_ending
 from rtk_policy.settings.agent_rules import EVERY_COMMAND
 from rtk_policy.settings.claude_rules import read_rule_file, read_settings, warn
 
@@ -82,22 +83,13 @@ def layers(cwd: str) -> list[tuple[str, str, bool]]:
     ]
 
 
-def policy_files(folder: str) -> list[str]:
-    """The `*.toml` files of a policies folder, sorted ([] when it is missing)."""
-    try:
-        names = sorted(name for name in os.listdir(folder) if name.endswith(".toml"))
-    except OSError:
-        return []
-    return [os.path.join(folder, name) for name in names]
-
-
 def rule_paths(cwd: str) -> tuple[str, ...]:
     """Every path whose content decides the rules for `cwd` (for a stat check of a memo)."""
     paths = [os.path.join(os.path.dirname(gemini_dir()), ".gemini", "trustedFolders.json")]
     for settings, folder, _ in layers(cwd):
-        paths += [settings, folder, *policy_files(folder)]
+        paths += [settings, folder, *files_ending(folder, ".toml")]
         for extra in settings_policy_paths(read_settings(settings, io.StringIO())):
-            paths += [extra, *policy_files(extra)]
+            paths += [extra, *files_ending(extra, ".toml")]
     return tuple(paths)
 
 
@@ -205,7 +197,7 @@ def load_gemini_rules(cwd: str, stderr: IO[str] | None = None) -> dict[str, list
     narrowed = False
     for settings, folder, is_project in layers(cwd):
         allow_ok = not is_project or folder_trusted(cwd)
-        for path in (settings, *policy_files(folder)):
+        for path in (settings, *files_ending(folder, ".toml")):
             key = os.path.realpath(path)
             if key in seen:
                 continue
@@ -250,7 +242,7 @@ def policy_path_rules(paths: list[str], stderr: IO[str] | None = None) -> dict[s
     files, a file itself; a missing path gives nothing (Gemini reports it and goes on)."""
     merged: dict[str, list[str]] = {verdict: [] for verdict in VERDICTS}
     for path in paths:
-        files = policy_files(path) if os.path.isdir(path) else [path]
+        files = files_ending(path, ".toml") if os.path.isdir(path) else [path]
         for file in files:
             for verdict, patterns in toml_rules(file, stderr).items():
                 merged[verdict] += [p for p in patterns if p not in merged[verdict]]
