@@ -4,6 +4,7 @@ lark)."""
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from rtk_policy.policy.backends.select import Backend, EngineError, EvalError
 from rtk_policy.policy.compiled import NO_PROGRAM, CompiledFile, CompiledRule
@@ -32,6 +33,7 @@ from rtk_policy.shell.model import CommandLine
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 #: segments evaluated before the files' `when` and pipeline-consumer guards (run on every segment)
@@ -156,6 +158,7 @@ class PolicySet:
         context: Context,
         trace: bool = False,
         deny_only: bool = False,
+        messages: bool = True,
     ) -> Evaluation:
         """Evaluate every applicable rule on every segment; never raises for evaluation errors.
 
@@ -163,7 +166,9 @@ class PolicySet:
         `SegmentResult.tried` holds only the rules that matched or failed; with `trace` (explain),
         every candidate rule is run by the backend and listed in `tried`. Hits, rewrites and errors
         are the same either way. `deny_only` (the re-check of a rewritten command, where only an
-        enforced deny can change the decision) tries only the enforce-mode deny rules.
+        enforced deny can change the decision) tries only the enforce-mode deny rules. Without
+        `messages` (a caller that shows no reason: `rewrite --batch`), a matched rule's own message
+        is not worked out: its default (`model.default_message`) stands in.
         """
         started = time.perf_counter_ns()
         if self._until_warm > 0:
@@ -186,16 +191,22 @@ class PolicySet:
         disabled = _left_out(context)
         errors: list[str] = []
         results = []
-        tools = self._shell_tools(command_line, context) if "tool" in variables else None
-        for segment, segment_map in zip(command_line.segments, segment_maps, strict=True):
-            if segment_map is not None:
-                values["segment"] = segment_map
-            if tools is not None:
-                values["tool"] = tools[segment.index]
-            rewritable = segment.rewritable and not command_line.rewrite_refused
-            run = _Run(self._backend, values, disabled, errors, trace, deny_only)
-            result = self._segment(segment.index, segment.program, run, rewritable)
-            results.append(guessed(result) if segment.guessed else result)
+        tools, restore = (
+            self._shell_tools(command_line, context) if "tool" in variables else (None, None)
+        )
+        try:
+            for segment, segment_map in zip(command_line.segments, segment_maps, strict=True):
+                if segment_map is not None:
+                    values["segment"] = segment_map
+                if tools is not None:
+                    values["tool"] = tools[segment.index]
+                rewritable = segment.rewritable and not command_line.rewrite_refused
+                run = _Run(self._backend, values, disabled, errors, trace, deny_only, messages)
+                result = self._segment(segment.index, segment.program, run, rewritable)
+                results.append(guessed(result) if segment.guessed else result)
+        finally:
+            if restore is not None:
+                restore()
         elapsed = (time.perf_counter_ns() - started) // 1000
         return Evaluation(tuple(results), self.digest, self.backend, int(elapsed), tuple(errors))
 
@@ -218,21 +229,29 @@ class PolicySet:
         return Evaluation((result,), self.digest, self.backend, int(elapsed), tuple(errors))
 
     @staticmethod
-    def _shell_tools(command_line: CommandLine, context: Context) -> list[dict[str, Any]]:
-        """Per segment, the CEL `tool` map of a shell command (the paths the segment writes)."""
+    def _shell_tools(
+        command_line: CommandLine, context: Context
+    ) -> tuple[list[dict[str, Any]], Callable[[], object] | None]:
+        """Per segment, the CEL `tool` map of a shell command (the paths the segment writes), and
+        for a command that writes, what ends its spellings memo (`paths.evaluation_memo`: the
+        guards spell the written paths again, each of them several times) once it is decided."""
         from rtk_policy.policy.writes import segment_writes
 
         name = context.tool_name or "Bash"
+        restore = None
         try:
             words = [segment_writes(segment) for segment in command_line.segments]
             if not any(words):  # most commands: nothing to spell out
-                return [tool_value(name, "shell", ())] * len(words)
+                return [tool_value(name, "shell", ())] * len(words), None
+            from rtk_policy.policy.paths import evaluation_memo
             from rtk_policy.policy.shell_paths import command_writes
 
+            previous = evaluation_memo({})
+            restore = partial(evaluation_memo, previous)
             writes = command_writes(command_line, context.cwd, words)
         except Exception:  # noqa: BLE001 - facts that cannot be read never hide a write
             writes = (("/",),) * len(command_line.segments)  # the whole tree: asked
-        return [tool_value(name, "shell", written) for written in writes]
+        return [tool_value(name, "shell", written) for written in writes], restore
 
     def _context_values(self, context: Context) -> dict[str, Any]:
         """`context_values(context)`, the same maps again for the same (frozen) context: a batch, a
@@ -323,7 +342,8 @@ class PolicySet:
         except Exception as error:  # noqa: BLE001 - the engine crashed: fail closed
             run.errors.append(f"{rule.id}: {type(error).__name__}: {error}")
             return unevaluable(rule, f"{type(error).__name__}: {error}")
-        return RuleResult(rule, True, message=self._message(index, run))
+        message = self._message(index, run) if run.messages else default_message(rule)
+        return RuleResult(rule, True, message=message)
 
     def _output(self, index: int, run: _Run) -> str | None:
         """The rule's rewrite or message from its guard form; None when CEL must say it."""
@@ -373,7 +393,9 @@ class _Run:
     """The state of evaluating one segment: its values, the backend activation built on first
     need."""
 
-    __slots__ = ("backend", "values", "disabled", "errors", "trace", "deny_only", "_activation")
+    __slots__ = (
+        "backend", "values", "disabled", "errors", "trace", "deny_only", "messages", "_activation"
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -383,6 +405,7 @@ class _Run:
         errors: list[str],
         trace: bool,
         deny_only: bool = False,
+        messages: bool = True,
     ) -> None:
         self.backend = backend
         self.values = values
@@ -390,6 +413,7 @@ class _Run:
         self.errors = errors
         self.trace = trace
         self.deny_only = deny_only
+        self.messages = messages
         self._activation: Any = None
 
     def activation(self) -> Any:
