@@ -18,6 +18,7 @@ from rtk_policy.policy.facts import (
 from rtk_policy.policy.guards.guard import Guard, build_guard, guard_functions
 from rtk_policy.policy.guards.plan_store import PlanTables
 from rtk_policy.policy.guards.plans import Planner
+from rtk_policy.policy.left_out import LeftOut, configured_out
 from rtk_policy.policy.model import (
     TOOL_KINDS,
     Context,
@@ -80,6 +81,10 @@ class PolicySet:
         self._outputs: dict[int, Guard | None] = {}
         self._deny_reads: Any = None
         self._last_context: tuple[Context, dict[str, Any]] | None = None
+        self._left_out = LeftOut(
+            tuple(c.rule.id for c in compiled),
+            lambda: self._planner.generic(tuple(range(len(compiled)))),
+        )
         #: per rule, what the evaluation loop tests before its guard: (id, is a rewrite, file index)
         self._step_facts = tuple(
             (c.rule.id, c.rule.kind == "rewrite", c.file_index) for c in compiled
@@ -188,7 +193,11 @@ class PolicySet:
             )
         if variables & {"ctx", "claude", "config"}:
             values.update(self._context_values(context))
-        disabled = _left_out(context)
+        disabled = (
+            configured_out(context)
+            if trace
+            else self._left_out(context, self._context_values(context))
+        )
         errors: list[str] = []
         results = []
         tools, restore = (
@@ -222,7 +231,7 @@ class PolicySet:
         values = {"segment": segment_map, "command": command_value(command_line, [segment_map])}
         values.update(self._context_values(context), tool=tool)
         errors: list[str] = []
-        run = _Run(self._backend, values, _left_out(context), errors, trace)
+        run = _Run(self._backend, values, configured_out(context), errors, trace)
         steps = self._planner.generic(self._tool_rules.get(str(tool.get("kind")), ()))
         result = self._run_steps(segment.index, steps, run, False, consumer=False)
         elapsed = (time.perf_counter_ns() - started) // 1000
@@ -381,12 +390,6 @@ class PolicySet:
             except EvalError as error:
                 run.errors.append(f"pipeline_consumer: {error}")
         return False
-
-
-def _left_out(context: Context) -> frozenset[str]:
-    """The ids of the rules not tried: disabled by the config, or suppressed (an untrusted layer's
-    loosening)."""
-    return frozenset(context.disabled_rules + context.suppressed_rules)
 
 
 class _Run:
