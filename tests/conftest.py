@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from writer_fixtures import nobody_writer, same_user_writer  # noqa: F401 - shared fixtures
 
 
 @pytest.fixture(scope="session")
@@ -57,6 +58,18 @@ def _isolated_environment(
 SNAPSHOTS = __import__("pathlib").Path(__file__).resolve().parents[1] / "snapshots"
 
 
+@pytest.fixture(scope="module")
+def engine():
+    """The shipped packs (`packs_dir()`, wherever the install lives), audit off: once a module.
+    A module that needs another engine defines its own `engine` fixture."""
+    from rtk_policy.config.load import Config
+    from rtk_policy.engine.pipeline import Engine
+    from rtk_policy.policy import load_policy_set
+    from rtk_policy.policy.load import packs_dir
+
+    return Engine(load_policy_set([packs_dir()]), Config(audit_enabled=False))
+
+
 @pytest.fixture
 def repo_snapshot(snapshot, request: pytest.FixtureRequest):
     """A syrupy JSON snapshot stored in the repository's `snapshots/<test module>/` folder."""
@@ -90,15 +103,29 @@ def install_in_tmp() -> bool:
     """Whether this rtk-policy runs from under /tmp (a virtualenv made with `mktemp -d`, as CI's
     interpreter matrix makes them): its install is the guard's own state then, so guard-self
     rightly asks before `rm -rf /tmp/*`, which would delete it."""
+    return any(place.startswith("/tmp/") for place in _install_places())
+
+
+def _install_places() -> tuple[str, ...]:
+    """Where this rtk-policy's interpreter prefix and package live (real paths)."""
     import sys
 
     import rtk_policy
 
-    places = (sys.prefix, os.path.dirname(rtk_policy.__file__))
-    return any(os.path.realpath(place).startswith("/tmp/") for place in places)
+    return tuple(os.path.realpath(p) for p in (sys.prefix, os.path.dirname(rtk_policy.__file__)))
+
+
+def install_in_mktemp_folder() -> bool:
+    """Whether this rtk-policy runs from a folder a bare `mktemp -d` could have made
+    (/tmp/tmp.XXXXXXXXXX): the guard cannot tell a new `$(mktemp -d)` folder from it then."""
+    import re
+
+    return any(re.match(r"/tmp/tmp\.[^/]+(/|$)", place) for place in _install_places())
 
 
 #: what `rm -rf /tmp/*` gets when nothing of the guard's is in /tmp but (maybe) the install
 WHOLE_TMP_VERDICT = "ask" if install_in_tmp() else "none"
+#: what deleting a bare `mktemp` folder gets: asked while the install is such a folder itself
+MKTEMP_VERDICT = "ask" if install_in_mktemp_folder() else "none"
 #: a `mktemp` without a template: its folder is some new /tmp/tmp.*, like such an install
 BARE_MKTEMP = __import__("re").compile(r"mktemp( -d)?[)`]")

@@ -12,69 +12,17 @@ from __future__ import annotations
 import io
 import json
 import os
-import signal
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
-import pytest
 from test_audit_support import make_config, make_decision
+from writer_fixtures import AGENT_UID, NOBODY, as_root, forked, write_config
 
 from rtk_policy.audit import log as audit
-from rtk_policy.audit import writer, writer_client
+from rtk_policy.audit import writer_client
 from rtk_policy.audit.verify import verify
 from rtk_policy.config import load
 from rtk_policy.main import main
-
-KEY = b"k" * 32
-NOBODY = 65534
-AGENT_UID = 43210  #: a uid with no account: the "agent" of the root-only tests
-as_root = pytest.mark.skipif(
-    not hasattr(os, "geteuid") or os.geteuid() != 0,
-    reason="needs root: the writer and the agent must run as two other uids",
-)
-
-
-def write_config(folder: Path, socket: Path, log: Path, key: Path) -> Path:
-    """A managed-style config.toml in `folder` naming the writer's socket, log and key."""
-    config = folder / "config.toml"
-    config.write_text(f'[audit]\npath = "{log}"\nkey_file = "{key}"\nwriter = "{socket}"\n')
-    return config
-
-
-def wait_for(path: Path, process: subprocess.Popen | None = None) -> None:
-    """Wait until `path` exists (the writer's socket), failing early when `process` exits."""
-    for _ in range(200):
-        if path.exists():
-            return
-        if process is not None and process.poll() is not None:
-            raise AssertionError(f"the writer exited: {process.stderr.read()}")
-        time.sleep(0.05)
-    raise AssertionError(f"{path} never appeared")
-
-
-@pytest.fixture()
-def same_user_writer(tmp_path, monkeypatch):
-    """A real `rtk-policy audit-writer` of this user: (its config, socket, log, key)."""
-    key = tmp_path / "audit.key"
-    key.write_bytes(KEY)
-    key.chmod(0o600)
-    run = tmp_path / "run"
-    run.mkdir(mode=0o755)
-    socket, log = run / "writer.sock", tmp_path / "log" / "audit.jsonl"
-    config = write_config(tmp_path, socket, log, key)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "rtk_policy", "audit-writer", "--config", str(config)],
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    wait_for(socket, process)
-    monkeypatch.setattr(writer_client, "SAME_USER_OK", True)
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    yield load.merge_layers([("managed", True, str(config), config.read_bytes())]), socket, log, key
-    process.send_signal(signal.SIGTERM)
-    process.wait(10)
 
 
 def record(config, command: str, verdict: str) -> None:
@@ -185,65 +133,6 @@ def test_a_socket_folder_others_can_write_is_refused(tmp_path):
 # --- with real other uids (root only) -----------------------------------------------------------
 
 
-def _drop_to(uid: int) -> None:
-    os.setgroups([])
-    os.setgid(uid)
-    os.setuid(uid)
-
-
-def _forked(work, uid: int) -> int:
-    """Run `work()` in a child of `uid` (imports done before: the child may not read them)."""
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            _drop_to(uid)
-            code = work() or 0
-        except BaseException:  # noqa: BLE001 - the child reports through its exit code
-            import traceback
-
-            traceback.print_exc()
-        finally:
-            os._exit(code)
-    return pid
-
-
-@pytest.fixture()
-def nobody_writer():
-    """A writer started as root that makes its folders `nobody`'s and becomes `nobody`
-    (`--user`), under a root-owned 0755 folder: (its config, socket, log, key, base folder)."""
-    import pwd
-    import signal as _signal  # noqa: F401 - imported before the fork: the child cannot read it
-    import socketserver  # noqa: F401
-
-    from rtk_policy.audit import forward  # noqa: F401
-    from rtk_policy.util import hashing  # noqa: F401
-
-    nobody = pwd.getpwuid(NOBODY).pw_name
-    base = Path(tempfile.mkdtemp(prefix="rtk-writer-", dir="/tmp"))
-    base.chmod(0o755)
-    keys = base / "keys"
-    keys.mkdir(mode=0o755)
-    key = keys / "audit.key"
-    key.write_bytes(KEY)
-    key.chmod(0o600)
-    os.chown(key, NOBODY, NOBODY)
-    socket, log = base / "run" / "writer.sock", base / "state" / "audit.jsonl"
-    config_file = write_config(base, socket, log, key)
-    config = writer.writer_config(str(config_file))
-    pid = os.fork()
-    if pid == 0:
-        try:
-            writer.serve(config, user=nobody)
-        finally:
-            os._exit(0)
-    wait_for(socket)
-    yield config, socket, log, key, base
-    os.kill(pid, signal.SIGTERM)
-    os.waitpid(pid, 0)
-    import shutil
-
-    shutil.rmtree(base, ignore_errors=True)
 
 
 @as_root
@@ -274,7 +163,7 @@ def test_the_agents_user_cannot_read_the_key_nor_rewrite_the_log(nobody_writer):
         result.write_text(json.dumps(attempts))
         return 0
 
-    pid = _forked(agent, AGENT_UID)
+    pid = forked(agent, AGENT_UID)
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
     attempts = json.loads(result.read_text())
     assert attempts.pop("sent") == ""
@@ -304,7 +193,11 @@ def test_a_writer_that_cannot_read_its_key_does_not_start(tmp_path, capsys):
     """It would write an unkeyed chain: it says why and exits 2 instead."""
     config = write_config(tmp_path, tmp_path / "writer.sock", tmp_path / "log.jsonl",
                           tmp_path / "missing.key")  # fmt: skip
-    assert main(["audit-writer", "--config", str(config)]) == 2
+    umask = os.umask(0o022)  # the writer sets its own (0077): the suite's is restored after
+    try:
+        assert main(["audit-writer", "--config", str(config)]) == 2
+    finally:
+        os.umask(umask)
     assert "missing.key" in capsys.readouterr().err
     assert not (tmp_path / "log.jsonl").exists() and not (tmp_path / "writer.sock").exists()
 

@@ -121,3 +121,86 @@ def test_discover_skips_what_the_audit_log_shows_was_rewritten(tmp_path):
     rows = {row["command"]: row for row in discover_json(session, log)["top"]}
     assert "git status" not in rows  # rewritten (audit log), also in the transcript
     assert rows["git push"]["count"] == 2  # the audit record and the transcript call
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _shown(command, monkeypatch, no_color: bool, **fields) -> str:
+    """What `command.run(**fields)` prints to a terminal (NO_COLOR set when `no_color`)."""
+    import sys
+
+    monkeypatch.setenv("TERM", "xterm-256color")
+    if no_color:
+        monkeypatch.setenv("NO_COLOR", "1")
+    else:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    stream = _Terminal()
+    assert command.run(stdout=stream, stderr=sys.stderr, **fields) == 0
+    return stream.getvalue()
+
+
+def test_gain_at_a_terminal_is_rich_charts_with_the_plain_texts_figures(tmp_path, monkeypatch):
+    """At a TTY: tables (box lines, colour) holding every row and figure the plain text has;
+    with NO_COLOR: exactly the plain text (`render`), no escape code."""
+    from rtk_policy.commands import gain as gain_command
+
+    log = str(write_log(tmp_path / "audit.jsonl", RECORDS))
+    rich_text = _shown(gain_command, monkeypatch, False, log=log)
+    assert "\x1b[" in rich_text and "┃" in rich_text and "█" in rich_text
+    assert "tokens saved by day:" not in rich_text  # not the plain text
+    summary = gain(RECORDS)
+    for title, key, rows in gain_command.sections(summary):
+        assert f"tokens saved {title}" in rich_text
+        for row in rows:
+            assert str(row[key]) in rich_text and f"{row['tokens']:,}" in rich_text
+    assert f"~{summary['tokens_saved_estimate']:,} tokens" in rich_text
+    plain = _shown(gain_command, monkeypatch, True, log=log)
+    assert plain == gain_command.render(summary, log) and "\x1b[" not in plain
+
+
+def test_discover_at_a_terminal_is_a_rich_table_of_the_same_rows(tmp_path, monkeypatch):
+    """Every ranked row (rank, command, calls, tokens, rule) is in the table; a command with
+    rich's markup characters is shown as typed; NO_COLOR gives the plain table."""
+    from rtk_policy.commands import discover as discover_command
+
+    commands = ["cargo test", "[ -f x ] && htop", "git status", "[bold]x y"]
+    session = transcript(tmp_path / "s.jsonl", commands)
+    found = discover_json(session)
+    rich_text = _shown(discover_command, monkeypatch, False, inputs=[str(session)])
+    assert "\x1b[" in rich_text and "┃" in rich_text
+    assert discover_command.headline(found, 1).split(";")[0] in rich_text
+    table_rows = [line for line in rich_text.splitlines() if line.startswith("│")]
+    assert len(table_rows) == len(found["top"]) >= 3
+    for rank, (line, row) in enumerate(zip(table_rows, found["top"], strict=True), 1):
+        cells = [cell.strip() for cell in line.strip("│").split("│")]
+        cells[4] = cells[4].replace("\x1b[2m", "").replace("\x1b[0m", "")
+        expected = [str(rank), row["command"], f"{row['count']:,}", f"{row['est_tokens']:,}"]
+        assert cells == [*expected, row["rule"]]
+    assert {"[", "[bold]x"} <= {row["command"] for row in found["top"]}  # not markup
+    plain = _shown(discover_command, monkeypatch, True, inputs=[str(session)])
+    assert plain == discover_command.render(found, 1) and "\x1b[" not in plain
+
+
+def test_gain_discover_and_rewrite_without_a_terminal_never_import_rich(tmp_path):
+    """Piped (or `--json`), the reporting commands print plain text and leave rich unloaded, as
+    does `rewrite` (a hook path of RTK's own hook scripts; `hook` itself: test_cold_path)."""
+    import subprocess
+    import sys
+
+    log = str(write_log(tmp_path / "audit.jsonl", RECORDS))
+    session = str(transcript(tmp_path / "s.jsonl", ["cargo test"]))
+    for argv in (["gain", "--log", log], ["gain", "--json", "--log", log],
+                 ["discover", session], ["rewrite", "git status"]):  # fmt: skip
+        code = (
+            "import sys\nfrom rtk_policy.main import main\n"
+            f"main({argv!r})\nprint('\\nRICH', 'rich' in sys.modules)"
+        )
+        env = {**__import__("os").environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=120, env=env)  # fmt: skip
+        assert done.stdout.rsplit("RICH ", 1)[-1].strip() == "False", (argv, done.stderr)

@@ -4,20 +4,18 @@ reading it must not be. The real shipped packs decide, through the real hook ser
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from pathlib import Path
 
 import pytest
-from conftest import BARE_MKTEMP, WHOLE_TMP_VERDICT
+from conftest import BARE_MKTEMP, MKTEMP_VERDICT, WHOLE_TMP_VERDICT
+from guard_helpers import claude_tool, hook_answer, private_home
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rtk_policy.commands import hook
 from rtk_policy.config.load import Config
 from rtk_policy.engine.pipeline import Engine
-from rtk_policy.hook.service import HookOptions
 from rtk_policy.policy import guarded, load_policy_set, paths
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,58 +47,10 @@ GUARDED_PROJECT = (
 )
 
 
-@pytest.fixture(scope="module")
-def engine() -> Engine:
-    """The shipped packs, audit off."""
-    return Engine(load_policy_set([str(ROOT / "policies")]), Config(audit_enabled=False))
-
-
 @pytest.fixture()
 def home(tmp_path, monkeypatch) -> Path:
-    """A private home (and XDG folders under it), a project folder as the cwd."""
-    home = tmp_path / "home"
-    (home / ".claude").mkdir(parents=True)
-    (home / ".config" / "rtk-policy").mkdir(parents=True)
-    for name in (
-        "XDG_CONFIG_HOME",
-        "XDG_STATE_HOME",
-        "XDG_CACHE_HOME",
-        "XDG_RUNTIME_DIR",
-        "CLAUDE_CONFIG_DIR",
-        "CODEX_HOME",
-        "COPILOT_HOME",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(home))
-    project = tmp_path / "project"
-    project.mkdir()
-    monkeypatch.chdir(project)
-    guarded._tables.clear()
-    return home
-
-
-def hook_answer(engine: Engine, payload: dict, agent: str) -> str:
-    """What `rtk-policy hook AGENT` prints for `payload` (the real service, this engine)."""
-    out, err = io.StringIO(), io.StringIO()
-    data = io.BytesIO(json.dumps(payload).encode())
-    assert hook.run(HookOptions(agent=agent), data, out, err, engine=engine) == 0
-    assert "internal error" not in err.getvalue(), err.getvalue()
-    return out.getvalue().strip()
-
-
-def claude_tool(engine: Engine, tool: str, tool_input: dict, cwd: str) -> dict | None:
-    """Claude Code's answer to a file tool call (None for no output)."""
-    payload = {
-        "session_id": "s",
-        "cwd": cwd,
-        "hook_event_name": "PreToolUse",
-        "tool_name": tool,
-        "tool_input": tool_input,
-        "tool_use_id": "t",
-        "permission_mode": "default",
-    }
-    text = hook_answer(engine, payload, "claude")
-    return json.loads(text)["hookSpecificOutput"] if text else None
+    """A private home (its Claude Code and rtk-policy folders), a project folder as the cwd."""
+    return private_home(tmp_path, monkeypatch, (".claude", ".config/rtk-policy"))
 
 
 def shell_verdict(engine: Engine, command: str, cwd: str) -> str:
@@ -401,7 +351,7 @@ def test_shell_forms_that_change_the_guard_are_asked(engine, home, command):
 def test_look_alikes_are_not_asked(engine, home, command):
     # a `mktemp` path is some new /tmp/tmp.* folder: while the install itself is such a folder
     # (CI's interpreter matrix), the guard cannot tell them apart and asks
-    expected = WHOLE_TMP_VERDICT if BARE_MKTEMP.search(command) else "none"
+    expected = MKTEMP_VERDICT if BARE_MKTEMP.search(command) else "none"
     assert shell_verdict(engine, command, os.getcwd()) == expected, command
 
 

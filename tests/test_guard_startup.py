@@ -6,19 +6,14 @@ real hook service."""
 
 from __future__ import annotations
 
-import io
-import json
 import os
 from pathlib import Path
 
 import pytest
+from guard_helpers import claude_tool, private_home
 
-from rtk_policy.commands import hook
-from rtk_policy.config.load import Config
 from rtk_policy.engine.pipeline import Engine
-from rtk_policy.hook.service import HookOptions
-from rtk_policy.policy import guarded, load_policy_set
-from rtk_policy.policy.load import packs_dir
+from rtk_policy.policy import guarded
 
 STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv",
                  ".zprofile", ".config/fish/config.fish", ".config/fish/functions/git.fish",
@@ -42,25 +37,11 @@ SHELL_WRITES = (
 )
 
 
-@pytest.fixture(scope="module")
-def engine() -> Engine:
-    """The shipped packs, audit off."""
-    return Engine(load_policy_set([packs_dir()]), Config(audit_enabled=False))
-
-
 @pytest.fixture()
 def home(tmp_path, monkeypatch) -> Path:
     """A private home with a few start-up files, a project folder as the cwd."""
-    home = tmp_path / "home"
-    (home / ".config" / "fish").mkdir(parents=True)
+    home = private_home(tmp_path, monkeypatch, (".config/fish",))
     (home / ".bashrc").write_text("# bashrc\n")
-    for name in ("XDG_CONFIG_HOME", "ZDOTDIR", "BASH_ENV", "ENV", "CLAUDE_CONFIG_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(home))
-    project = tmp_path / "project"
-    project.mkdir()
-    monkeypatch.chdir(project)
-    guarded._tables.clear()
     yield home
     guarded._tables.clear()
 
@@ -69,17 +50,6 @@ def decide(engine: Engine, command: str) -> tuple[str, tuple[str, ...], str]:
     """(verdict, rule ids, reasons) of a shell command in the working folder."""
     decision = engine.decide(command, engine.context(cwd=os.getcwd(), agent="claude"))
     return decision.verdict, decision.rule_ids, " ".join(decision.reasons)
-
-
-def claude_tool(engine: Engine, tool: str, tool_input: dict) -> dict | None:
-    """Claude Code's answer to a file tool call through the real hook (None: no output)."""
-    payload = {"session_id": "s", "cwd": os.getcwd(), "hook_event_name": "PreToolUse",
-               "tool_name": tool, "tool_input": tool_input, "tool_use_id": "t"}  # fmt: skip
-    out, err = io.StringIO(), io.StringIO()
-    data = io.BytesIO(json.dumps(payload).encode())
-    assert hook.run(HookOptions(agent="claude"), data, out, err, engine=engine) == 0
-    text = out.getvalue().strip()
-    return json.loads(text)["hookSpecificOutput"] if text else None
 
 
 @pytest.mark.parametrize("relative", STARTUP_FILES)

@@ -77,6 +77,12 @@ TABLE = [
     ('find_actions(["-exec", "echo", "-delete", ";", "-delete"]).join(" ")', "-exec -delete"),
     ('find_actions(["-ok", "rm", "{}", "+", "-print"]) == ["-ok", "-print"]', True),
     ('find_actions(["-execdir", "rm", "-delete"]) == ["-execdir"]', True),
+    ('git_restore_discards(["-C", "x", "restore", "-s", "HEAD", "f"])', True),
+    ('git_restore_discards(["restore", "--staged", "--pathspec-from-file", "--worktree"])', False),
+    (
+        'without_literals("system(\'rm x\'); run(\\"rm x\\"); f(\'rm x \')", ["rm x"])',
+        "system(); run(); f('rm x ')",
+    ),
     ('re_find("-(\\\\w+)", "rm -rf /")', "rf"),
     ('segment.args.join("+")', "a b+c"),
     ('"a,b".split(",") == ["a", "b"]', True),

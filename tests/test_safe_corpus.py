@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import BARE_MKTEMP, WHOLE_TMP_VERDICT
+from conftest import BARE_MKTEMP, MKTEMP_VERDICT, WHOLE_TMP_VERDICT
 
 from rtk_policy.config.load import Config
 from rtk_policy.engine.pipeline import Engine
@@ -82,9 +82,10 @@ def test_row(engines, row):
 def _accepted(row: dict) -> set[str]:
     """The verdicts a row's label accepts; deleting all of /tmp, or a `mktemp` folder (some new
     /tmp/tmp.*), asks while rtk-policy itself is installed in such a folder
-    (`conftest.install_in_tmp`)."""
-    whole_tmp = row["command"].startswith("rm -rf /tmp/* ") or bool(BARE_MKTEMP.search(row["command"]))
-    if WHOLE_TMP_VERDICT == "ask" and whole_tmp:
+    (`conftest.install_in_tmp`, `install_in_mktemp_folder`)."""
+    if WHOLE_TMP_VERDICT == "ask" and row["command"].startswith("rm -rf /tmp/* "):
+        return {"ask"}
+    if MKTEMP_VERDICT == "ask" and BARE_MKTEMP.search(row["command"]):
         return {"ask"}
     return ACCEPTED[row["expect"]]
 

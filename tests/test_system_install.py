@@ -271,3 +271,82 @@ def test_init_system_can_leave_the_writer_out(root):
     assert code == 0, err
     assert not (root / "etc/rtk-policy/audit.key").exists()
     assert not (root / "etc/rtk-policy/config.toml").exists()
+
+
+UNIT = "etc/systemd/system/rtk-policy-audit-writer.service"
+ENABLED = "etc/systemd/system/multi-user.target.wants/rtk-policy-audit-writer.service"
+
+
+def test_uninstall_system_takes_back_the_audit_writer_init_set_up(root):
+    """The unit (and the link `systemctl enable` made to it), the managed config and the key
+    init wrote, the compiled cache and the folders init made are gone; each is named."""
+    assert run(init, system=True, root=str(root))[0] == 0
+    (root / ENABLED).parent.mkdir(parents=True)
+    (root / ENABLED).symlink_to("/" + UNIT)
+    cache = Path(system.system_cache(str(root)))
+    assert any(cache.iterdir())
+    code, out, err = run(uninstall, system=True, root=str(root))
+    assert code == 0, err
+    for relative in (UNIT, ENABLED, "etc/rtk-policy/config.toml", "etc/rtk-policy/audit.key"):
+        assert not os.path.lexists(root / relative), relative
+        assert any(line.startswith("removed ") for line in out.splitlines()
+                   if line.endswith(str(root / relative)) or f"{root / relative} " in line)
+    assert not cache.exists() and not (root / "etc/rtk-policy").exists()
+    assert "kept" not in out  # nothing of anyone else's was there
+    assert not any((root / relative).exists() for relative in LINUX_FILES.values())
+
+
+def test_uninstall_system_keeps_the_writers_log_and_the_key_it_needs(root):
+    """Nothing is lost: the log, its rotated file and anchor stay byte for byte, and so does the
+    key that verifies their chain; the output says what was kept and why."""
+    assert run(init, system=True, root=str(root))[0] == 0
+    key = root / "etc/rtk-policy/audit.key"
+    secret = key.read_bytes()
+    logs = root / "var/log/rtk-policy"
+    logs.mkdir(parents=True)
+    kept = {name: f"{name} bytes\n".encode() for name in ("audit.jsonl", "audit.jsonl.1")}
+    kept["audit.anchor"] = b"{}\n"
+    for name, data in kept.items():
+        (logs / name).write_bytes(data)
+    code, out, err = run(uninstall, system=True, root=str(root), as_json=True)
+    assert code == 0, err
+    report = json.loads(out)
+    assert {name: (logs / name).read_bytes() for name in kept} == kept
+    assert key.read_bytes() == secret
+    assert any(line.startswith(f"kept the audit key {key}") for line in report["kept"])
+    assert any(str(logs / "audit.jsonl") in line for line in report["kept"])
+    assert f"removed {root / UNIT}" in report["removed"]
+    assert not (root / "etc/rtk-policy/config.toml").exists()
+
+
+def test_uninstall_system_keeps_what_the_admin_wrote_or_changed(root):
+    """A managed config that was there before init, a unit changed since, a managed policy and
+    another unit's link are the admin's: kept (and named), never removed."""
+    managed_folder = root / "etc/rtk-policy"
+    (managed_folder / "policies").mkdir(parents=True)
+    policy = managed_folder / "policies/team.yaml"
+    policy.write_text("name: team\nkind: permission\nrules: []\n")
+    config = managed_folder / "config.toml"
+    config.write_text('fail_mode = "closed"\n[audit]\nwriter = "/run/x/writer.sock"\n')
+    assert run(init, system=True, root=str(root))[0] == 0
+    with open(root / UNIT, "a") as handle:
+        handle.write("Environment=TEAM=1\n")
+    other = root / "etc/systemd/system/multi-user.target.wants/other.service"
+    other.parent.mkdir(parents=True)
+    other.symlink_to("/etc/systemd/system/other.service")
+    before = {path: path.read_bytes() for path in (policy, config, root / UNIT)}
+    code, out, err = run(uninstall, system=True, root=str(root))
+    assert code == 0, err
+    assert {path: path.read_bytes() for path in before} == before
+    assert os.path.islink(other)
+    assert f"kept {root / UNIT}: it was changed" in out and f"kept {config} (yours)" in out
+    assert not (root / "etc/rtk-policy/audit.key").exists()  # init's, and no log needs it
+
+
+def test_uninstall_system_of_one_agent_keeps_the_writer_the_others_use(root):
+    assert run(init, system=True, root=str(root))[0] == 0
+    code, out, _ = run(uninstall, system=True, root=str(root), agent="claude")
+    assert code == 0 and "kept the audit writer" in out
+    assert (root / UNIT).exists() and (root / "etc/rtk-policy/audit.key").exists()
+    assert hook_commands(root / LINUX_FILES["codex"])
+    assert not (root / LINUX_FILES["claude"]).exists()  # ours alone: the file is gone again

@@ -57,12 +57,16 @@ def _rows(counts: dict[str, Counter[str]], name: str, by_key: bool = False) -> l
 
 
 def bar_chart(rows: list[dict], label: str, width: int = 40) -> list[str]:
-    """A plain-text bar per row (`█` blocks scaled to the largest `tokens`)."""
+    """A plain-text bar per row (`bar`, scaled to the largest `tokens`), after its label."""
     top = max((row["tokens"] for row in rows), default=0)
     wide = max((len(str(row[label])) for row in rows), default=0)
-    lines = []
-    for row in rows:
-        size = round(width * row["tokens"] / top) if top else 0
-        bar = "█" * size or ("▏" if row["tokens"] else "")
-        lines.append(f"{str(row[label]):<{wide}}  {bar} {row['tokens']:,}")
-    return lines
+    return [
+        f"{str(row[label]):<{wide}}  {bar(row['tokens'], top, width)} {row['tokens']:,}"
+        for row in rows
+    ]
+
+
+def bar(tokens: int, top: int, width: int = 40) -> str:
+    """`tokens` as `█` blocks, `width` of them for `top` (a sliver for a small non-zero value)."""
+    size = round(width * tokens / top) if top else 0
+    return "█" * size or ("▏" if tokens else "")

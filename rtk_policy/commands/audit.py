@@ -149,7 +149,7 @@ def stats(path: str, as_json: bool, stdout: IO[str]) -> int:
     if as_json:
         stdout.write(json.dumps(summary, indent=2) + "\n")
     elif wants_colour(stdout):  # a terminal: rich tables (rich is imported here only)
-        from rtk_policy.commands.audit_tables import print_stats
+        from rtk_policy.commands.tables import print_stats
 
         print_stats(summary, stdout)
     else:

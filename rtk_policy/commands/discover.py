@@ -8,6 +8,8 @@ import os
 from collections.abc import Sequence
 from typing import IO, Any
 
+from rtk_policy.util.term import wants_colour
+
 
 def run(
     *,
@@ -19,7 +21,8 @@ def run(
     stderr: IO[str],
 ) -> int:
     """Read transcripts and the audit log (or `inputs`) and print the `limit` first groups of the
-    ranking (`as_json`: one JSON object)."""
+    ranking (`as_json`: one JSON object; at a terminal that may have colour: a rich table,
+    `commands.tables`)."""
     from rtk_policy.audit.log import audit_path
     from rtk_policy.engine.pipeline import load_engine
     from rtk_policy.replay.discover import discover
@@ -38,16 +41,27 @@ def run(
     found = discover(engine, items, limit=limit)
     if as_json:
         stdout.write(json.dumps(found, indent=2) + "\n")
-        return 0
-    stdout.write(render(found, len(files)))
+    elif wants_colour(stdout):  # rich is imported here only
+        from rtk_policy.commands.tables import print_discover
+
+        print_discover(found, headline(found, len(files)), stdout)
+    else:
+        stdout.write(render(found, len(files)))
     return 0
+
+
+def headline(found: dict[str, Any], files: int) -> str:
+    """The line above the ranking: how many commands, and the tokens the rules could save."""
+    return (
+        f"{found['commands']:,} commands without a rewrite in {files} file(s);"
+        f" covered by a rule today: ~{found['covered_est_tokens_saved']:,} tokens to save"
+    )
 
 
 def render(found: dict[str, Any], files: int) -> str:
     """The ranking as a table."""
     lines = [
-        f"{found['commands']:,} commands without a rewrite in {files} file(s);"
-        f" covered by a rule today: ~{found['covered_est_tokens_saved']:,} tokens to save",
+        headline(found, files),
         f"{'#':>3}  {'command':<24} {'calls':>6} {'est. tokens':>12}  rule",
     ]
     for rank, row in enumerate(found["top"], 1):

@@ -1,8 +1,9 @@
 """`rtk-policy doctor [--fix] [--json] [--quiet]`: is the hook installed, can its command run
 (interpreter, hook file and package there, a guard, a timeout, trusted by Codex), does it
 answer, is it installed twice, can the resident engine start, do the policies compile, is the
-compiled cache fresh, does a sample payload round-trip? One line per finding and what to fix;
-exit 1 on a problem.
+compiled cache fresh, does a sample payload round-trip, does a machine-wide install's audit
+writer answer (as another user, its key out of this user's reach)? One line per finding and
+what to fix; exit 1 on a problem.
 
 Doctor changes nothing: its probes run in a `settings.sandbox.Sandbox` (a private runtime
 folder whose engines are stopped before it ends, a private state folder for their audit
@@ -233,9 +234,11 @@ def server_finding(sandbox: Any) -> Finding:
 
 
 def findings(cwd: str, fix: bool = False) -> list[Finding]:
-    """Every finding: the installed entries, the resident engine, the policies and the cache;
-    the probes run in a sandbox that is gone when this returns."""
+    """Every finding: the installed entries, the resident engine, the policies and the cache,
+    and a machine-wide install's audit writer; the probes run in a sandbox that is gone when
+    this returns."""
     from rtk_policy.settings.sandbox import Sandbox
+    from rtk_policy.settings.writer_health import writer_findings
 
     engine = engine_findings(cwd, fix)
     stale = any(not f.ok and f.text.startswith("the compiled cache") for f in engine)
@@ -245,7 +248,7 @@ def findings(cwd: str, fix: bool = False) -> list[Finding]:
         installed = installed_findings(cwd, None if why_not else sandbox.env, fix)
     notes = [Finding(True, f"note: the hook commands were not run: {why_not}")] if why_not else []
     notes += [Finding(True, f"note: {note}") for note in rewrite_notes(cwd)]
-    return installed + notes + [server] + engine
+    return installed + notes + [server] + engine + writer_findings()
 
 
 def rewrite_notes(cwd: str) -> list[str]:

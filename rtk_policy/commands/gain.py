@@ -6,6 +6,7 @@ import json
 from typing import IO, Any
 
 from rtk_policy.audit.gain import bar_chart, gain
+from rtk_policy.util.term import wants_colour
 
 
 def run(
@@ -17,7 +18,7 @@ def run(
     stderr: IO[str],
 ) -> int:
     """Print the gain of the audit log `log` (default: the configured one; `as_json`: one JSON
-    object)."""
+    object; at a terminal that may have colour: rich tables, `commands.tables`)."""
     from rtk_policy.audit.log import audit_path, iter_all_records
     from rtk_policy.config.load import load_config
 
@@ -25,9 +26,22 @@ def run(
     summary = gain(iter_all_records(path))
     if as_json:
         stdout.write(json.dumps({"log": path, **summary}, indent=2) + "\n")
-        return 0
-    stdout.write(render(summary, path))
+    elif wants_colour(stdout):  # rich is imported here only
+        from rtk_policy.commands.tables import print_gain
+
+        print_gain(summary, path, stdout, sections(summary))
+    else:
+        stdout.write(render(summary, path))
     return 0
+
+
+def sections(summary: dict[str, Any]) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """(title, key, rows) of each chart: the last 14 days, the top 10 tools and projects."""
+    return [
+        ("by day", "day", summary["by_day"][-14:]),
+        ("by tool", "tool", summary["by_tool"][:10]),
+        ("by project", "project", summary["by_project"][:10]),
+    ]
 
 
 def render(summary: dict[str, Any], path: str) -> str:
@@ -40,10 +54,6 @@ def render(summary: dict[str, Any], path: str) -> str:
     if not summary["rewrites"]:
         lines.append("no rewrite recorded yet (is RTK installed? see `rtk-policy doctor`)")
         return "\n".join(lines) + "\n"
-    for title, key, rows in (
-        ("by day", "day", summary["by_day"][-14:]),
-        ("by tool", "tool", summary["by_tool"][:10]),
-        ("by project", "project", summary["by_project"][:10]),
-    ):
+    for title, key, rows in sections(summary):
         lines += ["", f"tokens saved {title}:", *("  " + bar for bar in bar_chart(rows, key))]
     return "\n".join(lines) + "\n"

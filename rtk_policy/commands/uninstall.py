@@ -39,10 +39,7 @@ def run(
     agent's machine-wide settings under `root`; `as_json`: report one JSON object); the original
     bytes come back when ours was the only change."""
     if system:
-        from rtk_policy.settings.system import system_targets
-
-        files = [system_targets(a, target(a, True), root) for a in ([agent] if agent else AGENTS)]
-        return _report(as_json, [_uninstall(specs, stderr) for specs in files], [], stdout)
+        return run_system(agent, root, as_json, stdout, stderr)
     cwd = os.getcwd()
     shells = installed_targets(agent or "claude", global_, cwd)
     if not global_:
@@ -60,17 +57,57 @@ def run(
     return _report(as_json, changes, notes, stdout)
 
 
-def _report(
-    as_json: bool, changes: list[Change | None], notes: list[str], stdout: IO[str]
+def run_system(
+    agent: str | None, root: str, as_json: bool, stdout: IO[str], stderr: IO[str]
 ) -> int:
-    """Print what was removed (`as_json`: one object); exit 1 when a file could not be changed."""
+    """`uninstall --system`: our entries from every agent's (or `agent`'s) machine-wide settings
+    under `root`; for every agent, also what init installed beside them (the audit writer's
+    service, config and key: `settings/writer_removal.py`; the compiled system cache), keeping
+    the audit log and everything someone else owns or changed."""
+    from rtk_policy.settings import system
+
+    agents = [agent] if agent else AGENTS
+    files = [system.system_targets(name, target(name, True), root) for name in agents]
+    changes = [_uninstall(specs, stderr) for specs in files]
+    if agent:
+        kept = [
+            "kept the audit writer and the system cache: the other agents' machine-wide hooks"
+            " use them (`uninstall --system` without --agent removes them)"
+        ]
+        return _report(as_json, changes, [], stdout, ([], kept))
+    from rtk_policy.settings import writer_removal
+
+    try:
+        removed, kept = writer_removal.remove(root)
+        removed += system.remove_prepared(root)
+    except OSError as error:
+        stderr.write(f"rtk-policy uninstall --system: error: {error}\n")
+        changes.append(None)
+        removed, kept = [], []
+    return _report(as_json, changes, [], stdout, (removed, kept))
+
+
+def _report(
+    as_json: bool,
+    changes: list[Change | None],
+    notes: list[str],
+    stdout: IO[str],
+    besides: tuple[list[str], list[str]] | None = None,
+) -> int:
+    """Print what was removed (`as_json`: one object; `besides`: what else was removed and what
+    was kept); exit 1 when a file could not be changed."""
     ok = all(change is not None for change in changes)
     done = [change for change in changes if change is not None]
+    removed, kept = besides or ([], [])
     if as_json:
         files = [{"file": c.path, "changed": c.changed, "message": c.message} for c in done]
-        stdout.write(json.dumps({"ok": ok, "files": files, "notes": notes}, indent=2) + "\n")
+        report = {"ok": ok, "files": files, "notes": notes}
+        if besides is not None:
+            report.update(removed=removed, kept=kept)
+        stdout.write(json.dumps(report, indent=2) + "\n")
     else:
-        stdout.writelines(f"{line}\n" for line in [c.message for c in done] + notes)
+        lines = [c.message for c in done] + notes + removed + kept
+        stdout.writelines(f"{line}\n" for line in lines)
     return 0 if ok else 1
 
 

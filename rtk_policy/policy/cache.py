@@ -191,6 +191,12 @@ def prune(keep: str = "", limit: int | None = None, folder: str | None = None) -
     return removed
 
 
+def written_here(name: str) -> bool:
+    """Whether a file called `name` in a cache folder is one this module writes (a compiled
+    set, a temp file or a lock)."""
+    return name.startswith((_PREFIX, ".tmp-", _LOCK))
+
+
 def _remove(path: str) -> int:
     try:
         os.unlink(path)

@@ -163,6 +163,19 @@ def guessed(result: SegmentResult) -> SegmentResult:
     return record.evolve(result, permission_hits=hits, rewrite=None)
 
 
+def uncalled(result: SegmentResult) -> SegmentResult:
+    """The result of a command in the body of a function the input never calls
+    (`Segment.uncalled`): bash runs none of it here, so only its enforced denies count (a shell that
+    lasts between calls could still call the function later); with none it has no opinion, so it
+    still keeps the whole from an allow."""
+    hits = tuple(
+        hit
+        for hit in result.permission_hits
+        if hit.rule.decision == "deny" and hit.rule.mode == "enforce"
+    )
+    return record.evolve(result, permission_hits=hits, rewrite=None)
+
+
 def only_rules(evaluation: Evaluation, keep: Callable[[Rule], bool]) -> Evaluation:
     """The evaluation restricted to the permission hits of the rules `keep` accepts."""
     results = tuple(

@@ -28,6 +28,7 @@ from rtk_policy.policy.model import (
     SegmentResult,
     default_message,
     guessed,
+    uncalled,
     unevaluable,
 )
 from rtk_policy.shell.model import CommandLine
@@ -212,7 +213,11 @@ class PolicySet:
                 rewritable = segment.rewritable and not command_line.rewrite_refused
                 run = _Run(self._backend, values, disabled, errors, trace, deny_only, messages)
                 result = self._segment(segment.index, segment.program, run, rewritable)
-                results.append(guessed(result) if segment.guessed else result)
+                if segment.guessed:
+                    result = guessed(result)
+                elif segment.uncalled:
+                    result = uncalled(result)
+                results.append(result)
         finally:
             if restore is not None:
                 restore()

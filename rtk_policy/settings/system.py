@@ -89,6 +89,29 @@ def prepare_managed(root: str = "/") -> list[str]:
     return made
 
 
+def remove_prepared(root: str = "/") -> list[str]:
+    """Take back what `prepare_managed` and `compile_system_cache` made: the compiled policies
+    in the system cache, and those folders once empty (a policy or config of the admin's keeps
+    its folder); what was removed."""
+    from rtk_policy.policy.cache import written_here
+
+    removed = []
+    cache = system_cache(root)
+    if os.path.isdir(cache):
+        for name in os.listdir(cache):
+            if written_here(name):
+                os.unlink(os.path.join(cache, name))
+        removed.append(f"removed the compiled policies in {cache}")
+    folder = managed_folder(root)
+    for made in (cache, os.path.join(folder, "policies"), folder):
+        try:
+            os.rmdir(made)
+        except OSError:  # not there, or not empty: kept
+            continue
+        removed.append(f"removed the empty folder {made}")
+    return removed
+
+
 def compile_system_cache(root: str = "/") -> int:
     """Compile the policies a system hook loads into the system cache, readable by every user;
     returns the number of rules."""

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 
 from rtk_policy.shell.draft import Ctx, Draft, stage_programs, to_segment
 from rtk_policy.shell.expressions import coproc_body_end, mark_expressions
+from rtk_policy.shell.functions import mark_uncalled
 from rtk_policy.shell.model import CommandLine, Redirect
 from rtk_policy.shell.plainpath import PlainCommand, commands, single_words
 from rtk_policy.shell.scan import Scan, scan
@@ -104,6 +105,7 @@ def _assemble(
     sc = scan(text)
     walker = walker_cls(transparent)
     walker.walk_source(Source(text, 0), _TOP, cmds is None)
+    mark_uncalled(walker, text)
     drafts: list[Draft] = walker.drafts
     errors = walker.errors
     refused = whole_refusal(text, sc, bool(errors))

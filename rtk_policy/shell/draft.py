@@ -75,6 +75,9 @@ class Draft:
     index: int = 0
     cwd: str = ""  #: `Segment.cwd`
     copy_of: int = -1  #: `Segment.copy_of`
+    #: the subshells (> 0) and child shells (< 0) it runs in, outermost first (`shell/functions.py`)
+    scope: tuple[int, ...] = ()
+    uncalled: bool = False  #: `Segment.uncalled`
 
     @property
     def program_word(self) -> Word | None:
@@ -97,7 +100,7 @@ _SEGMENT_FIELDS = (
     "match_text", "pipeline_index", "pipeline_size", "pipeline_before", "pipeline_after",
     "pipe_stderr", "operator_before", "operator_after", "background", "negated", "depth", "origin",
     "parent", "dynamic_program", "rewritable", "rewrite_refusal", "guessed", "cwd", "operands",
-    "copy_of", "paths",
+    "copy_of", "paths", "uncalled",
 )  # fmt: skip
 _POSITIONAL = tuple(f.name for f in record.fields(Segment)) == _SEGMENT_FIELDS
 
@@ -184,6 +187,7 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
         operands(program, args) if len(args) > 1 else (),
         d.copy_of,
         operand_paths(args, d.cwd) if args else (),
+        d.uncalled,
     )
 
 

@@ -92,6 +92,9 @@ class Segment:
     #: knows in its words (`x=/; rm -rf $x`, a function call's body), -1 for a command as typed
     paths: tuple[str, ...] = ()  #: where its operands (arguments that are not options) land from
     #: where the input started: `cwd` joined, `..` resolved, `$TMPDIR` as /tmp, `$HOME` as ~
+    uncalled: bool = False  #: in the body of a function the input defines but never calls where
+    #: the definition is visible (`shell/functions.py`): bash runs none of it here, so only a deny
+    #: of it counts (a shell that lasts between calls could still run it later)
 
 
 @record.frozen

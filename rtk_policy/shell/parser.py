@@ -15,6 +15,7 @@ from rtk_policy.shell.assemble import assemble
 from rtk_policy.shell.benign import only_benign_errors
 from rtk_policy.shell.compound import RedirectedMixin
 from rtk_policy.shell.draft import MAX_SEGMENTS, Ctx, Draft, with_ops, with_pipe
+from rtk_policy.shell.functions import Definition, FunctionsMixin
 from rtk_policy.shell.launch_walk import LaunchMixin
 from rtk_policy.shell.model import CommandLine
 from rtk_policy.shell.pipes import PipelineMixin
@@ -58,7 +59,9 @@ def _fallback() -> Any:
     return fallback
 
 
-class Walker(CommandsMixin, LaunchMixin, ValuesMixin, RedirectedMixin, PipelineMixin):
+class Walker(
+    CommandsMixin, LaunchMixin, ValuesMixin, RedirectedMixin, PipelineMixin, FunctionsMixin
+):
     """Collects `Draft`s and whole-input facts while walking one input and its nested code."""
 
     def __init__(self, transparent: Sequence[str]) -> None:
@@ -78,6 +81,8 @@ class Walker(CommandsMixin, LaunchMixin, ValuesMixin, RedirectedMixin, PipelineM
         self.flat_only = False  # `emit` walks no nested code, it sets `runs_code` (assemble._plain)
         self.runs_code = False
         self.start_values()
+        self.start_functions()
+        self._in_body = 0
 
     def error(self, message: str) -> None:
         """Record a parse problem (the first few are kept)."""
@@ -242,7 +247,9 @@ class Walker(CommandsMixin, LaunchMixin, ValuesMixin, RedirectedMixin, PipelineM
                 self.statement(src, c, ctx._replace(negated=True))
         elif t == "subshell":
             saved = self.state()  # `( cd x; x=/ )`: the cd and the variable stay in the subshell
+            scope = self.enter_scope(child=False)
             self.sequence(src, node.children, nest(ctx, "subshell"))
+            self.scope = scope
             self.restore(saved)
         elif t == "compound_statement" and node.child_count and node.children[0].type == "((":
             # `(( x ))`: an arithmetic command is a segment too (§4.3), never rewritten (§3.3)
@@ -274,14 +281,25 @@ class Walker(CommandsMixin, LaunchMixin, ValuesMixin, RedirectedMixin, PipelineM
         that a call is judged with its arguments)."""
         name = next((src.slice(c) for c in node.children if c.type == "word"), "")
         first, saved = len(self.drafts), self.state()
+        unconditional = (
+            not self._in_body
+            and ctx.op_before not in ("&&", "||")
+            and node.parent is not None
+            and node.parent.type in ("program", "subshell", "compound_statement")
+        )
         self.positional.append(None)  # the parameters of each call, not of the definition
+        self._in_body += 1
         try:
             self._function_body(src, node, nest(ctx, "function", "function body"))
         finally:
+            self._in_body -= 1
             self.positional.pop()
             self.restore(saved)  # a definition runs nothing
         if name:
             self.functions[name] = (first, len(self.drafts))
+            self.definitions.append(
+                Definition(name, first, len(self.drafts), self.scope, unconditional)
+            )
 
     def for_loop(self, src: Source, node: Any) -> None:
         """`for NAME in WORDS; do …`: NAME holds each of the words in the body."""

@@ -64,6 +64,8 @@ class CommandsMixin:
     _group_first: bool
     positional: list[tuple[str, ...] | None]
     cwd: str  #: `Segment.cwd` of the next command (`values_walk`)
+    scope: tuple[int, ...]  #: `Draft.scope` of the next command (`functions`)
+    enter_scope: Any  #: `functions.FunctionsMixin.enter_scope`
     after_emit: Any  #: `values_walk.ValuesMixin.after_emit`
     state: Any  #: `values_walk.ValuesMixin.state`
     restore: Any  #: `values_walk.ValuesMixin.restore`
@@ -232,6 +234,7 @@ class CommandsMixin:
         )
         self.drafts.append(d)
         d.cwd = self.cwd
+        d.scope = self.scope
         if words and words[0].value == "coproc" and src.base >= 0:
             self.coproc_at.append(src.absolute(start))
         nested_code = prog is not None and (
@@ -335,8 +338,11 @@ class CommandsMixin:
         script that another shell or an interpreter runs does not change this one); `quiet`: a
         syntax error in it is not the input's."""
         saved, errors = self.state(), list(self.errors)
+        child = ctx.origin in ("shell_c", "interpreter")
+        scope = self.enter_scope(child=True) if child else self.scope
         self.walk_source(Source(text, -1), ctx)
-        if ctx.origin in ("shell_c", "interpreter"):
+        self.scope = scope
+        if child:
             self.restore(saved)
         if quiet:  # a second reading of the same words: what it cannot parse is no error
             self.errors[:] = errors
