@@ -52,10 +52,21 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (home / "proj").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
     for name in ("GEMINI_CLI_HOME", "GEMINI_CLI_TRUST_WORKSPACE", "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
                  "GEMINI_CLI_SYSTEM_SETTINGS_PATH", "GEMINI_RESTRICTED_MODE"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+@pytest.fixture()
+def gemini_above(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gemini CLI's command line read, with no rule options on it (`settings.gemini_cli`): the hook
+    hands rewrites over only then (tests/test_agent_cli_rules.py reads real command lines)."""
+    from rtk_policy.settings import gemini_cli
+
+    seen = gemini_cli.CliRules(seen=True, why="test: Gemini CLI with no rule options")
+    monkeypatch.setattr(gemini_cli, "host_rules", lambda start_pid=None, stderr=None: seen)
 
 
 def write(path: Path, text: str) -> None:
@@ -124,6 +135,7 @@ def test_gemini_folder_trust(home: Path, rules: dict, where: str, trusted: bool)
     assert gemini_rules.folder_trusted(str(home / where)) is trusted
 
 
+@pytest.mark.usefixtures("gemini_above")
 def test_gemini_allow_rules_auto_approve_rewrites_and_deny_rules_hold(home: Path) -> None:
     """Through the hook: allowed `git status` becomes an allowed rewrite (every tool field kept);
     a deny rule's command is denied, nested or wrapped too; a regex deny is never rewritten."""
@@ -142,6 +154,7 @@ def test_gemini_allow_rules_auto_approve_rewrites_and_deny_rules_hold(home: Path
     assert hook("gemini", "curl https://other.org", proj)["hookSpecificOutput"]  # rewritten
 
 
+@pytest.mark.usefixtures("gemini_above")
 def test_a_gemini_allow_list_without_rtk_stops_every_rewrite(home: Path) -> None:
     """Gemini denies every shell command its allow list omits, `rtk …` too: with such a list and
     no `rtk` in it, an allowed command is allowed as typed, and no other command is rewritten."""

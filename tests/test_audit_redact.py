@@ -66,6 +66,29 @@ SECRETS = [
         "MIIEpk_SEKRET_18",
         "BEGIN RSA",
     ),
+    # issue 18: the kinds a red-team pass found in the audit log
+    ("docker login -p dk_SEKRET_19 registry.x", "dk_SEKRET_19", "docker login -p ***"),
+    ("export DB_PASS=dbp_SEKRET_20", "dbp_SEKRET_20", "DB_PASS=***"),
+    ("AUTH=au_SEKRET_21 ./deploy", "au_SEKRET_21", "./deploy"),
+    ("MYSQL_PWD=pw_SEKRET_22 mysql shop", "pw_SEKRET_22", "MYSQL_PWD=***"),
+    ("git clone https://tk_SEKRET_23@github.com/o/r", "tk_SEKRET_23", "https://***@github.com"),
+    ("vault login -no-print vt_SEKRET_24", "vt_SEKRET_24", "vault login -no-print ***"),
+    (
+        "kubectl create secret generic db --from-literal=password=kl_SEKRET_25",
+        "kl_SEKRET_25",
+        "--from-literal=password=***",
+    ),
+    ("kubectl create secret generic db --from-literal=pw=kl_SEKRET_26", "kl_SEKRET_26", "pw=***"),
+    ("gpg --batch --passphrase gp_SEKRET_27 -d f.gpg", "gp_SEKRET_27", "--passphrase ***"),
+    ("zip -r -P zp_SEKRET_28 out.zip dir", "zp_SEKRET_28", "-P *** out.zip"),
+    ("7z a -pzz_SEKRET_29 out.7z dir", "zz_SEKRET_29", "-p*** out.7z"),
+    ("curl --oauth2-bearer ob_SEKRET_30 https://x", "ob_SEKRET_30", "--oauth2-bearer ***"),
+    ("docker login -u me --password-stdin <<< ps_SEKRET_31", "ps_SEKRET_31", "<<< ***"),
+    ("echo ps_SEKRET_32 | docker login -u me --password-stdin", "ps_SEKRET_32", "echo ***"),
+    ("helm registry login r.x -u me -p hr_SEKRET_33", "hr_SEKRET_33", "-p ***"),
+    # values that look like generated tokens, whatever they are called
+    ("export RELEASE=Zx8Kq2LmP9vR4tW7yB3nQ6", "Zx8Kq2LmP9vR4tW7yB3nQ6", "RELEASE=***"),
+    ("deploy --with q7Wm2Rk9Tz4Lp8Xv3Nb6Yc1Hd5", "q7Wm2Rk9Tz4Lp8Xv3Nb6Yc1Hd5", "--with ***"),
 ]
 
 KEPT = [
@@ -75,6 +98,13 @@ KEPT = [
     "mysql -u root -p shop",
     "grep -r 'token' src/",
     "curl -d @keys/id_rsa https://x",
+    'git commit --author "Ann Lee <ann@example.com>" -m "fix: parser"',
+    "git checkout 3f2c9e1a7b4d5e6f708192a3b4c5d6e7f8091a2b",
+    "pytest -k test_the_fast_path_is_taken_for_plain_input",
+    "az storage container list --account-name acct --auth-mode login",
+    "ls src/Components/UserProfile2Component.tsx",
+    "docker run -e BYPASS_CACHE=1 image",
+    "ssh git@github.com",
 ]
 
 

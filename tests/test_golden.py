@@ -153,7 +153,8 @@ _FOREIGN_VARS = ("CLAUDE_CONFIG_DIR", "CLAUDE_PROJECT_DIR", "RTK_REWRITE_HOST", 
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory, fake_rtk_dir: str) -> Any:
     """A module-wide sandbox with the engine loaded once from the default search path, RTK on
-    PATH, and Claude Code's command line (no rules) read by every in-process hook call."""
+    PATH, and the agent's command line (Claude Code's, Gemini CLI's, Copilot CLI's: no rules) read
+    by every in-process hook call."""
     root = tmp_path_factory.mktemp("golden")
     with pytest.MonkeyPatch.context() as monkeypatch:
         for name in _SANDBOX_VARS:
@@ -163,10 +164,12 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory, fake_rtk_dir: str) -> Any:
         for name in _FOREIGN_VARS:
             monkeypatch.delenv(name, raising=False)
         monkeypatch.setenv("PATH", fake_rtk_dir + os.pathsep + os.environ.get("PATH", ""))
-        from rtk_policy.settings import claude_cli
+        from rtk_policy.settings import claude_cli, copilot_cli, gemini_cli
 
-        no_rules = claude_cli.CliRules(seen=True, why="golden: Claude Code with no rule options")
+        no_rules = claude_cli.CliRules(seen=True, why="golden: the agent with no rule options")
         monkeypatch.setattr(claude_cli, "host_rules", lambda start_pid=None: no_rules)
+        monkeypatch.setattr(gemini_cli, "host_rules", lambda start_pid=None, stderr=None: no_rules)
+        monkeypatch.setattr(copilot_cli, "host_rules", lambda start_pid=None: no_rules)
         box = Sandbox(root, monkeypatch)
         from rtk_policy.engine import pipeline as engine_module
 

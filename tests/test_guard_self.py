@@ -394,6 +394,9 @@ def test_the_runtime_folder_guarded_is_the_one_the_client_uses(engine, home, mon
     assert fallback.startswith("/tmp/rtk-policy-run-")
     assert shell_verdict(engine, f"rm -rf {fallback}", cwd) == "ask"
     assert shell_verdict(engine, "rm -rf /tmp/*", cwd) == "ask"  # the glob holds it
+    for whole in ("rm -rf /tmp", "rm -rf $TMPDIR", "rm -r /tmp/"):  # so does all of /tmp
+        assert shell_verdict(engine, whole, cwd) == "ask", whole
+    assert shell_verdict(engine, "tar -x -C /tmp -f a.tar", cwd) == "none"  # writes beside it
     away_from_tmp(monkeypatch)
     assert shell_verdict(engine, "rm -rf /run/user/4242/rtk-policy", cwd) == "ask"
     assert shell_verdict(engine, "rm -rf $XDG_RUNTIME_DIR/rtk-policy/engine.sock", cwd) == "ask"
@@ -416,7 +419,8 @@ def away_from_tmp(monkeypatch) -> None:
 def test_an_unset_tmpdir_stands_for_the_temp_folder(engine, home, monkeypatch, command):
     monkeypatch.delenv("TMPDIR", raising=False)
     away_from_tmp(monkeypatch)
-    whole = command == "rm -rf ${TMPDIR}/*"  # its glob reaches an install in /tmp
+    # all of /tmp (its entries, as the glob names them) reaches an install in /tmp
+    whole = command != 'rm -rf "$TMPDIR"/build'
     expected = WHOLE_TMP_VERDICT if whole else "none"
     assert shell_verdict(engine, command, os.getcwd()) == expected
 

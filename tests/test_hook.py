@@ -192,8 +192,17 @@ def test_a_file_tool_reaches_the_engine_as_a_tool_call_and_is_never_rewritten():
     assert call(payload, FakeEngine("none"))[:2] == ("", "")
 
 
-def test_agent_is_detected_without_a_name():
+def test_agent_is_detected_without_a_name(monkeypatch):
+    """A Copilot payload is answered as Copilot; its rewrite only once Copilot's command line (its
+    `--deny-tool` rules) was read (`settings.copilot_cli`), never from an unseen one."""
+    from rtk_policy.settings import copilot_cli
+
     payload = {"toolName": "bash", "toolArgs": json.dumps({"command": "cargo test"})}
+    out, _, _ = call(payload, FakeEngine("allow", "rtk cargo test"), agent=None)
+    assert "modifiedArgs" not in answer(out)  # no Copilot process above this test
+    assert answer(out)["permissionDecision"] == "allow"
+    seen = copilot_cli.CliRules(seen=True, why="test: Copilot with no rule options")
+    monkeypatch.setattr(copilot_cli, "host_rules", lambda start_pid=None: seen)
     out, _, _ = call(payload, FakeEngine("allow", "rtk cargo test"), agent=None)
     assert answer(out)["modifiedArgs"] == {"command": "rtk cargo test"}
 

@@ -10,7 +10,7 @@ import pytest
 
 from rtk_policy.policy import all_backends
 from rtk_policy.policy.bash_pattern import bash_rule_matches
-from rtk_policy.policy.functions import expand_home, glob, path_under, re_find
+from rtk_policy.policy.functions import agent_name, agent_rule, expand_home, glob, path_under, re_find
 
 CORPUS = Path("/work/shared/reference/rtk_cases_public.json")
 CASES = json.loads(CORPUS.read_text()) if CORPUS.is_file() else {}
@@ -107,3 +107,20 @@ def test_home_expansion_through_backends(monkeypatch):
     for backend in BACKENDS:
         program, _ = backend.compile('expand_home("~/x") == "/h/x"', "bool")
         assert backend.run_bool(program, backend.activation({})) is True
+
+
+@pytest.mark.parametrize(
+    ("agent", "expected"),
+    [
+        ("claude", "Claude Code deny rule Bash(git push)"),
+        ("gemini", "Gemini CLI deny rule run_shell_command(git push)"),
+        ("cursor", "Cursor deny rule Shell(git push)"),
+        ("copilot", "Copilot CLI deny rule shell(git push)"),
+        ("codex", "Codex deny rule prefix_rule for 'git push'"),
+        ("unknown-agent", "Claude Code deny rule Bash(git push)"),
+    ],
+)
+def test_an_agents_rule_is_named_as_its_user_wrote_it(agent, expected):
+    """A deny message names the agent whose rule matched, in that agent's spelling."""
+    assert agent_rule(agent, "deny", "git push") == expected
+    assert expected.startswith(agent_name(agent) + " deny rule ")

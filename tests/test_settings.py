@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 
 import pytest
 
@@ -52,6 +53,47 @@ def test_project_is_found_from_a_subfolder_or_by_git(home, tmp_path):
     (repo / ".git").mkdir(parents=True)
     (repo / "sub").mkdir()
     assert claude_project_dir(repo / "sub") == str(repo.resolve())
+
+
+def test_the_users_own_claude_folder_makes_no_project_of_home(home, tmp_path, monkeypatch):
+    """`~/.claude` is the user's config, not a project marker: from a git repo under the home
+    folder the project is the repo; from a folder with neither, the folder itself."""
+    from rtk_policy.settings.claude_rules import agent_project_dir
+
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    repo = home / "src" / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "sub").mkdir()
+    assert claude_project_dir(repo / "sub") == str(repo.resolve())
+    plain = home / "notes"
+    plain.mkdir()
+    assert claude_project_dir(plain) is None
+    assert agent_project_dir("claude", str(plain)) == str(plain)
+    assert agent_project_dir("codex", str(repo / "sub")) == str(repo.resolve())
+    assert agent_project_dir("claude", "") == ""
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(plain))
+    assert agent_project_dir("claude", str(repo)) == str(plain)
+
+
+def test_a_dotdot_escape_asks_with_no_project_dir_given(home, monkeypatch):
+    """`rewrite` from a git repo under the home folder, no $CLAUDE_PROJECT_DIR: `cd ..` leaves the
+    project, so the deletion there is asked; inside it stays the agent's business."""
+    from rtk_policy.config.load import Config
+    from rtk_policy.engine.answers import request_context
+    from rtk_policy.engine.pipeline import Engine
+    from rtk_policy.policy import load_policy_set
+    from rtk_policy.policy.load import packs_dir
+
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    repo = home / "src" / "repo"
+    (repo / ".git").mkdir(parents=True)
+    baseline = os.path.join(packs_dir() or "policies", "security-baseline.yaml")
+    engine = Engine(policies=load_policy_set([baseline]), config=Config(audit_enabled=False))
+    context = request_context(engine, str(repo))
+    assert context.project_dir == str(repo.resolve())
+    for text in ("cd .. && rm -rf build", "rm -rf ../other"):
+        assert engine.decide(text, context).verdict == "ask", text
+    assert engine.decide("rm -rf build", context).verdict == "none"
 
 
 def test_claude_config_dir_is_honoured(home, tmp_path, monkeypatch):

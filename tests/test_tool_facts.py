@@ -28,7 +28,8 @@ def written(command: str) -> list[tuple[str, bool]]:
     [
         ("echo x > a 2>&1 >> b", [("a", False), ("b", False)]),
         ("cat < in", []),
-        ("rm -rf a b", [("a", True), ("b", True)]),
+        ("rm -rf a b", [("a", True), ("b", True), ("a/*", True), ("b/*", True)]),
+        ("rm -r /", [("/", True)]),
         ("rm a", [("a", False)]),
         ("cp a b c/", [("c/", False), ("c/a", False), ("c/b", False)]),
         ("cp -r src dst", [("dst", True), ("dst/src", True)]),
@@ -100,7 +101,7 @@ def test_command_writes_follows_cd_and_variables(tmp_path):
     assert found[0] == () and f"{cwd}/sub/out/f" in found[echo] and f"{cwd}/out/f" in found[echo]
     assert {f"{cwd}/sub/a", f"{cwd}/sub/b"} <= set(found[rm])
     unknown = command_writes(parse("rm -rf $UNSET_VARIABLE_X/settings.json"), cwd)
-    assert unknown[0] == ("/*/settings.json/",)
+    assert unknown[0] == ("/*/settings.json/", "/*/settings.json/*/")
 
 
 @pytest.mark.parametrize(

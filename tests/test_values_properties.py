@@ -1,7 +1,9 @@
 """A deny is never lost when a word reaches a command through a variable, a function or a positional
 parameter the command itself set (issue 18, class 2): hypothesis moves one word of a denied command
-into an assignment, a `for` list, a function's arguments or `bash -c`'s positional parameters, and
-the whole must still be denied. Unknown values are asked about, never allowed.
+into an assignment, a `for` list, a function's arguments, `bash -c`'s positional parameters or a
+substitution whose output is known (`$(echo WORD)`, backticks, `$(printf %s WORD)`), and the whole
+must still be denied, also with a word beside it that the command leaves unknown. Unknown values
+are asked about, never allowed.
 """
 
 from __future__ import annotations
@@ -31,15 +33,25 @@ ATOMS = (
 )  # fmt: skip
 
 
-def _carried(words: tuple[str, ...], k: int, carrier: str, quoted: bool) -> str:
+def _carried(
+    words: tuple[str, ...], k: int, carrier: str, quoted: bool, unknown: str = ""
+) -> str:
     """`words` with word `k` handed over by `carrier` ("variable", "export", "local", "loop",
-    "function", "function-all", "bash-c", "bash-c0")."""
+    "function", "function-all", "bash-c", "bash-c0", "echo", "backtick", "printf"), and the
+    `unknown` word (a variable the command does not set) after them when given."""
     value = shlex.quote(words[k])
 
     def use(ref: str) -> str:
         ref = f'"{ref}"' if quoted else ref
-        return " ".join(ref if i == k else shlex.quote(w) for i, w in enumerate(words))
+        used = [ref if i == k else shlex.quote(w) for i, w in enumerate(words)]
+        return " ".join(used + ([unknown] if unknown else []))
 
+    if carrier == "echo":
+        return use(f"$(echo {value})")
+    if carrier == "backtick":
+        return use(f"`echo {value}`")
+    if carrier == "printf":
+        return use(f"$(printf %s {value})")
     if carrier == "variable":
         return f"v={value}; {use('$v')}"
     if carrier == "export":
@@ -59,7 +71,8 @@ def _carried(words: tuple[str, ...], k: int, carrier: str, quoted: bool) -> str:
     return f"sh -c {shlex.quote(use('$0'))} {value}"
 
 
-CARRIERS = ("variable", "export", "local", "loop", "function", "function-all", "bash-c", "bash-c0")
+CARRIERS = ("variable", "export", "local", "loop", "function", "function-all", "bash-c", "bash-c0",
+            "echo", "backtick", "printf")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +98,25 @@ def test_every_atom_is_denied(baseline):
 @BOUNDED
 @given(command=carried_denials())
 def test_a_deny_is_never_lost_through_a_value_the_command_sets(baseline, command):
+    decision = baseline.decide(command, baseline.context())
+    assert decision.verdict == "deny", (command, decision.rule_ids)
+
+
+@st.composite
+def carried_beside_unknown(draw: st.DrawFn) -> str:
+    """A carried denial with a word after it that the command leaves unknown (`$name`, quoted or
+    not, a name it never sets): that word can only add targets."""
+    words = draw(st.sampled_from(ATOMS))
+    k = draw(st.integers(0, len(words) - 1))
+    name = draw(st.sampled_from(("zz", "target", "EXTRA", "u_1")))
+    unknown = draw(st.sampled_from((f"${name}", f'"${name}"', f"${{{name}}}")))
+    carrier = draw(st.sampled_from(CARRIERS))
+    return _carried(words, k, carrier, draw(st.booleans()), unknown)
+
+
+@BOUNDED
+@given(command=carried_beside_unknown())
+def test_a_deny_is_never_lost_beside_a_word_the_command_leaves_unknown(baseline, command):
     decision = baseline.decide(command, baseline.context())
     assert decision.verdict == "deny", (command, decision.rule_ids)
 

@@ -7,6 +7,7 @@ value. Files named by ``-d @file`` are never opened: only the command text is ev
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 
@@ -84,6 +85,59 @@ _RULE_SOURCES: tuple[tuple[tuple[str, ...], str, str], ...] = (
     ),
     # URLs with user:password@host.
     (("://",), r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/:@'\"]*:)[^\s/@'\"]+(?=@)", r"\1" + MASK),
+    # Upper-case environment names of a password, an auth value or credentials: DB_PASS=, AUTH=,
+    # MYSQL_PWD=, GIT_CREDENTIALS= (whole name parts, case-sensitive: `author=`, BYPASS= are none).
+    (
+        ("pass", "pwd", "auth", "cred"),
+        r"((?<![\w])(?:[A-Z0-9]+_)*(?:PASS(?:WORD|WD|PHRASE)?|PWD|AUTH|CREDS?|CREDENTIALS)(?:_[A-Z0-9]+)*=)"
+        + _VALUE,
+        r"\1" + MASK,
+    ),
+    # Options named by a whole word pass / passphrase / auth / bearer: --pass V, --passphrase V,
+    # --auth user:pw, --oauth2-bearer V (not --passes, --author, --auth-mode, --password-stdin).
+    (
+        ("pass", "auth", "bearer"),
+        r"(?i)((?<![\w-])--?(?:[\w]+-)*(?:passphrase|pass|auth|bearer)(?:=|\s+))(?!-)"
+        + _VALUE,
+        r"\1" + MASK,
+    ),
+    # registry logins' -p VALUE (docker, podman, nerdctl, buildah, skopeo, helm registry).
+    (
+        ("login",),
+        r"((?<![\w-])(?:docker|podman|nerdctl|buildah|skopeo|helm)\b[^|;&\n]*?\blogin\b[^|;&\n]*?"
+        r"\s-p\s*)(?!-)" + _VALUE,
+        r"\1" + MASK,
+    ),
+    # Archive passwords: zip/unzip -P VALUE, 7z -pVALUE.
+    (("zip",), r"((?<![\w-])(?:zip|unzip|zipcloak)\b[^|;&\n]*?\s-P\s*)" + _VALUE, r"\1" + MASK),
+    (("7z",), r"((?<![\w-])7z[a-z]?\b[^|;&\n]*?\s-p)(?=\S)" + _VALUE, r"\1" + MASK),
+    # `vault login TOKEN` (its options before the token kept).
+    (
+        ("vault",),
+        r"((?<![\w-])vault\s+login\s+(?:-[\w-]+(?:=\S+)?\s+)*)(?!-)" + _VALUE,
+        r"\1" + MASK,
+    ),
+    # kubectl create secret … --from-literal=KEY=VALUE.
+    (("from-literal",), r"((?<![\w-])--from-literal[=\s]+['\"]?[\w.-]+=)" + _VALUE, r"\1" + MASK),
+    # An http(s)/ftp URL's user part alone: https://TOKEN@host.
+    (("://",), r"(?i)\b((?:https?|ftps?)://)[^\s/:@'\"]+(?=@)", r"\1" + MASK),
+    # What a --password-stdin (--token-stdin, …) reads: a here-string, or what echo/printf pipes in.
+    (
+        ("stdin",),
+        r"(?i)(--[\w-]*(?:pass|token|secret|key)[\w-]*stdin\b[^|;&\n]*?<<<\s*)" + _VALUE,
+        r"\1" + MASK,
+    ),
+    (
+        ("stdin",),
+        r"(?i)(<<<\s*)" + _VALUE + r"(?=[^|;&\n]*--[\w-]*(?:pass|token|secret|key)[\w-]*stdin\b)",
+        r"\1" + MASK,
+    ),
+    (
+        ("stdin",),
+        r"(?i)((?<![\w-])(?:echo|printf)\s+(?:-\w+\s+)*)" + _VALUE
+        + r"(?=\s*\|[^|;&\n]*--[\w-]*(?:pass|token|secret|key)[\w-]*stdin\b)",
+        r"\1" + MASK,
+    ),
     # Well-known token shapes, the recognisable prefix kept.
     (_TOKEN_TRIGGERS, r"\b(gh[pousr]_)[A-Za-z0-9]{16,}", r"\1" + MASK),
     (_TOKEN_TRIGGERS, r"\b(github_pat_)[A-Za-z0-9_]{16,}", r"\1" + MASK),
@@ -127,8 +181,37 @@ def compile_extra(patterns: Iterable[str]) -> tuple[tuple[re.Pattern[str], ...],
     return tuple(compiled), tuple(errors)
 
 
+#: A word that may be a token: 20 or more token characters standing alone or as a value (`X=…`,
+#: `--opt=…`, quoted); no `/` or `.`, so paths, file and host names are never one.
+_TOKEN_WORD = re.compile(r"""(?:(?<=[\s'"=:])|^)([A-Za-z0-9_+-]{20,}={0,2})(?=$|[\s'";|&)])""")
+
+
+def _entropy(word: str) -> float:
+    """Shannon entropy of `word`'s characters, in bits per character."""
+    counts = [word.count(c) for c in set(word)]
+    return -sum(n / len(word) * math.log2(n / len(word)) for n in counts)
+
+
+def looks_like_token(word: str) -> bool:
+    """Whether `word` looks like a generated secret: letters and digits mixed at high entropy —
+    upper case, lower case and digits in 20+ characters, or 32+ characters that are not hex (a
+    git object name stays readable) — never a word of letters and `_`/`-` alone."""
+    if not any(c.isdigit() for c in word) or not any(c.isalpha() for c in word):
+        return False
+    mixed_case = any(c.isupper() for c in word) and any(c.islower() for c in word)
+    if mixed_case:
+        return _entropy(word) >= 3.5
+    hex_only = all(c in "0123456789abcdefABCDEF" for c in word)
+    return len(word) >= 32 and not hex_only and _entropy(word) >= 4.0
+
+
+def _mask_token(match: re.Match[str]) -> str:
+    return MASK if looks_like_token(match.group(1)) else match.group(1)
+
+
 def redact(text: str, extra: Iterable[re.Pattern[str]] = ()) -> str:
-    """`text` with every secret masked: built-in kinds first, then each `extra` regex's match."""
+    """`text` with every secret masked: built-in kinds first, then words that look like generated
+    tokens, then each `extra` regex's match."""
     if not text:
         return text
     lowered = text.lower()
@@ -137,6 +220,8 @@ def redact(text: str, extra: Iterable[re.Pattern[str]] = ()) -> str:
         for triggers, source, replacement in _RULES:
             if not triggers.isdisjoint(present):
                 text = _pattern(source).sub(replacement, text)
+    if len(text) >= 20:
+        text = _TOKEN_WORD.sub(_mask_token, text)
     for pattern in extra:
         text = pattern.sub(MASK, text)
     return text

@@ -69,14 +69,13 @@ def run(
 
 def hook_decision(engine: Engine, decision: Decision, agent: str) -> Decision:
     """`decision` as the hook would hand it to `agent` from this process: its rewrite dropped where
-    `engine.gating` drops it (Claude Code's command line is looked for above this process)."""
+    `engine.gating` drops it (the agent's command line is looked for above this process)."""
     from rtk_policy.engine.gating import host_decision
+    from rtk_policy.settings.agent_rules import CLI_RULE_AGENTS, command_line_rules
 
     seen = False
-    if agent == "claude" and decision.rewritten is not None:
-        from rtk_policy.settings.claude_cli import host_rules
-
-        seen = host_rules().seen
+    if agent in CLI_RULE_AGENTS and decision.rewritten is not None:
+        seen = command_line_rules(agent, None).seen
     return host_decision(decision, engine.config, agent, seen)
 
 

@@ -13,10 +13,11 @@ as typed:
    A rewrite is therefore handed over only with an allow (the user's allow rules, or Claude
    Code's read-only set), never with no decision, where Claude Code would apply rules the hook
    may not have read.
-4. **Were all of Claude Code's rules read?** Even with an allow, Claude Code checks its deny
-   rules on the rewritten text. The hook reads the managed, user, project and local settings
-   and Claude Code's command line (`claude_cli`); where the command line cannot be read, no
-   rewrite.
+4. **Were all of the agent's rules read?** (Claude Code, Gemini CLI, Copilot CLI.) Even with an
+   allow, the agent checks its deny rules on the rewritten text. The hook reads the agent's
+   settings and policy files and its command line (`settings.host_process`: Claude Code's
+   `--disallowedTools`, Gemini's `--policy`, Copilot's `--deny-tool`); where the command line
+   cannot be read (no `/proc`, the agent's process not found), no rewrite.
 
 `rewrite_unapproved = true` turns 3 and 4 off (RTK's own behaviour): a command-line deny rule
 may then be bypassed.
@@ -44,7 +45,7 @@ def host_decision(
     path_env: str | None = None,
 ) -> Decision:
     """`decision` as the hook hands it to `agent`: its rewrite dropped (and `gate` saying why) when
-    one of the module's four questions says no. `rules_seen`: Claude Code's command line was
+    one of the module's four questions says no. `rules_seen`: the agent's command line was
     read."""
     if getattr(decision, "rewritten", None) is None:
         return decision
@@ -58,8 +59,10 @@ def rewrite_gate(
     """The gate that stops `decision`'s rewrite reaching the host, "" when none does."""
     if getattr(decision, "verdict", "") == "ask":
         return GATE_ASKED
-    if agent == "claude" and not getattr(config, "rewrite_unapproved", False):
-        if getattr(decision, "verdict", "") != "allow":
+    from rtk_policy.settings.agent_rules import CLI_RULE_AGENTS  # agents with command-line rules
+
+    if agent in CLI_RULE_AGENTS and not getattr(config, "rewrite_unapproved", False):
+        if agent == "claude" and getattr(decision, "verdict", "") != "allow":
             return GATE_UNAPPROVED
         if not rules_seen:
             return GATE_UNSEEN

@@ -76,7 +76,7 @@ class _Hook:
         self.config: Config | None = engine.config if engine is not None else None
         self.module: AgentProtocol = agent_module(options.agent or "claude")
         self.request: HookRequest | None = None
-        self.rules_seen = False  #: Claude Code's command-line rules were read (`claude_cli`)
+        self.rules_seen = False  #: the agent's command-line rules were read (`host_process`)
         self.started = time.perf_counter_ns()
         self.answered = False
         #: (request, outcome, decision) once the engine's decision was answered without any error
@@ -162,16 +162,17 @@ class _Hook:
             "tool_name": request.tool_name,
             "tool_input": tuple(request.tool_input.items()),
         }
-        from rtk_policy.settings.agent_rules import load_agent_rules
+        from rtk_policy.settings.agent_rules import CLI_RULE_AGENTS, load_agent_rules
 
         load = facts.agent_rules if facts is not None else load_agent_rules
         deny, ask, allow, keep = load(request.agent, request.cwd or None, self.stderr)
-        if request.agent == "claude":
-            from rtk_policy.settings.claude_cli import host_rules
+        if request.agent in CLI_RULE_AGENTS:
+            from rtk_policy.settings.agent_rules import command_line_rules
 
-            cli = host_rules(self.options.host_pid)
+            cli = command_line_rules(request.agent, self.options.host_pid, self.stderr)
             self.rules_seen = cli.seen
             deny, ask, allow = (*deny, *cli.deny), (*ask, *cli.ask), (*allow, *cli.allow)
+            keep = (*keep, *cli.keep)
         fields.update(claude_deny=deny, claude_ask=ask, claude_allow=allow)
         if keep:  # commands the host judges itself by rules we cannot read: never rewritten
             fields["exclude_commands"] = (*engine.config.exclude_commands, *keep)

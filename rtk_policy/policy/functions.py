@@ -212,6 +212,29 @@ def without_literals(text: str, parts: list[str]) -> str:
     return text
 
 
+#: each agent's name and how it spells a shell permission rule ({} is the pattern)
+_AGENT_RULES = {
+    "claude": ("Claude Code", "Bash({})"),
+    "gemini": ("Gemini CLI", "run_shell_command({})"),
+    "cursor": ("Cursor", "Shell({})"),
+    "copilot": ("Copilot CLI", "shell({})"),
+    "codex": ("Codex", "prefix_rule for '{}'"),
+}
+
+
+def agent_name(agent: str) -> str:
+    """The name users know agent `agent` by (`gemini` -> `Gemini CLI`); Claude Code's for an
+    agent we do not know."""
+    return _AGENT_RULES.get(agent, _AGENT_RULES["claude"])[0]
+
+
+def agent_rule(agent: str, kind: str, pattern: str) -> str:
+    """A permission rule of `agent` as its user wrote it: `agent_rule("copilot", "deny", "git
+    push")` is `Copilot CLI deny rule shell(git push)`."""
+    name, form = _AGENT_RULES.get(agent, _AGENT_RULES["claude"])
+    return f"{name} {kind} rule {form.format(pattern)}"
+
+
 _S, _B, _LS = "string", "bool", "list<string>"
 
 #: The functions of this module.
@@ -227,6 +250,8 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("find_actions", (_LS,), _LS, find_actions),
     Function("git_restore_discards", (_LS,), _B, git_restore_discards),
     Function("without_literals", (_S, _LS), _S, without_literals),
+    Function("agent_name", (_S,), _S, agent_name),
+    Function("agent_rule", (_S, _S, _S), _S, agent_rule),
     # re_find(pattern, text): the pattern first, as in glob and bash_rule_matches; RE2
     Function("re_find", (_S, _S), _S, re_find),
     # `x.matches(p)` with a cached compiled pattern; the compiler rewrites literal-pattern calls to

@@ -95,6 +95,9 @@ class Writer:
     copies: bool = False  #: the destination is a folder too: `dest/<source name>` is written
     reads_only: tuple[str, ...] = ()  #: options under which it writes nothing (gzip -c)
     special: Callable[[tuple[str, ...], Args], list[tuple[str, bool]]] | None = None  #: by hand
+    #: a tree target's entries are each changed too (`rm -r /tmp` deletes every entry of /tmp,
+    #: as `rm -r /tmp/*` does, though a tree written into a shared temp folder holds none of them)
+    entries: bool = False
 
 
 def _targets(words: tuple[str, ...], spec: Writer) -> list[tuple[str, bool]]:
@@ -120,6 +123,8 @@ def _targets(words: tuple[str, ...], spec: Writer) -> list[tuple[str, bool]]:
         found += [(_inside(f, s), tree) for f in folders for s in operands]
     elif spec.targets == "all":
         found += [(word, tree) for word in operands]
+        if tree and spec.entries:
+            found += [(f"{word.rstrip('/')}/*", True) for word in operands if word.strip("/")]
     elif spec.targets == "rest":
         found += [(word, tree) for word in operands[1:]]
     if spec.into_cwd and not folders:
@@ -171,7 +176,7 @@ _ARGS_AFTER_MODE = Writer(targets="none", tree_when=("R", "recursive"), special=
 #: What each program writes (by the program's name after unwrapping, as `segment.program`).
 WRITERS: dict[str, Writer] = {
     # deleting, creating, truncating
-    "rm": Writer(tree_when=("r", "R", "recursive")),
+    "rm": Writer(tree_when=("r", "R", "recursive"), entries=True),
     "unlink": Writer(),
     "rmdir": Writer(),
     "shred": Writer(short_values="ns", long_values=("iterations", "size", "random-source")),

@@ -137,6 +137,7 @@ AGENT_RULE_ENV = (
     "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
     "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
     "GEMINI_CLI_TRUST_WORKSPACE",
+    "CODEX_HOME",
 )
 
 #: Seconds during which a stat check that found nothing changed stands: a change to a watched file
@@ -253,12 +254,20 @@ class FolderFacts:
 
     def agent_rules(self, agent: str, cwd: str | None, stderr: Any = None) -> tuple:
         """`load_agent_rules(agent, cwd, stderr)`: Claude Code's rules are `claude_rules`; another
-        host's are remembered until a stat of one of their paths (`agent_rules.rule_paths`)
-        differs, checked on every call; their warnings are repeated on every call."""
-        from rtk_policy.settings.agent_rules import CLAUDE_RULE_AGENTS, load_agent_rules, rule_paths
+        host's own rule files (`own_rules`; Codex has both) are remembered until a stat of one of
+        their paths (`agent_rules.rule_paths`) differs, checked on every call; their warnings are
+        repeated on every call."""
+        from rtk_policy.settings.agent_rules import (
+            CLAUDE_RULE_AGENTS,
+            OWN_RULE_AGENTS,
+            merge_rules,
+            own_rules,
+            rule_paths,
+        )
 
-        if agent in CLAUDE_RULE_AGENTS:
-            return (*self.claude_rules(cwd, stderr), ())
+        claude = (*self.claude_rules(cwd, stderr), ()) if agent in CLAUDE_RULE_AGENTS else None
+        if agent not in OWN_RULE_AGENTS:
+            return claude if claude is not None else (*self.claude_rules(cwd, stderr), ())
         where = cwd or os.getcwd()
         key = (agent, where, *env_values(AGENT_RULE_ENV))
         known = self._agent_rules.get(key)
@@ -266,7 +275,7 @@ class FolderFacts:
             paths = rule_paths(agent, where)
             stamp = stat_stamp(paths)
             warnings = io.StringIO()
-            rules = load_agent_rules(agent, where, warnings)
+            rules = own_rules(agent, where, warnings)
             trusted_after = newest_mtime(stamp) + RACY_NS
             known = [paths, stamp, rules, warnings.getvalue(), trusted_after]
             self._agent_rules[key] = known
@@ -274,7 +283,7 @@ class FolderFacts:
                 self._agent_rules.pop(next(iter(self._agent_rules)))
         if known[3] and stderr is not None:
             stderr.write(known[3])
-        return known[2]
+        return known[2] if claude is None else merge_rules(claude, known[2])
 
     def facts_of(self, cwd: str | None) -> tuple:
         """The facts of `cwd` as one object, a new one whenever they are read again (compare it

@@ -4,9 +4,9 @@ Claude Code matches its rules against the command a hook hands back, so a rewrit
 `rtk git push`) slips past any deny rule the hook never saw. The settings files are read by
 `claude_rules`; this module reads the rest: `--disallowedTools` / `--disallowed-tools`,
 `--allowedTools` / `--allowed-tools` and `--settings FILE-OR-JSON` of the nearest ancestor process
-that is Claude Code (the hook's parent, or its shell's parent). Where that process cannot be found
-or read (no `/proc`, another host, the http hook) the answer says so (`seen` False), and rewrites
-stay off unless the user accepts the risk (`rewrite_unapproved = true`).
+that is Claude Code (the hook's parent, or its shell's parent; `host_process`). Where that process
+cannot be found or read (no `/proc`, another host, the http hook) the answer says so (`seen`
+False), and rewrites stay off unless the user accepts the risk (`rewrite_unapproved = true`).
 """
 
 from __future__ import annotations
@@ -14,55 +14,25 @@ from __future__ import annotations
 import json
 import os
 
-from rtk_policy.util import record
+from rtk_policy.settings.host_process import CliRules, host_argv, options
+
+__all__ = ["CliRules", "host_rules", "is_claude_code", "rules_of_argv", "split_tools"]
 
 #: options holding rules: Claude Code's spelling and commander's kebab-case alias
 _DENY_OPTIONS = ("--disallowedTools", "--disallowed-tools")
 _ALLOW_OPTIONS = ("--allowedTools", "--allowed-tools")
 _SETTINGS_OPTION = "--settings"
-_MAX_DEPTH = 6  #: ancestors looked at (hook → shell → claude, with room for wrappers)
-
-
-@record.frozen
-class CliRules:
-    """The Bash patterns of Claude Code's command line, and whether that command line was read."""
-
-    seen: bool = False  #: True when the Claude Code process was found and its arguments read
-    deny: tuple[str, ...] = ()
-    ask: tuple[str, ...] = ()
-    allow: tuple[str, ...] = ()
-    why: str = ""  #: where the rules came from, or why they could not be read
 
 
 def host_rules(start_pid: int | None = None) -> CliRules:
     """The command-line rules of the Claude Code process above `start_pid` (default: this process;
     0: unknown, nothing is read)."""
-    if start_pid == 0:
-        return CliRules(why="the process that asked is not known (e.g. an http hook)")
-    found = claude_process(os.getpid() if start_pid is None else start_pid)
-    if found is None:
-        return CliRules(why="no Claude Code process found above the hook")
+    found = host_argv(start_pid, is_claude_code, "Claude Code")
+    if isinstance(found, CliRules):
+        return found
     pid, argv, cwd = found
     deny, ask, allow = rules_of_argv(argv, cwd)
     return CliRules(True, deny, ask, allow, f"the command line of Claude Code (pid {pid})")
-
-
-def claude_process(pid: int) -> tuple[int, list[str], str] | None:
-    """(pid, argv, cwd) of the nearest ancestor of `pid` that is Claude Code, read from `/proc`."""
-    for _ in range(_MAX_DEPTH):
-        pid = _parent(pid)
-        if pid <= 1:
-            return None
-        argv = _argv(pid)
-        if argv is None:
-            return None
-        if is_claude_code(argv):
-            try:
-                cwd = os.readlink(f"/proc/{pid}/cwd")
-            except OSError:
-                cwd = ""
-            return pid, argv, cwd
-    return None
 
 
 def is_claude_code(argv: list[str]) -> bool:
@@ -85,7 +55,7 @@ def rules_of_argv(
     deny: list[str] = []
     ask: list[str] = []
     allow: list[str] = []
-    for option, values in _options(argv[1:]):
+    for option, values in options(argv[1:]):
         if option in _DENY_OPTIONS or option in _ALLOW_OPTIONS:
             into = deny if option in _DENY_OPTIONS else allow
             patterns = (bash_pattern(rule) for value in values for rule in split_tools(value))
@@ -121,21 +91,6 @@ def split_tools(value: str) -> list[str]:
     return rules
 
 
-def _options(args: list[str]) -> list[tuple[str, list[str]]]:
-    """(option, values) pairs: `--opt=value`, or `--opt` and the words after it up to the next
-    option (commander's variadic options read that way)."""
-    found: list[tuple[str, list[str]]] = []
-    for word in args:
-        if word.startswith("--"):
-            option, sep, value = word.partition("=")
-            found.append((option, [value] if sep else []))
-        elif word.startswith("-") and word != "-":
-            found.append((word, []))
-        elif found:
-            found[-1][1].append(word)
-    return found
-
-
 def _settings_value(value: str, cwd: str, read_settings: object) -> object:
     """The settings object of a `--settings` value: inline JSON, or a file (relative to `cwd`)."""
     text = value.strip()
@@ -146,26 +101,3 @@ def _settings_value(value: str, cwd: str, read_settings: object) -> object:
             return None
     path = os.path.join(cwd, os.path.expanduser(text)) if cwd else os.path.expanduser(text)
     return read_settings(path)  # type: ignore[operator]
-
-
-def _parent(pid: int) -> int:
-    """The parent pid of `pid` from `/proc/PID/stat` (0 when unreadable)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return 0
-    fields = data[data.rfind(b")") + 2 :].split()
-    try:
-        return int(fields[1])
-    except (IndexError, ValueError):
-        return 0
-
-
-def _argv(pid: int) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
-    return [part.decode("utf-8", "surrogateescape") for part in data.split(b"\0")[:-1]] or None

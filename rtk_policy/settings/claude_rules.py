@@ -37,14 +37,16 @@ def claude_config_dir() -> str:
 
 
 def claude_project_dir(cwd: str | os.PathLike[str] | None = None) -> str | None:
-    """The nearest folder at or above `cwd` holding `.claude/`, else the git top level, else
-    None."""
+    """The nearest folder at or above `cwd` holding `.claude/` (not the user's own, `~/.claude`:
+    that makes no project of the home folder), else the git top level, else None."""
     try:
         folders = folders_up(cwd)
     except OSError:
         return None
+    user = os.path.realpath(claude_config_dir())
     for folder in folders:
-        if os.path.isdir(os.path.join(folder, ".claude")):
+        marker = os.path.join(folder, ".claude")
+        if os.path.isdir(marker) and os.path.realpath(marker) != user:
             return folder
     for folder in folders:
         if os.path.exists(os.path.join(folder, ".git")):
@@ -54,12 +56,13 @@ def claude_project_dir(cwd: str | os.PathLike[str] | None = None) -> str | None:
 
 def agent_project_dir(agent: str, cwd: str, find: Callable[[str], str | None] | None = None) -> str:
     """The project folder of a request from `cwd`: `$CLAUDE_PROJECT_DIR` for Claude Code, else
-    the Claude project folder of `cwd` (`find`, `claude_project_dir` by default); "" when none."""
+    the Claude project folder of `cwd` (`find`, `claude_project_dir` by default: its `.claude/`
+    or git top level), else `cwd` itself; "" without a `cwd`."""
     env = os.environ.get("CLAUDE_PROJECT_DIR", "") if agent == "claude" else ""
     if env:
         return env
     folder = (find or claude_project_dir)(cwd) if cwd else None
-    return str(folder) if folder is not None else ""
+    return str(folder) if folder is not None else cwd
 
 
 def managed_settings_dir() -> str:
@@ -146,6 +149,30 @@ def read_settings(path: str | os.PathLike[str], stderr: IO[str] | None = None) -
     except (UnicodeDecodeError, ValueError) as error:
         _warn(stderr, f"ignoring malformed settings {path}: {error}")
         return None
+
+
+#: The largest agent rule file read (a bigger one is not a rule file a person wrote).
+RULE_FILE_LIMIT = 1 << 20
+
+
+def read_rule_file(path: str, limit: int = RULE_FILE_LIMIT) -> bytes:
+    """The bytes of the rule file `path` (a symlink is followed, as the agent follows it).
+    Raises OSError: FileNotFoundError when missing, and also for something that is not a regular
+    file (a FIFO would block the hook) or a file larger than `limit`."""
+    import stat
+
+    with open(path, "rb", opener=_nonblocking) as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path} is not a regular file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(f"{path} is larger than {limit} bytes")
+    return data
+
+
+def _nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
 
 
 def load_claude_rules(

@@ -32,8 +32,8 @@ def user_config() -> str:
     return os.path.join(os.path.expanduser("~"), ".cursor", "cli-config.json")
 
 
-def project_configs(cwd: str) -> list[str]:
-    """The `.cursor/cli.json` candidates from the git top level (or `cwd` alone) down to `cwd`."""
+def folders_from_top(cwd: str) -> list[str]:
+    """The folders from the git top level above `cwd` (or `cwd` alone) down to `cwd`."""
     try:
         folders = folders_up(cwd)
     except OSError:
@@ -41,7 +41,12 @@ def project_configs(cwd: str) -> list[str]:
     top = next(
         (i for i, folder in enumerate(folders) if os.path.exists(os.path.join(folder, ".git"))), 0
     )
-    return [os.path.join(folder, ".cursor", "cli.json") for folder in reversed(folders[: top + 1])]
+    return list(reversed(folders[: top + 1]))
+
+
+def project_configs(cwd: str) -> list[str]:
+    """The `.cursor/cli.json` candidates from the git top level (or `cwd` alone) down to `cwd`."""
+    return [os.path.join(folder, ".cursor", "cli.json") for folder in folders_from_top(cwd)]
 
 
 def rule_paths(cwd: str) -> tuple[str, ...]:

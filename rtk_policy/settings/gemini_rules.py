@@ -16,6 +16,9 @@ pinned npm bundle), and what we take from it:
   applies it itself, to the start of the command it runs, so a command it matches is kept as typed
   (`keep`: `^REGEX` entries for `exclude_commands`), never rewritten past it. Rules matching by
   `argsPattern` are not read.
+- **Policy paths** in settings (`policyPaths`, `adminPolicyPaths`: files or folders of `*.toml`)
+  and on Gemini's command line (`--policy`, `--admin-policy`, read by `gemini_cli` from the Gemini
+  process above the hook) are read as the policies folders are.
 - **Allow lists narrow**: a `tools.allowed` (or `tools.core`) entry with a command makes Gemini deny
   every *other* shell command, above every default and `--yolo` rule — our rewrite `rtk …` included,
   so a command the list allows would be denied once rewritten. While such a list is in force and
@@ -33,11 +36,13 @@ always (a project may only tighten).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
 
-from rtk_policy.settings.claude_rules import read_settings, warn
+from rtk_policy.settings.agent_rules import EVERY_COMMAND
+from rtk_policy.settings.claude_rules import read_rule_file, read_settings, warn
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,8 +54,6 @@ VERDICTS = ("deny", "ask", "allow", "keep")
 LISTS = {"allowed": "allow", "core": "allow", "exclude": "deny", "confirmationRequired": "ask"}
 #: A rewritten command, to ask whether an allow list lets rewrites through.
 REWRITTEN = "rtk git status"
-#: An `exclude_commands` entry matching every command (a bare `^` is ignored there, as by RTK).
-EVERY_COMMAND = "^(?:)"
 TRUSTING = ("TRUST_FOLDER", "TRUST_PARENT")
 
 
@@ -93,6 +96,8 @@ def rule_paths(cwd: str) -> tuple[str, ...]:
     paths = [os.path.join(os.path.dirname(gemini_dir()), ".gemini", "trustedFolders.json")]
     for settings, folder, _ in layers(cwd):
         paths += [settings, folder, *policy_files(folder)]
+        for extra in settings_policy_paths(read_settings(settings, io.StringIO())):
+            paths += [extra, *policy_files(extra)]
     return tuple(paths)
 
 
@@ -129,10 +134,11 @@ def toml_rules(path: str, stderr: IO[str] | None = None) -> dict[str, list[str]]
 
     found: dict[str, list[str]] = {verdict: [] for verdict in VERDICTS}
     try:
-        with open(path, "rb") as handle:
-            rules = tomllib.load(handle).get("rule", [])
+        rules = tomllib.loads(read_rule_file(path).decode("utf-8")).get("rule", [])
+    except FileNotFoundError:
+        return found
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        warn(stderr, f"ignoring unreadable Gemini policy {path}: {error}")
+        warn(stderr, f"ignoring unreadable Gemini policy {path}: {error}")  # as Gemini does
         return found
     for rule in rules if isinstance(rules, list) else ():
         verdict, patterns = rule_patterns(rule)
@@ -205,7 +211,11 @@ def load_gemini_rules(cwd: str, stderr: IO[str] | None = None) -> dict[str, list
                 continue
             seen.add(key)
             if path == settings:
-                found = settings_rules(read_settings(path, stderr))
+                data = read_settings(path, stderr)
+                found = settings_rules(data)
+                extra = policy_path_rules(settings_policy_paths(data), stderr)
+                for verdict, patterns in extra.items():
+                    found[verdict] = found.get(verdict, []) + patterns
             else:
                 found = toml_rules(path, stderr)
             if found.pop("narrows", None) and allow_ok:
@@ -213,8 +223,37 @@ def load_gemini_rules(cwd: str, stderr: IO[str] | None = None) -> dict[str, list
             for verdict, patterns in found.items():
                 if verdict != "allow" or allow_ok:
                     merged[verdict] += [p for p in patterns if p not in merged[verdict]]
-    if narrowed and not rewrites_allowed(merged["allow"]):
-        merged["keep"].append(EVERY_COMMAND)  # a rewrite would be denied by Gemini's allow list
+    if narrowed:
+        merged["keep"] += narrowed_keep(merged["allow"])
+    return merged
+
+
+def narrowed_keep(allow: list[str]) -> list[str]:
+    """`[EVERY_COMMAND]` when an allow list is in force that does not let `rtk …` through (a
+    rewrite would be denied by Gemini's allow list), else []."""
+    return [] if rewrites_allowed(allow) else [EVERY_COMMAND]
+
+
+def settings_policy_paths(settings: Any) -> list[str]:
+    """The `policyPaths` and `adminPolicyPaths` of a parsed settings file (`~` expanded)."""
+    paths: list[str] = []
+    for key in ("policyPaths", "adminPolicyPaths"):
+        entries = settings.get(key) if isinstance(settings, dict) else None
+        for entry in entries if isinstance(entries, list) else ():
+            if isinstance(entry, str) and entry:
+                paths.append(os.path.normpath(os.path.expanduser(entry)))
+    return paths
+
+
+def policy_path_rules(paths: list[str], stderr: IO[str] | None = None) -> dict[str, list[str]]:
+    """The merged patterns of policy paths as Gemini takes them: a folder means its `*.toml`
+    files, a file itself; a missing path gives nothing (Gemini reports it and goes on)."""
+    merged: dict[str, list[str]] = {verdict: [] for verdict in VERDICTS}
+    for path in paths:
+        files = policy_files(path) if os.path.isdir(path) else [path]
+        for file in files:
+            for verdict, patterns in toml_rules(file, stderr).items():
+                merged[verdict] += [p for p in patterns if p not in merged[verdict]]
     return merged
 
 

@@ -72,6 +72,10 @@ _NETWORK = lazy(
     r"|Net::HTTP|open-uri|LWP|HTTP::Tiny|IO::Socket|curl_exec|fsockopen|smtplib|ftplib|paramiko",
 )
 UNKNOWN = None  #: what an action holds when its command or path is not a literal
+#: languages whose spawn calls take an argument list (`system "rm", "-rf", "/"`)
+_ARGV_CALLS = frozenset({"pl", "js", "rb"})
+#: how a variable starts, where a call needs no parentheses (`system $c`, `exec @argv`)
+_SIGILS = {"pl": "$@", "rb": "$@", "php": "$"}
 
 
 def language(program: str) -> str:
@@ -143,22 +147,30 @@ def actions(lang: str, code: str) -> Actions:
     for m in re.finditer(_SPAWN[lang] + r"\s*(\(\s*|\s+)(?=\S)", code):
         at = m.end()
         if code.startswith("[", at):  # subprocess.run(["rm", "-rf", "/"])
-            items = _list_literal(code, at)
-            if items is None:
+            listed = _list_literal(code, at)
+            if listed is None or not _whole(code, listed[1]):
                 out.unknown_spawn = True
             else:
-                out.argv.append(items)
+                out.argv.append(listed[0])
             continue
         found = _literal_at(code, at)
-        if found is None:
-            out.unknown_spawn = out.unknown_spawn or "(" in m.group(1)
+        if found is None:  # system $c, os.system(cmd): a command built at run time
+            bare = lang in _SIGILS and code[at] in _SIGILS[lang]
+            out.unknown_spawn = out.unknown_spawn or "(" in m.group(1) or bare
             continue
         text, end = found
-        if lang in ("pl", "js") and code[end:].lstrip().startswith(","):  # system("rm", "-rf", "/")
-            items = _list_literal(code, at)
-            if items:
-                out.argv.append(items)
-                continue
+        if lang in _ARGV_CALLS and code[end:].lstrip().startswith(","):  # system("rm", "-rf", "/")
+            listed = _list_literal(code, at)
+            if listed is None or not _whole(code, listed[1], options=True):
+                out.unknown_spawn = True
+            elif len(listed[0]) == 1:  # execSync("rm -rf /", {…}): a command line
+                out.shell.append(text)
+            else:
+                out.argv.append(listed[0])
+            continue
+        if not _whole(code, end):  # 'r' + 'm -rf /', "rm " . $x, '…'.format(…), '…' % x
+            out.unknown_spawn = True
+            continue
         out.shell.append(text)
     if lang in ("rb", "pl", "php"):  # `…`, qx(…), %x(…) run shell commands
         for m in re.finditer(r"(?:qx|%x)([({/])", code):
@@ -214,19 +226,38 @@ def _literal_at(code: str, at: int) -> tuple[str, int] | None:
     return ("".join(out), k + 1) if k < len(code) else None
 
 
-def _list_literal(code: str, at: int) -> list[str] | None:
+def _whole(code: str, end: int, options: bool = False) -> bool:
+    """Whether the argument that ends at `end` is all of it: what follows closes or separates
+    (`)`, `,`, `;`, `}`, a line's end; with `options`, an options object `{`), not an operator
+    that builds a string with it."""
+    rest = code[end:].lstrip(" \t")
+    return not rest or rest[0] in "),;}\n" or (options and rest[0] == "{")
+
+
+def _list_literal(code: str, at: int) -> tuple[list[str], int] | None:
     """The strings of a literal list `["a", 'b']` at `at`, or of the rest of an argument list
-    (`"rm", "-rf", "/")`); None when an item is not a string literal."""
-    j = at + 1 if code.startswith("[", at) else at
+    (`"rm", "-rf", "/")`, perl's `system "rm", "-rf", "/";`, node's `execFileSync("rm", ["-rf"],
+    {…})`: a nested list is flattened, an options object ends it), with the index after it; None
+    when an item is not a string literal."""
+    bracket = code.startswith("[", at)
+    j = at + 1 if bracket else at
     items: list[str] = []
     while j < len(code):
-        while j < len(code) and code[j] in " \t\n,":
+        while j < len(code) and code[j] in " \t,":
             j += 1
-        if j >= len(code) or code[j] in "])":
-            return items or None
+        if j >= len(code) or code[j] in "])" or (not bracket and code[j] in ";\n{"):
+            end = j + 1 if bracket and code.startswith("]", j) else j
+            return (items, end) if items else None
+        if code[j] == "[" and not bracket:
+            inner = _list_literal(code, j)
+            if inner is None:
+                return None
+            items += inner[0]
+            j = inner[1]
+            continue
         found = _literal_at(code, j)
-        if found is None:
+        if found is None or not _whole(code, found[1]) and code[found[1] :].lstrip()[:1] != "]":
             return None
         items.append(found[0])
         j = found[1]
-    return None
+    return (items, j) if items and not bracket else None

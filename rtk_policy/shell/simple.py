@@ -48,6 +48,7 @@ _PLAIN_MIN = 32  #: commands with fewer syntax nodes take the ordinary walk
 _PLAIN = lazy(globals(), "_PLAIN", r"[A-Za-z0-9_./:,+@%=-]+(?:[ \t]+[A-Za-z0-9_./:,+@%=-]+)*")
 _PLAIN_WORD = lazy(globals(), "_PLAIN_WORD", r"[^ \t]+")
 _new_tuple = tuple.__new__
+_GLUED = frozenset({"concatenation", "command_name"})  #: nodes tree-sitter may glue words in
 _BODIES = {
     "subshell": "subshell",
     "compound_statement": "group",
@@ -126,7 +127,14 @@ class CommandsMixin:
             if c.is_named or t in _KEYWORD_TOKENS:
                 s0, s1 = (b0, b1) if ascii_only else (char(b0), char(b1))
                 raw = text[s0:s1]
-                words.append(make_word(raw, s0))
+                pieces = _glued_words(c) if "``" in raw and t in _GLUED else ()
+                if len(pieces) > 1:  # tree-sitter glued words across an empty `` ``
+                    for p0, p1 in pieces:
+                        p0, p1 = (p0, p1) if ascii_only else (char(p0), char(p1))
+                        if text[p0:p1] != "``":  # an empty substitution alone: no word at all
+                            words.append(make_word(text[p0:p1], p0))
+                else:
+                    words.append(make_word(raw, s0))
                 if t in _BODIES or ("$" in raw or "`" in raw or "(" in raw) and _SUB_RE.search(raw):
                     sub_nodes.append(c)
         self._emit_words(src, words, redirs, sub_nodes, span, ctx)
@@ -437,6 +445,24 @@ def plain_words(text: str, base: int) -> list[Word]:
         _new_tuple(Word, (raw, raw, base + at, base + at + len(raw), False, False, False))
         for raw, at in found
     ]
+
+
+def _glued_words(node: Any) -> list[tuple[int, int]]:
+    """The byte ranges of the words a concatenation node (or a command name holding one) spells:
+    one, unless tree-sitter glued words with blanks between them (it reads `/ `` x` as one
+    concatenation; bash, as three words)."""
+    if node.type == "command_name" and node.child_count == 1:
+        node = node.child(0)
+    if node.type != "concatenation":
+        return []
+    out: list[tuple[int, int]] = []
+    for k in range(node.child_count):
+        kid = node.child(k)
+        if out and out[-1][1] == kid.start_byte:
+            out[-1] = (out[-1][0], kid.end_byte)
+        else:
+            out.append((kid.start_byte, kid.end_byte))
+    return out
 
 
 def _absorb_cr(text: str, words: list[Word]) -> list[Word]:

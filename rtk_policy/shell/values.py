@@ -7,7 +7,7 @@ alternative value a variable may hold (`x=/ ... x=build`). A variable the comman
 unknown: it is taken as "/" (`GUESS`) and the alternative is marked guessed, so that a deny rule
 that would match on it asks (`Segment.guessed`). Variables the policies read by name (`$HOME`,
 `$PWD`, `$TMPDIR`, …) are kept as typed, and so is what cannot be known here without guessing a
-path (`$(…)`, `$?`, `$#`, `${#x}`).
+path (`$(…)` but of an `echo` of literal words, `$?`, `$#`, `${#x}`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from itertools import product
 
 from rtk_policy.shell.braces import brace_expand, has_braces
+from rtk_policy.shell.known_output import known_output
 from rtk_policy.shell.words import dequote, expansion_end
 from rtk_policy.util import record
 
@@ -51,7 +52,7 @@ class Expanded:
 
 def needs_expansion(raw: str) -> bool:
     """Whether a word as typed holds something `expand_word` may change."""
-    return "$" in raw or "\\\n" in raw or ("{" in raw and ("," in raw or ".." in raw))
+    return "$" in raw or "`" in raw or "\\\n" in raw or ("{" in raw and ("," in raw or ".." in raw))
 
 
 def expand_word(
@@ -168,9 +169,10 @@ def _ansi_end(raw: str, i: int) -> int:
 
 def _parameter(text: str, known: Known, positional: Sequence[str] | None) -> list[Choice] | None:
     """The choices of `$name`, `${…}`, `$1`, `$@`: [(None, False)] keeps it as typed; None when it
-    is code (`$(…)`, `$((…))`, backticks)."""
+    is code (`$(…)`, `$((…))`, backticks) whose output is not known (`known_output`)."""
     if text.startswith(("$(", "`")):
-        return None
+        out = known_output(text)
+        return None if out is None else [(out, False)]
     if text == "$" or len(text) < 2:
         return [(text, False)]
     if not text.startswith("${"):

@@ -81,10 +81,12 @@ class ValuesMixin:
             return
         span = d.src.text[d.start : d.end]
         found: list[tuple[list[Word], bool]] = []
-        if "$" in span or "{" in span or "\\\n" in span:
+        if "$" in span or "{" in span or "`" in span or "\\\n" in span:
             found = self.alternatives(d.src.text, d.words, self.positional[-1])
             for words, guessed in found:
                 self._copy(d, words, redirs, ctx, guessed)
+            if d.dynamic and found and self._program_known(d, len(found)):
+                d.dynamic = False  # its copies name every program it may run
         if d.program in _CDS:
             self._cd(d, found)
         if self.functions and d.program in self.functions:
@@ -97,35 +99,44 @@ class ValuesMixin:
     ) -> list[tuple[list[Word], bool]]:
         """The command's words with the values bash knows, each alternative with whether a guess
         went into it (guesses that cannot start a path, or of a command in `_NO_GUESS`, are
-        dropped); empty when nothing changes."""
+        dropped); empty when nothing changes. A guessed alternative also comes as a known one
+        with its guessed words kept as typed (`_typed_guesses`): a deny that matches on the
+        words bash knows is not weakened by an unknown word beside them."""
         merged = _continued(text, words)
-        slots: list[list[tuple[list[Word], values.Expanded | None]]] = []
+        slots: list[list[tuple[list[Word], values.Expanded | None, Word]]] = []
         changed = merged is not words
         for w in merged:
             alts = None
             if values.needs_expansion(w.raw) and assignment_name(w.raw) is None:
                 alts = values.expand_word(w.raw, self.known, positional)
             if alts is None:
-                slots.append([([w], None)])
+                slots.append([([w], None, w)])
                 continue
             changed = True
-            slots.append([(_fields(w, a.fields), a) for a in alts])
+            slots.append([(_fields(w, a.fields), a, w) for a in alts])
         if not changed:
             return []
         out: list[tuple[list[Word], bool]] = []
+        typed = tuple(w.value for w in words)
+        seen = {(typed, False), (typed, True)}
         for combo in product(*slots):
-            new = [w for ws, _ in combo for w in ws]
-            made = [a for _, a in combo if a is not None]
+            made = [a for _, a, _ in combo if a is not None]
             guessed = any(a.guessed for a in made)
-            if guessed and not any(a.guess_leads for a in made):
-                continue
-            if guessed and _program(new) in _NO_GUESS:
-                continue
-            if [w.value for w in new] != [w.value for w in words]:
-                out.append((new, guessed))
+            tries = [([w for ws, _, _ in combo for w in ws], guessed)]
+            if guessed:
+                tries.append((_typed_guesses(combo), False))
+            for new, was_guessed in tries:
+                if was_guessed and not any(a.guess_leads for a in made):
+                    continue
+                if was_guessed and _program(new) in _NO_GUESS:
+                    continue
+                key = (tuple(w.value for w in new), was_guessed)
+                if key not in seen:
+                    seen.add(key)
+                    out.append((new, was_guessed))
             if len(out) >= values.MAX_ALTERNATIVES:
                 break
-        return out
+        return out[: values.MAX_ALTERNATIVES]
 
     def _copy(
         self,
@@ -150,6 +161,19 @@ class ValuesMixin:
             self.copying = False
         if at >= 0:
             self.drafts[at].copy_of = d.index
+
+    def _program_known(self, d: Draft, copies: int) -> bool:
+        """Whether the program word of `d`, an expansion, has only values the command shows
+        (`x=ls; $x`, `$(echo ls)`), each in a copy made of `d`."""
+        w = d.program_word
+        if w is None or not w.dynamic or self.copies >= MAX_COPIES:
+            return False
+        if self.positional[-1] is _TOP_POSITIONAL and ("$0" in w.raw or "${0" in w.raw):
+            return False  # the agent's shell's own $0 is assumed ("bash"), not shown
+        alts = values.expand_word(w.raw, self.known, self.positional[-1])
+        if not alts or copies >= values.MAX_ALTERNATIVES:
+            return False
+        return all(a.fields and a.fields[0] and not a.guessed for a in alts)
 
     def _cd(self, d: Draft, found: list[tuple[list[Word], bool]]) -> None:
         """Follow `cd DIR` / `pushd DIR` (a value the command set counts; `popd`, `cd -` and an
@@ -210,14 +234,13 @@ class ValuesMixin:
         if name is None or name.endswith("]"):
             return
         value = raw.split("=", 1)[1]
-        if "$(" in value or "`" in value:
+        alts = values.expand_word(value, self.known, self.positional[-1], assignment=True)
+        if alts is None and ("$(" in value or "`" in value):
             found: tuple[str | None, ...] = ("/tmp/tmp.x",) if "mktemp" in value else (None,)
+        elif alts is None:
+            found = (dequote(value)[0],)
         else:
-            alts = values.expand_word(value, self.known, self.positional[-1], assignment=True)
-            if alts is None:
-                found = (dequote(value)[0],)
-            else:
-                found = tuple(None if a.guessed else " ".join(a.fields) for a in alts)
+            found = tuple(None if a.guessed else " ".join(a.fields) for a in alts)
         if name.endswith("+"):  # x+=y
             name = name[:-1]
             old = self.known.get(name, ("",))
@@ -250,6 +273,16 @@ class ValuesMixin:
 def _fields(w: Word, fields: list[str]) -> list[Word]:
     """The words one word becomes (each at the word's offsets; quoted, so no further expansion)."""
     return [Word(f, f, w.start, w.end, False, w.glob, True) for f in fields]
+
+
+def _typed_guesses(combo: Sequence[tuple[list[Word], values.Expanded | None, Word]]) -> list[Word]:
+    """One combination of a command's expanded words, with every word a guess went into kept as
+    typed (`$a` stays `$a`, as in the command itself): what the command runs whatever the unknown
+    values are, beside words it may add."""
+    out: list[Word] = []
+    for fields, alt, typed in combo:
+        out.extend([typed] if alt is not None and alt.guessed else fields)
+    return out
 
 
 def _program(words: Sequence[Word]) -> str:

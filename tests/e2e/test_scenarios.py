@@ -25,15 +25,7 @@ from .conftest import FORMS, NO_HOOK
 AGENT_NAMES = ("claude", "codex", "gemini", "copilot")
 
 #: (agent, scenario) -> why it fails today. Scenario names are the test names without `test_`.
-KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    **{
-        (agent, "own_deny_rule_rewritten"): "issue 16 point 4 / issue 17 point 3: the agent "
-        "matches its own deny rule (on `git push`) against our rewrite `rtk git push origin "
-        "main`, which it does not match: the push runs"
-        for agent in AGENT_NAMES
-        if agent != "claude"  # Claude Code: fixed by issue 17 point 3 (the command line is read)
-    },
-}
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 
 
 #: The default install; scenarios whose answer could differ by hook form also run in-process.
