@@ -57,13 +57,18 @@ def test_required_literal(pattern: str, literal: str) -> None:
     ("pattern", "literals"),
     [
         ("a|b", ("a", "b")),
-        ("^(sh|bash|[.]|python[0-9.]*)$", ("sh", "bash", ".", "python")),
+        ("^(sh|bash|[.]|python[0-9.]*)$", ("sh", ".", "python")),  # `bash` holds `sh`
+        ("a[.](key|p12|pfx)$|b", ("key", "p12", "pfx", "b")),  # not `a.`: a group's are longer
+        ("abc[.](key|p12)$|y", ("abc.", "y")),  # a literal of `SHORT` characters stands
+        ("[.](dropDatabase|drop)[(]", ("drop",)),  # one alternative: the same
+        ("[.](a|c)", (".",)),  # a group's no longer than the literal: the literal
+        ("[.]env|[.]envrc|x[.]env", (".env",)),  # a literal holding another is left out
         (r"((^|[/@=:])[.]ssh(/|$)|(^|[/@=:])[.]aws/(credentials|config))", (".ssh", ".aws/")),
         ("(?:git|yadm) push", (" push",)),  # the single literal comes first
         ("x[.]y", ("x.y",)),
         (r"a\|b", ("a|b",)),  # an escaped bar
         ("[|]|x", ("|", "x")),
-        ("(a)|(b)c", ()),  # an alternative whose literal sits in a group
+        ("(a)|(b)c", ("a", "c")),  # an alternative whose literal sits in a mandatory group
         ("a|", ()),  # an empty alternative matches anywhere
         ("(?i)a|b", ()),  # flags
         ("a|(?i)b", ()),

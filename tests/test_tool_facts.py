@@ -131,6 +131,35 @@ def test_spellings_resolve_symlinks_and_fold_case_where_it_is_ignored(tmp_path, 
     assert f"{tmp_path}/real/f".casefold() in paths.spellings(f"{tmp_path}/link/F")
 
 
+def test_spellings_are_remembered_only_within_one_evaluation(tmp_path):
+    """Inside `evaluation_memo` a path is spelt once (the file system is read once per command);
+    outside it nothing is remembered, so a symlink changed between two commands is seen; an
+    evaluation of a command that writes leaves no memo behind."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    path = f"{tmp_path}/link/f"
+    assert f"{tmp_path}/a/f" in paths.spellings(path)
+    previous = paths.evaluation_memo({})
+    try:
+        first = paths.spellings(path)
+        (tmp_path / "link").unlink()
+        (tmp_path / "link").symlink_to(tmp_path / "b")
+        assert paths.spellings(path) is first  # remembered within the evaluation
+    finally:
+        assert paths.evaluation_memo(previous) is not None
+    assert previous is None
+    assert f"{tmp_path}/b/f" in paths.spellings(path)  # seen again outside it
+    from rtk_policy.policy.load import packs_dir
+
+    packs = os.path.join(packs_dir(), "guard-self.yaml")
+    engine = Engine(load_policy_set([packs]), Config(audit_enabled=False))
+    settings = f"{tmp_path}/link/.claude/settings.json"
+    decision = engine.decide(f"echo x > {tmp_path}/link/g && echo x > {settings}", engine.context())
+    assert decision.rule_ids == ("guard-self-write",)  # the written paths were spelt and looked up
+    assert paths._memo is None
+
+
 @pytest.mark.parametrize(
     ("path", "folder", "overlap"),
     [

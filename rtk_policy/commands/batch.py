@@ -159,7 +159,8 @@ def answer_line(engine: Engine, base: Context, line: str) -> dict[str, object]:
     try:
         request = json.loads(line)
         context = _line_context(base, request)
-        decision = engine.decide(request["command"], context)
+        # an answer line holds no reason: the rules' messages are not worked out
+        decision = engine.decide(request["command"], context, messages=False)
     except (ValueError, KeyError, TypeError) as error:
         return {"error": _describe(error)}
     except Exception as error:  # noqa: BLE001 - one bad line never stops the batch

@@ -75,10 +75,14 @@ class Engine:
         }
         return Context(**{**configured, **fields})
 
-    def evaluate(self, text: str, context: Context, trace: bool = False) -> Outcome:
+    def evaluate(
+        self, text: str, context: Context, trace: bool = False, messages: bool = True
+    ) -> Outcome:
         """Parse `text`, evaluate the policies on it and combine the results.
 
         `trace` (explain) lists every rule tried in the evaluation, not only those that matched.
+        Without `messages` (a caller that shows no reason), the rules' default messages stand in
+        for their own (`PolicySet.evaluate`); verdict, rewrite and rule ids are the same.
 
         Text that is not valid Unicode (lone surrogates from undecodable bytes) is judged with those
         characters replaced, since a CEL engine cannot hold them, and is never rewritten.
@@ -87,10 +91,12 @@ class Engine:
         clean = _valid_unicode(text)
         command_line = parse(clean, context.transparent_prefixes)
         if command_line.parse_error:
-            closed = self._closed(command_line, context, trace, ends)
+            closed = self._closed(command_line, context, trace, ends, messages)
             if closed is not None:
                 return closed
-        evaluation = self.policies.evaluate(command_line, context, trace, deadline=ends)
+        evaluation = self.policies.evaluate(
+            command_line, context, trace, messages=messages, deadline=ends
+        )
         changed = replacements(command_line, evaluation) if clean == text else None
         rewrite = splice(command_line, changed) if changed is not None else None
         recheck = None
@@ -101,14 +107,19 @@ class Engine:
             # `recheck.py` says when none can be found
             rewritten_line = parse(rewrite, context.transparent_prefixes)
             recheck = self.policies.evaluate(
-                rewritten_line, context, trace, deny_only=True, deadline=ends
+                rewritten_line, context, trace, deny_only=True, messages=messages, deadline=ends
             )
         decision = decide(command_line, evaluation, rewrite, recheck)
         decision = within_budget(decision, (evaluation, recheck), self.budget_s)
         return Outcome(command_line, evaluation, self._layer_state(decision))
 
     def _closed(
-        self, command_line: CommandLine, context: Context, trace: bool, ends: float | None
+        self,
+        command_line: CommandLine,
+        context: Context,
+        trace: bool,
+        ends: float | None,
+        messages: bool = True,
     ) -> Outcome | None:
         """The outcome of a command whose last quote is left open, judged with it closed
         (`engine/unclosed.py`), never rewritten; None when that is not the parse error, or when
@@ -121,10 +132,14 @@ class Engine:
         closed = closed_text(command_line, lambda t: parse(t, context.transparent_prefixes))
         if closed is None:
             return None
-        as_typed = self.policies.evaluate(command_line, context, trace, deadline=ends)
+        as_typed = self.policies.evaluate(
+            command_line, context, trace, messages=messages, deadline=ends
+        )
         if decide(command_line, as_typed, None).verdict == "deny":
             return None
-        evaluation = self.policies.evaluate(closed, context, trace, deadline=ends)
+        evaluation = self.policies.evaluate(
+            closed, context, trace, messages=messages, deadline=ends
+        )
         # no allow rule speaks for text bash rejects: the agent, which sees the open quote, decides
         # (Claude Code's read-only set does not cover a command it cannot parse either)
         evaluation = only_rules(evaluation, lambda rule: rule.decision != "allow")
@@ -151,12 +166,13 @@ class Engine:
 
         return with_layer_state(decision, self.problems, self.notices)
 
-    def decide(self, text: str, context: Context) -> Decision:
+    def decide(self, text: str, context: Context, messages: bool = True) -> Decision:
         """The `Decision` for `text` under `context`; the rewritten command is re-checked for deny.
 
         `rtk` is a transparent wrapper in the shell stage, so `rtk rm -rf /` is still seen as `rm`.
+        `messages`: as `evaluate` takes it.
         """
-        return self.evaluate(text, context).decision
+        return self.evaluate(text, context, messages=messages).decision
 
 
 def _guard_configured(config: Config) -> None:

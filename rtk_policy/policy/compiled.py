@@ -14,11 +14,13 @@ if TYPE_CHECKING:
 NO_PROGRAM = -1
 #: version of the compiled payload (CompiledRule fields, load-time source rewrites): part of the
 #: cache key
+#: 11: an alternative's pre-test literals may be those of its mandatory groups; literals holding
+#: another are left out
 #: 10: pre-test literals also read a pattern's mandatory groups (`regex_literal._group_literals`)
 #: 9: rules carry `locked`, the payload the problems of a partial load
 #: 8: rules carry their `tools:` selector
 #: 7: the payload's valid literal `matches` patterns carry their pre-test literals
-COMPILED_FORMAT = "10"
+COMPILED_FORMAT = "11"
 
 
 @record.frozen

@@ -21,6 +21,8 @@ WILDCARDS = frozenset("*?[")
 #: results of one glob kept (a bound for `rm -rf /tmp/*` in a big folder)
 GLOB_LIMIT = 64
 _case_insensitive: dict[str, bool] = {}
+#: `spellings` worked out in the evaluation under way (`evaluation_memo`); None outside one
+_memo: dict[tuple[str, str], tuple[str, ...]] | None = None
 
 
 def is_pattern(path: str) -> bool:
@@ -117,10 +119,33 @@ def resolved(path: str) -> str:
     return real + "/" if tree and real != "/" else real
 
 
+def evaluation_memo(
+    memo: dict[tuple[str, str], tuple[str, ...]] | None,
+) -> dict[tuple[str, str], tuple[str, ...]] | None:
+    """Make `memo` the place `spellings` remembers its answers in (None: remember nothing) and
+    return the one it replaces. One evaluation of a command sets a fresh dict and restores the old
+    value after it: a written path is spelt for the segment's `tool` and again by every guard that
+    looks it up (`guarded_path`, `guarded_what`, the shell start-up files), each time with the same
+    file system. Nothing is kept from one command to the next."""
+    global _memo
+    previous, _memo = _memo, memo
+    return previous
+
+
 def spellings(path: str, cwd: str = "") -> tuple[str, ...]:
     """The absolute forms of `path` (see the module docstring), the lexical one first, no repeats.
 
     A glob is kept as its pattern, followed by the spellings of the files it matches now."""
+    memo = _memo
+    if memo is None:
+        return _spellings(path, cwd)
+    found = memo.get((path, cwd))
+    if found is None:
+        found = memo[(path, cwd)] = _spellings(path, cwd)
+    return found
+
+
+def _spellings(path: str, cwd: str) -> tuple[str, ...]:
     lexical = absolute(path, cwd)
     found = [lexical]
     if is_pattern(lexical):

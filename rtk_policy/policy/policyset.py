@@ -4,6 +4,7 @@ lark)."""
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from rtk_policy.policy.backends.select import Backend, EngineError, EvalError
 from rtk_policy.policy.compiled import NO_PROGRAM, CompiledFile, CompiledRule
@@ -17,6 +18,7 @@ from rtk_policy.policy.facts import (
 from rtk_policy.policy.guards.guard import Guard, build_guard, guard_functions
 from rtk_policy.policy.guards.plan_store import PlanTables
 from rtk_policy.policy.guards.plans import Planner
+from rtk_policy.policy.left_out import LeftOut, configured_out
 from rtk_policy.policy.model import (
     TOOL_KINDS,
     Context,
@@ -34,6 +36,7 @@ from rtk_policy.shell.model import CommandLine
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 #: segments evaluated before the files' `when` and pipeline-consumer guards (run on every segment)
@@ -80,6 +83,10 @@ class PolicySet:
         self._outputs: dict[int, Guard | None] = {}
         self._deny_reads: Any = None
         self._last_context: tuple[Context, dict[str, Any]] | None = None
+        self._left_out = LeftOut(
+            tuple(c.rule.id for c in compiled),
+            lambda: self._planner.generic(tuple(range(len(compiled)))),
+        )
         #: per rule, what the evaluation loop tests before its guard: (id, is a rewrite, file index)
         self._step_facts = tuple(
             (c.rule.id, c.rule.kind == "rewrite", c.file_index) for c in compiled
@@ -159,6 +166,7 @@ class PolicySet:
         trace: bool = False,
         deny_only: bool = False,
         deadline: float | None = None,
+        messages: bool = True,
     ) -> Evaluation:
         """Evaluate every applicable rule on every segment; never raises for evaluation errors.
         Past `deadline` (a `time.monotonic()` value) the segments not yet judged get no result
@@ -168,7 +176,9 @@ class PolicySet:
         `SegmentResult.tried` holds only the rules that matched or failed; with `trace` (explain),
         every candidate rule is run by the backend and listed in `tried`. Hits, rewrites and errors
         are the same either way. `deny_only` (the re-check of a rewritten command, where only an
-        enforced deny can change the decision) tries only the enforce-mode deny rules.
+        enforced deny can change the decision) tries only the enforce-mode deny rules. Without
+        `messages` (a caller that shows no reason: `rewrite --batch`), a matched rule's own message
+        is not worked out: its default (`model.default_message`) stands in.
         """
         started = time.perf_counter_ns()
         if self._until_warm > 0:
@@ -188,25 +198,37 @@ class PolicySet:
             )
         if variables & {"ctx", "claude", "config"}:
             values.update(self._context_values(context))
-        disabled = _left_out(context)
+        disabled = (
+            configured_out(context)
+            if trace
+            else self._left_out(context, self._context_values(context))
+        )
         errors: list[str] = []
         results = []
-        tools = self._shell_tools(command_line, context, deadline) if "tool" in variables else None
-        for segment, segment_map in zip(command_line.segments, segment_maps, strict=True):
-            if deadline is not None and time.monotonic() > deadline:
-                break
-            if segment_map is not None:
-                values["segment"] = segment_map
-            if tools is not None:
-                values["tool"] = tools[segment.index]
-            rewritable = segment.rewritable and not command_line.rewrite_refused
-            run = _Run(self._backend, values, disabled, errors, trace, deny_only)
-            result = self._segment(segment.index, segment.program, run, rewritable)
-            if segment.guessed:
-                result = guessed(result)
-            elif segment.uncalled:
-                result = uncalled(result)
-            results.append(result)
+        tools, restore = (
+            self._shell_tools(command_line, context, deadline)
+            if "tool" in variables
+            else (None, None)
+        )
+        try:
+            for segment, segment_map in zip(command_line.segments, segment_maps, strict=True):
+                if deadline is not None and time.monotonic() > deadline:
+                    break
+                if segment_map is not None:
+                    values["segment"] = segment_map
+                if tools is not None:
+                    values["tool"] = tools[segment.index]
+                rewritable = segment.rewritable and not command_line.rewrite_refused
+                run = _Run(self._backend, values, disabled, errors, trace, deny_only, messages)
+                result = self._segment(segment.index, segment.program, run, rewritable)
+                if segment.guessed:
+                    result = guessed(result)
+                elif segment.uncalled:
+                    result = uncalled(result)
+                results.append(result)
+        finally:
+            if restore is not None:
+                restore()
         unjudged = len(command_line.segments) - len(results)
         results.extend(unjudged_result(s.index) for s in command_line.segments[len(results) :])
         elapsed = (time.perf_counter_ns() - started) // 1000
@@ -226,7 +248,7 @@ class PolicySet:
         values = {"segment": segment_map, "command": command_value(command_line, [segment_map])}
         values.update(self._context_values(context), tool=tool)
         errors: list[str] = []
-        run = _Run(self._backend, values, _left_out(context), errors, trace)
+        run = _Run(self._backend, values, configured_out(context), errors, trace)
         steps = self._planner.generic(self._tool_rules.get(str(tool.get("kind")), ()))
         result = self._run_steps(segment.index, steps, run, False, consumer=False)
         elapsed = (time.perf_counter_ns() - started) // 1000
@@ -235,21 +257,28 @@ class PolicySet:
     @staticmethod
     def _shell_tools(
         command_line: CommandLine, context: Context, deadline: float | None = None
-    ) -> list[dict[str, Any]]:
-        """Per segment, the CEL `tool` map of a shell command (the paths the segment writes)."""
+    ) -> tuple[list[dict[str, Any]], Callable[[], object] | None]:
+        """Per segment, the CEL `tool` map of a shell command (the paths the segment writes), and
+        for a command that writes, what ends its spellings memo (`paths.evaluation_memo`: the
+        guards spell the written paths again, each of them several times) once it is decided.
+        Past `deadline` the segments left are taken to write the whole tree."""
         from rtk_policy.policy.writes import segment_writes
 
         name = context.tool_name or "Bash"
+        restore = None
         try:
             words = [segment_writes(segment) for segment in command_line.segments]
             if not any(words):  # most commands: nothing to spell out
-                return [tool_value(name, "shell", ())] * len(words)
+                return [tool_value(name, "shell", ())] * len(words), None
+            from rtk_policy.policy.paths import evaluation_memo
             from rtk_policy.policy.shell_paths import command_writes
 
+            previous = evaluation_memo({})
+            restore = partial(evaluation_memo, previous)
             writes = command_writes(command_line, context.cwd, words, deadline)
         except Exception:  # noqa: BLE001 - facts that cannot be read never hide a write
             writes = (("/",),) * len(command_line.segments)  # the whole tree: asked
-        return [tool_value(name, "shell", written) for written in writes]
+        return [tool_value(name, "shell", written) for written in writes], restore
 
     def _context_values(self, context: Context) -> dict[str, Any]:
         """`context_values(context)`, the same maps again for the same (frozen) context: a batch, a
@@ -340,7 +369,8 @@ class PolicySet:
         except Exception as error:  # noqa: BLE001 - the engine crashed: fail closed
             run.errors.append(f"{rule.id}: {type(error).__name__}: {error}")
             return unevaluable(rule, f"{type(error).__name__}: {error}")
-        return RuleResult(rule, True, message=self._message(index, run))
+        message = self._message(index, run) if run.messages else default_message(rule)
+        return RuleResult(rule, True, message=message)
 
     def _output(self, index: int, run: _Run) -> str | None:
         """The rule's rewrite or message from its guard form; None when CEL must say it."""
@@ -380,17 +410,13 @@ class PolicySet:
         return False
 
 
-def _left_out(context: Context) -> frozenset[str]:
-    """The ids of the rules not tried: disabled by the config, or suppressed (an untrusted layer's
-    loosening)."""
-    return frozenset(context.disabled_rules + context.suppressed_rules)
-
-
 class _Run:
     """The state of evaluating one segment: its values, the backend activation built on first
     need."""
 
-    __slots__ = ("backend", "values", "disabled", "errors", "trace", "deny_only", "_activation")
+    __slots__ = (
+        "backend", "values", "disabled", "errors", "trace", "deny_only", "messages", "_activation"
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -400,6 +426,7 @@ class _Run:
         errors: list[str],
         trace: bool,
         deny_only: bool = False,
+        messages: bool = True,
     ) -> None:
         self.backend = backend
         self.values = values
@@ -407,6 +434,7 @@ class _Run:
         self.errors = errors
         self.trace = trace
         self.deny_only = deny_only
+        self.messages = messages
         self._activation: Any = None
 
     def activation(self) -> Any:

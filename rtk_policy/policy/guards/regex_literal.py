@@ -10,7 +10,8 @@ repetitions of repetitions, unbalanced brackets. The pre-test is used only for p
 
 `required_literals(pattern)` also reads a pattern that is one alternation (`a|b`, `^(a|b)$`,
 `(?:a|b)`): every match is a match of one alternative, so it contains that alternative's required
-literal, and the text holds one of them. A class of one plain character (`[.]`) reads as that
+literal (or, when longer, the literals of one of its mandatory groups), and the text holds one
+of them; a literal holding another is left out. A class of one plain character (`[.]`) reads as that
 character.
 """
 
@@ -26,6 +27,8 @@ _ESCAPES = {"t": "\t", "n": "\n"}
 #: escapes of one character class, assertion or control character, which read nothing after them
 _CLASS_ESCAPES = frozenset("dDsSwWbBAzfrva")
 _QUANTIFIERS = frozenset("?*+{")
+#: a required literal this short is worth replacing by a mandatory group's longer ones
+SHORT = 3
 _REFUSED = ("\\Q", "\\E", "\\p", "\\P", "[[:", "[^[:", "\\C")
 
 
@@ -42,23 +45,46 @@ def required_literal(pattern: str) -> str:
 
 
 def required_literals(pattern: str) -> tuple[str, ...]:
-    """Texts one of which every match of `pattern` contains: `(required_literal,)`, or for a
-    pattern that is one alternation the required literal of each alternative; () when there is
-    none, when an alternative has none, or when the pattern is outside what this reader
-    understands."""
+    """Texts one of which every match of `pattern` contains: `(required_literal,)`, or, when that is
+    shorter than `SHORT`, the literals of a mandatory group, or for a pattern that is one
+    alternation the literals of each alternative; () when there is none, when an alternative has
+    none, or when the pattern is outside what this reader understands."""
     literal = required_literal(pattern)
-    if literal:
-        return (literal,)
-    if any(marker in pattern for marker in _REFUSED):
-        return ()
+    if len(literal) >= SHORT or any(marker in pattern for marker in _REFUSED):
+        return (literal,) if literal else ()
     try:
         alternatives = _alternatives(_unwrapped(pattern))
-        if len(alternatives) == 1:  # no top-level `|`: a mandatory group's literals will do
-            return _group_literals(alternatives[0])
+        if len(alternatives) == 1:  # no top-level `|`: a mandatory group's literals may do better
+            return _alternative_literals(alternatives[0]) or ((literal,) if literal else ())
     except ValueError:
+        return (literal,) if literal else ()
+    found = [_alternative_literals(alternative) for alternative in alternatives]
+    if len(found) < 2 or not all(found):
         return ()
-    found = tuple(required_literal(alternative) for alternative in alternatives)
-    return found if len(found) > 1 and all(found) else ()
+    return _least(tuple(literal for literals in found for literal in literals))
+
+
+def _alternative_literals(alternative: str) -> tuple[str, ...]:
+    """Texts one of which every match of a pattern without a top-level `|` contains: its required
+    literal, or when that is shorter than `SHORT` the literals of one of its mandatory groups
+    whose shortest is longer (`[.](key|p12|pfx)$` gives `key`, `p12`, `pfx` rather than `.`,
+    which nearly every path holds)."""
+    literal = required_literal(alternative)
+    if len(literal) < SHORT:
+        try:
+            grouped = _group_literals(alternative)
+        except ValueError:
+            grouped = ()
+        if grouped and min(map(len, grouped)) > len(literal):
+            return grouped
+    return (literal,) if literal else ()
+
+
+def _least(literals: tuple[str, ...]) -> tuple[str, ...]:
+    """`literals` without repeats and without those holding another (a text without `.env` has
+    no `.envrc`): the same texts hold one of them, tested with fewer searches."""
+    unique = tuple(dict.fromkeys(literals))
+    return tuple(a for a in unique if not any(b != a and b in a for b in unique))
 
 
 def _group_literals(pattern: str) -> tuple[str, ...]:
@@ -70,8 +96,7 @@ def _group_literals(pattern: str) -> tuple[str, ...]:
     _top_level_runs(pattern)  # ValueError for what this reader refuses anywhere (flags, …)
     best: tuple[str, ...] = ()
     for body in _mandatory_groups(pattern):
-        found = required_literals(body)
-        found = tuple(a for a in found if not any(b != a and b in a for b in found))
+        found = _least(required_literals(body))
         if found and (not best or min(map(len, found)) > min(map(len, best))):
             best = found
     return best
