@@ -20,6 +20,9 @@ _SECRET_WORD = (
 #: A shell value: single- or double-quoted, or a bare word up to a separator.
 _VALUE = r"""(?:'[^']*'|"[^"]*"|[^\s&;|'"()<>]+)"""
 
+#: An option through which a command reads a secret from stdin: --password-stdin, --token-stdin, …
+_SECRET_STDIN = r"--[\w-]*(?:pass|token|secret|key)[\w-]*stdin\b"
+
 #: Lower-case words that must occur in a command before a rule is worth compiling and running.
 _SECRET_TRIGGERS = ("token", "passw", "secret", "api", "key", "credential")
 _TOKEN_TRIGGERS = ("gh", "github_pat_", "glpat-", "sk-", "xox", "akia", "asia", "aiza", "eyj")
@@ -124,18 +127,18 @@ _RULE_SOURCES: tuple[tuple[tuple[str, ...], str, str], ...] = (
     # What a --password-stdin (--token-stdin, …) reads: a here-string, or what echo/printf pipes in.
     (
         ("stdin",),
-        r"(?i)(--[\w-]*(?:pass|token|secret|key)[\w-]*stdin\b[^|;&\n]*?<<<\s*)" + _VALUE,
+        r"(?i)(" + _SECRET_STDIN + r"[^|;&\n]*?<<<\s*)" + _VALUE,
         r"\1" + MASK,
     ),
     (
         ("stdin",),
-        r"(?i)(<<<\s*)" + _VALUE + r"(?=[^|;&\n]*--[\w-]*(?:pass|token|secret|key)[\w-]*stdin\b)",
+        r"(?i)(<<<\s*)" + _VALUE + r"(?=[^|;&\n]*" + _SECRET_STDIN + ")",
         r"\1" + MASK,
     ),
     (
         ("stdin",),
         r"(?i)((?<![\w-])(?:echo|printf)\s+(?:-\w+\s+)*)" + _VALUE
-        + r"(?=\s*\|[^|;&\n]*--[\w-]*(?:pass|token|secret|key)[\w-]*stdin\b)",
+        + r"(?=\s*\|[^|;&\n]*" + _SECRET_STDIN + ")",
         r"\1" + MASK,
     ),
     # Well-known token shapes, the recognisable prefix kept.

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 
 from rtk_policy.shell.draft import MAX_SEGMENTS, Draft
+from rtk_policy.shell.words import assignment_name
 from rtk_policy.util import record
 
 #: builtins whose arguments name commands bash runs or binds
@@ -32,7 +33,6 @@ _RUNNERS = frozenset(
     {"trap", "eval", "mapfile", "readarray", "complete", "compgen", "bind", "alias", "source", "."}
 )
 _MAY_EXPORT = re.compile(r"\b(?:export|declare|typeset)\b|\bset\s+[-+]")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
 
 
 class Definition(record.NamedTuple):
@@ -123,7 +123,9 @@ def _time_program(d: Draft) -> bool:
     """`X=1 time f`: after an assignment `time` is no keyword but the program /usr/bin/time, which
     runs a program `f`, never a shell function (checked in bash 5.2)."""
     i = d.peel.program_index
-    return i >= 2 and d.words[i - 1].value == "time" and bool(_ASSIGNMENT.match(d.words[i - 2].raw))
+    if i < 2 or d.words[i - 1].value != "time":
+        return False
+    return assignment_name(d.words[i - 2].raw) is not None
 
 
 def _replaced(defn: Definition, definitions: list[Definition], at: int) -> bool:
