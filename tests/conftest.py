@@ -53,6 +53,10 @@ def _isolated_environment(
     from rtk_policy.config import paths
 
     monkeypatch.setattr(paths, "MANAGED_DIR", str(home / "no-managed-layer"))
+    # the audit log an earlier test's config placed (under /tmp) is no guarded state of this one
+    guarded = __import__("sys").modules.get("rtk_policy.policy.guarded")
+    if guarded is not None:
+        guarded.remember_configured()
 
 
 SNAPSHOTS = __import__("pathlib").Path(__file__).resolve().parents[1] / "snapshots"
