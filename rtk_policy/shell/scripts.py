@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rtk_policy.shell.string_escapes import c_style, decode
 from rtk_policy.shell.words import Word
 from rtk_policy.util import record
 from rtk_policy.util.lazy_re import lazy
@@ -147,20 +148,20 @@ def actions(lang: str, code: str) -> Actions:
     for m in re.finditer(_SPAWN[lang] + r"\s*(\(\s*|\s+)(?=\S)", code):
         at = m.end()
         if code.startswith("[", at):  # subprocess.run(["rm", "-rf", "/"])
-            listed = _list_literal(code, at)
+            listed = _list_literal(code, at, lang)
             if listed is None or not _whole(code, listed[1]):
                 out.unknown_spawn = True
             else:
                 out.argv.append(listed[0])
             continue
-        found = _literal_at(code, at)
+        found = _literal_at(code, at, lang)
         if found is None:  # system $c, os.system(cmd): a command built at run time
             bare = lang in _SIGILS and code[at] in _SIGILS[lang]
             out.unknown_spawn = out.unknown_spawn or "(" in m.group(1) or bare
             continue
         text, end = found
         if lang in _ARGV_CALLS and code[end:].lstrip().startswith(","):  # system("rm", "-rf", "/")
-            listed = _list_literal(code, at)
+            listed = _list_literal(code, at, lang)
             if listed is None or not _whole(code, listed[1], options=True):
                 out.unknown_spawn = True
             elif len(listed[0]) == 1:  # execSync("rm -rf /", {…}): a command line
@@ -176,17 +177,17 @@ def actions(lang: str, code: str) -> Actions:
         for m in re.finditer(r"(?:qx|%x)([({/])", code):
             end = code.find({"(": ")", "{": "}", "/": "/"}[m.group(1)], m.end())
             if end > 0:
-                out.shell.append(code[m.end() : end])
-        out.shell.extend(re.findall(r"`([^`\n]+)`", code))
+                out.shell.append(c_style(code[m.end() : end]))
+        out.shell.extend(c_style(text) for text in re.findall(r"`([^`\n]+)`", code))
     if lang == "awk":  # "cmd" | getline, print … | "cmd"
         for m in re.finditer(_STRING + r"(?=\s*\|\s*getline)|\|\s*(" + _STRING + ")", code):
-            found = _literal_at(code, m.start(1) if m.group(1) else m.start())
+            found = _literal_at(code, m.start(1) if m.group(1) else m.start(), lang)
             if found is not None:
                 out.shell.append(found[0])
     for pattern, recursive in _DELETE[lang]:
         call = r"\s*(?:\(\s*|\s+)" if lang == "pl" else r"\s*\(\s*"
         for m in re.finditer(r"(?<![\w$])(?:" + pattern + ")" + call, code):
-            found = _literal_at(code, m.end())
+            found = _literal_at(code, m.end(), lang)
             if found is None:
                 out.unknown_delete = True
             else:
@@ -194,36 +195,35 @@ def actions(lang: str, code: str) -> Actions:
                 out.deletes.append((found[0], deep))
     if _NETWORK.search(code):
         for m in re.finditer(_READ[lang] + r"\s*\(\s*", code):
-            found = _literal_at(code, m.end())
+            found = _literal_at(code, m.end(), lang)
             if found is not None and found[0]:
                 out.uploads.append(found[0])
     return out
 
 
-def _literal_at(code: str, at: int) -> tuple[str, int] | None:
-    """The string literal that starts at `at` and the index after it (Python's r/b/u prefixes
-    allowed; an f-string, or a template literal with `${`, is not a literal); None when none."""
+def _literal_at(code: str, at: int, lang: str) -> tuple[str, int] | None:
+    """The value of the string literal that starts at `at` (its escapes decoded as `lang` does,
+    `string_escapes.decode`) and the index after it (Python's r/b/u prefixes allowed; an
+    f-string, or a template literal with `${`, is not a literal); None when none."""
     j = at
     while j < len(code) and code[j] in "rRbBuU":
         j += 1
     if j >= len(code) or code[j] not in "'\"`":
         return None
     q = code[j]
+    raw = "r" in code[at:j].lower()
     if code.startswith(q * 3, j):  # a Python triple-quoted string
         end = code.find(q * 3, j + 3)
-        return (code[j + 3 : end], end + 3) if end > 0 else None
+        return (decode(code[j + 3 : end], lang, q, raw), end + 3) if end > 0 else None
     k = j + 1
-    out: list[str] = []
     while k < len(code) and code[k] != q:
         if code[k] == "\\" and k + 1 < len(code):
-            out.append({"n": "\n", "t": "\t"}.get(code[k + 1], code[k + 1]))
             k += 2
             continue
         if q == "`" and code.startswith("${", k):
             return None
-        out.append(code[k])
         k += 1
-    return ("".join(out), k + 1) if k < len(code) else None
+    return (decode(code[j + 1 : k], lang, q, raw), k + 1) if k < len(code) else None
 
 
 def _whole(code: str, end: int, options: bool = False) -> bool:
@@ -234,7 +234,7 @@ def _whole(code: str, end: int, options: bool = False) -> bool:
     return not rest or rest[0] in "),;}\n" or (options and rest[0] == "{")
 
 
-def _list_literal(code: str, at: int) -> tuple[list[str], int] | None:
+def _list_literal(code: str, at: int, lang: str) -> tuple[list[str], int] | None:
     """The strings of a literal list `["a", 'b']` at `at`, or of the rest of an argument list
     (`"rm", "-rf", "/")`, perl's `system "rm", "-rf", "/";`, node's `execFileSync("rm", ["-rf"],
     {…})`: a nested list is flattened, an options object ends it), with the index after it; None
@@ -249,13 +249,13 @@ def _list_literal(code: str, at: int) -> tuple[list[str], int] | None:
             end = j + 1 if bracket and code.startswith("]", j) else j
             return (items, end) if items else None
         if code[j] == "[" and not bracket:
-            inner = _list_literal(code, j)
+            inner = _list_literal(code, j, lang)
             if inner is None:
                 return None
             items += inner[0]
             j = inner[1]
             continue
-        found = _literal_at(code, j)
+        found = _literal_at(code, j, lang)
         if found is None or not _whole(code, found[1]) and code[found[1] :].lstrip()[:1] != "]":
             return None
         items.append(found[0])
