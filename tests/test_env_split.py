@@ -65,3 +65,12 @@ def test_split_matches_gnu_env(string, tmp_path):
     )
     assert real.returncode == 0
     assert ours.stdout == real.stdout
+
+
+def test_an_s_without_its_string_is_no_nested_command():
+    """`env -S` alone (env refuses it) is one segment, not a loop of nested `env -S`."""
+    from rtk_policy.shell import parse
+
+    for text in ("env -S", "env --split-string", "env -S -S"):
+        line = parse(text)
+        assert line.error == "" and len(line.segments) <= 2

@@ -131,7 +131,9 @@ def _env_option(words: Sequence[Word], j: int, p: Peel) -> int | None:
         return j + 1
     if v in ("-S", "--split-string") or v.startswith(("--split-string=", "-S")):
         if v in ("-S", "--split-string"):
-            string, rest = (words[j + 1], j + 2) if j + 1 < len(words) else (words[j], j + 1)
+            if j + 1 >= len(words):
+                return None  # env refuses an -S without its string
+            string, rest = words[j + 1], j + 2
         else:  # glued: `-S'rm -rf /'`, `--split-string=…`
             raw = words[j].raw
             cut = raw.index("=") + 1 if v.startswith("--") else raw.index("S") + 1
