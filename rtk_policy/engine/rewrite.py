@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from rtk_policy.policy.functions_rtk import collapse_continuations, trim_ifs
 from rtk_policy.policy.model import Evaluation, SegmentResult
 from rtk_policy.shell.model import CommandLine, Segment
+from rtk_policy.shell.words import spelt_otherwise
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -140,7 +141,11 @@ def _identity(command_line: CommandLine) -> str | None:
         return None
     seg = top[0]
     text = _normalise(command_line.text)
-    is_rtk = seg.program == "rtk" or seg.wrappers[:1] == ("rtk",)
+    if seg.program == "rtk":
+        is_rtk = not spelt_otherwise(seg.program_path)
+    else:  # the wrapper as typed: `RTK git status` runs rtk only on some file systems
+        head = next((w for w in seg.prefix.split() if "=" not in w), "")
+        is_rtk = seg.wrappers[:1] == ("rtk",) and not spelt_otherwise(head)
     if is_rtk and seg.pipeline_size == 1 and _normalise(seg.text) == text:
         return text
     return None
