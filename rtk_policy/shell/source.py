@@ -8,6 +8,7 @@ length and the mapping stays exact.
 from __future__ import annotations
 
 import bisect
+from _thread import _local
 
 from rtk_policy.util.lazy_re import lazy
 
@@ -29,18 +30,24 @@ _SAFE = {2: "\u00e9", 3: "\u00e9x", 4: "\u00e9\u00e9"}
 _HEREDOC_BACKSLASH = lazy(
     globals(), "_HEREDOC_BACKSLASH", rb"<<-?[ \t]*(['\"]?)[A-Za-z0-9_.-]+\1[^\n]*\n(\\)"
 )
-_PARSER: Any = None
+_LANGUAGE: Any = None  #: the tree-sitter bash language, loaded on first use
+#: `.parser`: this thread's tree-sitter parser (one a thread: a parse releases the GIL, and a
+#: parser must not parse two texts at once)
+_THREAD = _local()
 _NONE: frozenset[int] = frozenset()
 
 
 def ts_parser() -> Any:
-    """Return the process-wide tree-sitter bash parser, created on first use."""
-    global _PARSER
-    if _PARSER is None:
+    """Return this thread's tree-sitter bash parser, created on its first use."""
+    parser = getattr(_THREAD, "parser", None)
+    if parser is None:
+        global _LANGUAGE
         import tree_sitter
 
-        _PARSER = tree_sitter.Parser(tree_sitter.Language(_bash_language()))
-    return _PARSER
+        if _LANGUAGE is None:
+            _LANGUAGE = tree_sitter.Language(_bash_language())
+        parser = _THREAD.parser = tree_sitter.Parser(_LANGUAGE)
+    return parser
 
 
 def _bash_language() -> Any:
