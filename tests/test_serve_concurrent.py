@@ -191,3 +191,23 @@ def test_a_call_without_forwarded_variables_reads_none_of_the_servers_own(server
     finally:
         del os.environ["RTK_POLICY_FAIL"]
     assert got is not None and got[0] == b""  # open: the client has no RTK_POLICY_FAIL
+
+
+def test_threads_parsing_at_once_each_get_their_own_command_lines():
+    from rtk_policy.shell import parse
+
+    texts = [f"cd /srv/{n}; " + "; ".join(f"rm -rf x{n}_{i}" for i in range(400)) for n in range(6)]
+    alone_ = [parse(text) for text in texts]
+    got: dict[int, list] = {n: [] for n in range(len(texts))}
+
+    def parse_often(n: int) -> None:
+        for _ in range(4):
+            got[n].append(parse(texts[n]))
+
+    threads = [threading.Thread(target=parse_often, args=(n,)) for n in range(len(texts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    for n, lines in got.items():
+        assert len(lines) == 4 and all(line == alone_[n] for line in lines)
