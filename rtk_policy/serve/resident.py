@@ -13,10 +13,10 @@ is process-wide state set for that call:
   (`util.environ.use`), which every read of them on the decision path goes through; `os.environ`
   is never changed, so no call can be decided under another client's HOME, XDG_* folders,
   CLAUDE_PROJECT_DIR, PATH or fail mode;
-- what one call remembers is its thread's: its folder facts (`FolderFacts.new_request`), its
-  deferred audit records (`audit.defer`), the spellings memo of its evaluation
-  (`policy.paths.evaluation_memo`), the tree-sitter parser of its parse (`shell.source`); `sys.stdout` is left alone
-  (`answer_payload(shared=True)`);
+- what one call remembers is its own: its folder facts (`FolderFacts.new_request`), its deferred
+  audit records (`audit.defer`), the spellings memo of its evaluation
+  (`policy.paths.evaluation_memo`), the tree-sitter parser of its parse (`shell.source`);
+  `sys.stdout` is left alone (`answer_payload(shared=True)`);
 - what calls share (the engines, the memos of outcomes, answers and folder facts) is changed
   under short locks, never held while deciding; one engine loads at a time (`_loading`), and a
   call whose engine is loaded and current never waits for it.
