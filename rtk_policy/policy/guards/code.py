@@ -12,8 +12,8 @@ Compiling costs about half a millisecond per form, so only the plans of programs
 compiled (`plans.COMPILE_AFTER`): a cold hook compiles nothing, a batch or a server compiles the
 plans of its common programs, and each distinct form once (`CompiledGuards`). The files' `when`
 and pipeline-consumer guards, which run on every segment, are compiled once a policy set has
-evaluated `policyset.WARM_AFTER` segments; the rewrite and message outputs stay closures (they run
-only for the rules that match).
+evaluated `policyset.WARM_AFTER` segments, and so are the rewrite and message outputs built from
+then on (each output is built when its rule first matches).
 """
 
 from __future__ import annotations
