@@ -462,3 +462,16 @@ def test_the_outputs_met_once_warm_are_compiled(monkeypatch):
     warm = policies.evaluate(parse("git status"), CONTEXT).results[0].rewrite
     assert warm == cold
     assert policies._outputs and all(g.__name__ == "guard" for g in policies._outputs.values())
+
+
+def test_a_compiled_search_runs_the_regex_after_the_inline_pre_test_only():
+    """`x.matches("p")` compiled: the required literals are tested inline, then the lazily
+    compiled regex (`values.lazy_search`) decides; an invalid pattern is `UNKNOWN`."""
+    from rtk_policy.policy.guards.values import lazy_search
+
+    guard = form_function(("mcall", "matches", _field("text"), [("lit", "^git push")]), {})
+    assert guard({"segment": {"text": "git push -f"}}) is True
+    assert guard({"segment": {"text": "git pull"}}) is False
+    assert guard({"segment": {"text": 3}}) is UNKNOWN
+    assert lazy_search("(")("anything") is UNKNOWN
+    assert lazy_search("a+b")("xaab") is True and lazy_search("a+b")("ba") is False

@@ -27,7 +27,7 @@ from rtk_policy.policy.guards.values import (
     ORDER,
     SIZED,
     cel_string,
-    literal_search,
+    lazy_search,
 )
 from rtk_policy.policy.regex import pretest_literals
 
@@ -358,10 +358,11 @@ class _Writer:
         ]
 
     def _search(self, target_ir: Any, pattern: str, scope: dict[str, str]) -> tuple[list[str], str]:
-        """`target.matches("literal")`: the required literals tested inline, then the cached regex
-        (`guard_values.literal_search`, which compiles the pattern when first needed)."""
+        """`target.matches("literal")`: the required literals tested inline (the pre-test of
+        `values.literal_search`), then the cached regex (`values.lazy_search`, which compiles the
+        pattern when first needed)."""
         lines, text = self.node(target_ir, scope)
-        search = self.constant(literal_search(_itself, pattern))
+        search = self.constant(lazy_search(pattern))
         needles = pretest_literals(pattern)
         out = self.fresh()
         if needles:
@@ -457,7 +458,3 @@ def _outer_paths(ir: Any, bound: set[str]) -> list[Any]:
     if ir[0] in ("exists", "all"):
         return _outer_paths(ir[1], bound) + _outer_paths(ir[3], bound | {ir[2]})
     return [path for part in ir[1:] for path in _outer_paths(part, bound)]
-
-
-def _itself(value: Any) -> Any:
-    return value
