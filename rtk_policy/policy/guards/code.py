@@ -103,7 +103,7 @@ class _Writer:
         #: how the names of constants start (functions of one module need distinct stems)
         self.constant_stem = constant_stem
         self.constants: dict[str, Any] = {
-            "U": UNKNOWN, "SIZED": SIZED, "FAULT": _fault, "CALL": _call,
+            "U": UNKNOWN, "SIZED": SIZED, "FAULT": _fault,
         }  # fmt: skip
         self._constant_names: dict[int, str] = {}
         self._kept: list[Any] = []  # keeps the values behind `_constant_names` ids alive
@@ -352,10 +352,18 @@ class _Writer:
         return lines, values
 
     def _guarded_call(self, out: str, impl: str, values: list[str], checks: list[str]) -> list[str]:
-        """`out = impl(*values)`, `U` when a check holds or the call raises (a CEL error)."""
-        return [
-            f"{out} = U if {' or '.join(checks) or 'False'} else CALL({impl}, {', '.join(values)})"
+        """`out = impl(*values)`, `U` when a check holds or the call raises (a CEL error), as
+        `_call` gives it, written inline (no frame of `_call` per call)."""
+        call = [
+            "try:",
+            f"    {out} = {impl}({', '.join(values)})",
+            "except Exception:",
+            f"    {out} = U",
         ]
+        if not checks:
+            return call
+        test = " or ".join(checks)
+        return [f"if {test}:", f"    {out} = U", "else:", *("    " + line for line in call)]
 
     def _search(self, target_ir: Any, pattern: str, scope: dict[str, str]) -> tuple[list[str], str]:
         """`target.matches("literal")`: the required literals tested inline (the pre-test of
@@ -424,14 +432,6 @@ faults = 0
 def _fault() -> None:
     global faults
     faults += 1
-
-
-def _call(impl: Any, *values: Any) -> Any:
-    """`impl(*values)`, `UNKNOWN` when it raises (a CEL error), as the closures' calls do."""
-    try:
-        return impl(*values)
-    except Exception:  # noqa: BLE001 - a CEL error: unknown
-        return UNKNOWN
 
 
 def _rooted_outside(ir: Any, scope: dict[str, str]) -> bool:
