@@ -12,6 +12,12 @@ Several installs are timed in turns, one run each per round (an A/B on a machine
 drifts); `--install NAME=PYTHON[:TREE]` runs PYTHON with `PYTHONPATH=TREE` (a checkout) when TREE
 is given. Every install's answers are compared byte for byte on every input.
 
+Each install must load its own shipped packs, all of them, or the run stops: PYTHON must not have
+rtk-policy installed when TREE is given (an editable install maps `rtk_policy.packs` to its own
+checkout's policies/, so an older TREE's code would run with the newer packs, leave out the files
+it cannot compile and look fast). Use a venv with the dependencies only (`pip install .` then
+`pip uninstall rtk-policy`).
+
 Usage: python benchmarks/batch_e2e.py --install new=.venv/bin/python [--install old=PY:TREE]
        [--count 50000] [--jobs 1 2] [--rounds 3] [--inputs repeated unique] [--json OUT]
 """
@@ -78,6 +84,23 @@ class Install:
                            stdout=subprocess.DEVNULL)  # fmt: skip
         subprocess.run([self.python, "-m", "rtk_policy", "rewrite", "git status"],
                        env=self.env(), cwd=self.home, stdout=subprocess.DEVNULL)  # fmt: skip
+        self.check_packs()
+
+    def check_packs(self) -> None:
+        """Stop unless the install loads every file of its own shipped packs."""
+        code = (
+            "from rtk_policy.engine.pipeline import load_engine\n"
+            "from rtk_policy.policy.load import packs_dir\n"
+            "engine = load_engine()\n"
+            "print(packs_dir()); print(len(engine.problems))"
+        )
+        done = subprocess.run([self.python, "-c", code], env=self.env(), cwd=self.home,
+                              check=True, capture_output=True, text=True)  # fmt: skip
+        packs, problems = done.stdout.split()
+        tree = os.path.realpath(self.tree) if self.tree else ""
+        if problems != "0" or (tree and not os.path.realpath(packs).startswith(tree + os.sep)):
+            sys.exit(f"{self.name}: loads {packs} with {problems} problems: not its own packs "
+                     "(see the module docstring)")  # fmt: skip
 
     def segments(self, source: str) -> int:
         """Segments of every line of `source` (the engine's own parse, not timed)."""
