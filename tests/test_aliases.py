@@ -50,3 +50,9 @@ def test_a_command_an_alias_makes_is_judged(engine, text):
 )
 def test_no_alias_use_or_a_safe_one_is_not_denied(engine, text):
     assert _verdict(engine, text) != "deny"
+
+
+def test_a_command_starting_with_an_alias_is_not_rewritten(engine):
+    decision = engine.decide("alias ls='ls --color'\nls", engine.context())
+    assert decision.rewritten is None, decision
+    assert engine.decide("ls", engine.context()).rewritten == "rtk ls"  # without the alias it is

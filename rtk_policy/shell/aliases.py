@@ -5,7 +5,8 @@ with the alias's text: on a line read after the `alias` ran, and only with `expa
 (off in a plain `bash -c`, on in an interactive shell and in the shell snapshot some agents
 source). The walker does not know which holds, so every later command that starts with the name
 also runs as the alias's text followed by the rest of its words, walked like `eval`'s text: a
-deny of what the alias makes (`alias r=rm⏎r -rf /`) is never lost. `unalias` removes one.
+deny of what the alias makes (`alias r=rm⏎r -rf /`) is never lost, and the command is never
+rewritten (`rtk ls` would run ls without the alias). `unalias` removes one.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class AliasesMixin:
         if name in ("alias", "unalias"):
             self._define(name, [w.value for w in words[k + 1 :]])
         elif name in self.aliases and name not in self._expanding:
+            d.no_rewrite = d.no_rewrite or "alias"  # `rtk ls` would run ls without the alias
             if self.flat_only:  # the caller wants no nested walk: it takes the full walk instead
                 self.runs_code = True
                 return
