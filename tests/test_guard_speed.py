@@ -96,3 +96,26 @@ def test_a_long_input_of_deletions_compares_few_places_per_segment(monkeypatch):
     outcome = engine.evaluate(text, context)
     assert outcome.evaluation.unjudged == 0
     assert count[0] <= 4 * segments, count[0]  # before: about 130 places per form, 4 forms each
+
+
+def test_each_thread_keeps_the_answers_of_its_own_evaluation():
+    """The server decides calls at the same time: one thread's answers never reach another's."""
+    import threading
+
+    seen: dict[str, object] = {}
+
+    def evaluate(name: str) -> None:
+        previous = paths.evaluation_memo({})
+        try:
+            seen[name] = guarded._evaluation()[1]
+            assert guarded._evaluation()[1] is seen[name]  # the same evaluation: the same answers
+        finally:
+            paths.evaluation_memo(previous)
+
+    threads = [threading.Thread(target=evaluate, args=(n,)) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen["a"] is not None and seen["b"] is not None and seen["a"] is not seen["b"]
+    assert guarded._evaluation()[1] is None  # outside an evaluation nothing is kept

@@ -19,12 +19,13 @@ from __future__ import annotations
 import os
 import posixpath
 import sys
+from _thread import _local
 
 from rtk_policy.config import managed
 from rtk_policy.config import paths as config_paths
 from rtk_policy.policy import paths
 from rtk_policy.serve import runtime
-from rtk_policy.util import record
+from rtk_policy.util import environ, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -107,9 +108,9 @@ def package_paths() -> Iterator[Guarded]:
 def agent_settings() -> Iterator[Guarded]:
     """The agents' user and machine-wide files that hold (or can switch off) our hook."""
     home = paths.home()
-    claude = paths.expand_user(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
-    codex = paths.expand_user(os.environ.get("CODEX_HOME") or "~/.codex")
-    copilot = paths.expand_user(os.environ.get("COPILOT_HOME") or "~/.copilot")
+    claude = paths.expand_user(environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
+    codex = paths.expand_user(environ.get("CODEX_HOME") or "~/.codex")
+    copilot = paths.expand_user(environ.get("COPILOT_HOME") or "~/.copilot")
     files = {
         "Claude Code's settings (they hold the hook)": (
             f"{claude}/settings.json", f"{claude}/settings.local.json", f"{claude}/hooks",
@@ -165,18 +166,20 @@ _ENV = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNT
         "ZDOTDIR", "BASH_ENV", "ENV")  # fmt: skip
 
 
-#: the evaluation memo `_evaluation` last kept state for, the variables then, its answers
-_current: tuple[object, tuple[str | None, ...], dict[tuple[str, str], str]] = (None, (), {})
+#: `.state`, per thread: the evaluation memo `_evaluation` last kept state for, the `_generation`
+#: then, the variables then, and its answers
+_current = _local()
+_generation = 0  #: how many times `remember_configured` changed the configured paths
 
 
 def remember_configured(*configured: str) -> None:
     """Guard paths the loaded config chose (the audit log's `path`) besides the defaults."""
-    global _configured, _current
+    global _configured, _generation
     chosen = tuple(paths.expand_user(p) for p in configured if p)
     if chosen != _configured:
         _configured = chosen
         _tables.clear()
-        _current = (None, (), {})
+        _generation += 1
 
 
 def guarded() -> tuple[Guarded, ...]:
@@ -188,21 +191,23 @@ def shared_temp() -> frozenset[str]:
     """The shared temporary folders (`/tmp`, `/var/tmp`, `$TMPDIR`), each spelling: a tree written
     there as a whole (`tar -x -C /tmp`) is everyday work, so it never counts as holding a guarded
     place below it (naming that place still does)."""
-    folders = {"/tmp", "/var/tmp", os.environ.get("TMPDIR") or "/tmp"}
+    folders = {"/tmp", "/var/tmp", environ.get("TMPDIR") or "/tmp"}
     return frozenset(s.rstrip("/") or "/" for f in folders for s in paths.spellings(f))
 
 
 def _evaluation() -> tuple[tuple[str | None, ...], dict[tuple[str, str], str] | None]:
     """The variables the tables depend on (`_ENV`) and the answers given so far by (path, list),
-    kept for the evaluation of one command under way (`paths.evaluation_memo`: the environment and
-    the file system are taken as fixed in it); outside one, the variables and no answers."""
-    global _current
+    kept for this thread's evaluation of one command under way (`paths.evaluation_memo`: the
+    environment and the file system are taken as fixed in it); outside one, the variables and no
+    answers."""
     memo = paths.current_memo()
     if memo is None:
-        return tuple(os.environ.get(name) for name in _ENV), None
-    if _current[0] is not memo:
-        _current = (memo, tuple(os.environ.get(name) for name in _ENV), {})
-    return _current[1], _current[2]
+        return tuple(environ.get(name) for name in _ENV), None
+    state = getattr(_current, "state", None)
+    if state is None or state[0] is not memo or state[1] != _generation:
+        state = (memo, _generation, tuple(environ.get(name) for name in _ENV), {})
+        _current.state = state
+    return state[2], state[3]
 
 
 def _table(entries: Callable[[], Iterable[Guarded]], variables: tuple[str | None, ...]) -> _Table:
