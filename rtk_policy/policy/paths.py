@@ -222,6 +222,8 @@ def near(pattern: str, ordered: Sequence[str], known: Container[str]) -> set[str
     those that start with its `literal_start` and the folders above that start (a match of it
     lies inside, or as a tree holds, no other)."""
     start = literal_start(pattern)
+    if start.startswith("//"):  # `overlaps` reads a pattern's leading slashes as one
+        start = "/" + start.lstrip("/")
     at = bisect.bisect_left(ordered, start)
     found: set[str] = set()
     while at < len(ordered) and ordered[at].startswith(start):
