@@ -14,11 +14,16 @@ change). `overlaps(path, folder)` is then also true when the folder lies inside 
 
 from __future__ import annotations
 
+import bisect
 import os
 import posixpath
 from _thread import _local
 
 from rtk_policy.util import environ
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Container, Sequence
 
 WILDCARDS = frozenset("*?[")
 #: results of one glob kept (a bound for `rm -rf /tmp/*` in a big folder)
@@ -136,6 +141,11 @@ def evaluation_memo(
     return previous
 
 
+def current_memo() -> dict[tuple[str, str], tuple[str, ...]] | None:
+    """The memo of this thread's evaluation under way (`evaluation_memo`), None outside one."""
+    return getattr(_evaluation, "memo", None)
+
+
 def spellings(path: str, cwd: str = "") -> tuple[str, ...]:
     """The absolute forms of `path` (see the module docstring), the lexical one first, no repeats.
 
@@ -189,8 +199,7 @@ def matches_under(pattern: str, folder: str, holding: bool = True) -> bool:
     import fnmatch
 
     pattern = pattern.rstrip("/") or "/"
-    cut = min((pattern.index(c) for c in WILDCARDS if c in pattern), default=len(pattern))
-    literal = pattern[:cut]
+    literal = literal_start(pattern)
     if under(literal, folder) and literal.rstrip("/") != folder.rstrip("/"):
         return True  # `folder/*.yaml`: every match is inside the folder
     if fnmatch.fnmatchcase(folder, pattern):
@@ -199,6 +208,30 @@ def matches_under(pattern: str, folder: str, holding: bool = True) -> bool:
         return fnmatch.fnmatchcase(folder, pattern + "/*")
     parts, wanted = pattern.strip("/").split("/"), folder.strip("/").split("/")
     return len(parts) > len(wanted) and all(map(fnmatch.fnmatchcase, wanted, parts))
+
+
+def literal_start(pattern: str) -> str:
+    """The text every match of `pattern` starts with: all of it up to its first wildcard."""
+    pattern = pattern.rstrip("/") or "/"
+    cut = min((pattern.index(c) for c in WILDCARDS if c in pattern), default=len(pattern))
+    return pattern[:cut]
+
+
+def near(pattern: str, ordered: Sequence[str], known: Container[str]) -> set[str]:
+    """Of the plain paths `known` (`ordered`: the same, sorted), every one `pattern` may overlap:
+    those that start with its `literal_start` and the folders above that start (a match of it
+    lies inside, or as a tree holds, no other)."""
+    start = literal_start(pattern)
+    if start.startswith("//"):  # `overlaps` reads a pattern's leading slashes as one
+        start = "/" + start.lstrip("/")
+    at = bisect.bisect_left(ordered, start)
+    found: set[str] = set()
+    while at < len(ordered) and ordered[at].startswith(start):
+        found.add(ordered[at])
+        at += 1
+    above = (start[:k] or "/" for k in range(len(start)) if start[k] == "/")
+    found.update(folder for folder in above if folder in known)
+    return found
 
 
 def specific(pattern: str) -> bool:

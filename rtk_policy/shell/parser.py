@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rtk_policy.shell import plainpath, reserved
+from rtk_policy.shell.aliases import AliasesMixin
 from rtk_policy.shell.assemble import assemble
 from rtk_policy.shell.benign import only_benign_errors
 from rtk_policy.shell.compound import RedirectedMixin
@@ -60,7 +61,8 @@ def _fallback() -> Any:
 
 
 class Walker(
-    CommandsMixin, LaunchMixin, ValuesMixin, RedirectedMixin, PipelineMixin, FunctionsMixin
+    CommandsMixin, LaunchMixin, ValuesMixin, RedirectedMixin, PipelineMixin, FunctionsMixin,
+    AliasesMixin,
 ):
     """Collects `Draft`s and whole-input facts while walking one input and its nested code."""
 
@@ -82,6 +84,7 @@ class Walker(
         self.runs_code = False
         self.start_values()
         self.start_functions()
+        self.start_aliases()
         self._in_body = 0
 
     def error(self, message: str) -> None:
