@@ -316,3 +316,26 @@ def test_fast_path_patterns_use_no_possessive_quantifier_or_atomic_group():
     assert any("[A-Za-z" in source for source in sources)  # the patterns were found
     for source in sources:
         assert not stdlib_re.search(r"[*+?}]\+|\(\?>", source), source
+
+
+def test_argument_facts_in_one_pass_equal_each_function():
+    """`argv.argument_facts` reads a command's arguments once for its subcommand, flags, operands
+    and paths: the same values `subcommand`, `flags`, `operands` and `operand_paths` give, on
+    every corpus command and on generated arguments (global options and their values, `-`, `--`,
+    empty words, paths to land)."""
+    from rtk_policy.shell.argv import GLOBAL_OPTIONS, argument_facts, flags, operands, subcommand
+    from rtk_policy.shell.paths import operand_paths
+
+    cases = [(s.program, s.args, s.cwd) for text in INPUTS[:4000] for s in parse(text).segments]
+    rng = random.Random(20)
+    pool = ("-C", "-c", "x", "-n", "prod", "-", "--", "", "./a", "a//b", "$HOME/x", ".", "b/",
+            "-v", "--repo", "~/y", "push", "/tmp/../etc", "-rf", "--namespace")  # fmt: skip
+    for _ in range(4000):
+        program = rng.choice((*GLOBAL_OPTIONS, "rm", "ls"))
+        args = tuple(rng.choice(pool) for _ in range(rng.randrange(0, 7)))
+        cases.append((program, args, rng.choice(("", "..", "/srv", "?", "~"))))
+    assert any("--" in args for _, args, _ in cases)
+    for program, args, cwd in cases:
+        expected = (subcommand(program, args), flags(args), operands(program, args))
+        expected += (operand_paths(args, cwd),)
+        assert argument_facts(program, args, cwd) == expected, (program, args, cwd)
