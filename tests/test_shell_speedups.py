@@ -18,6 +18,7 @@ import pytest
 
 from rtk_policy.shell import assemble, draft, parse, plainpath, scan
 from rtk_policy.shell.parser import Walker
+from rtk_policy.shell.source import Source
 from rtk_policy.shell.words import make_word
 
 ROOT = Path(__file__).resolve().parent
@@ -130,7 +131,7 @@ def _tree_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _no_single(monkeypatch: pytest.MonkeyPatch) -> None:
     """Switch off the single-command path of `assemble` (the walk then runs)."""
-    monkeypatch.setattr(assemble, "_single", lambda text, transparent: None)
+    monkeypatch.setattr(assemble, "_single", lambda text, words, transparent: None)
 
 
 def test_the_fast_path_is_taken_for_plain_input():
@@ -165,6 +166,13 @@ def test_fast_path_equals_the_tree_walk(monkeypatch, prefixes):
     assert not diffs, "\n".join(f"{t!r}\n  fast {f!r}\n  tree {s!r}" for t, f, s in diffs[:3])
 
 
+def _single_path(text: str, prefixes: tuple[str, ...]) -> object:
+    """`assemble._single` of a one-command plain source."""
+    words = plainpath.single_words(text)
+    assert words is not None, text
+    return assemble._single(text, words, prefixes)
+
+
 @pytest.mark.parametrize("prefixes", [(), PREFIXES, ("rtk", "noglob")], ids=["none", "some", "rtk"])
 def test_single_command_path_equals_the_walk(monkeypatch, prefixes):
     """`assemble._single` (one plain command, no walk) gives the walk's CommandLine; it is taken
@@ -172,10 +180,10 @@ def test_single_command_path_equals_the_walk(monkeypatch, prefixes):
     inputs = [t for t in INPUTS if plainpath.single_words(t) is not None]
     inputs += [f"{w} {t}" for t in inputs[:300] for w in ("sudo", "rtk", "direnv exec .", "env")]
     assert len(inputs) > 1000
-    taken = [t for t in inputs if assemble._single(t, prefixes) is not None]
+    taken = [t for t in inputs if _single_path(t, prefixes) is not None]
     assert len(taken) > len(inputs) // 2
     for text in ("bash x.sh", "xargs rm", "sudo eval x", "env -S ls"):
-        assert assemble._single(text, prefixes) is None, text
+        assert _single_path(text, prefixes) is None, text
     fast = [parse(text, prefixes) for text in inputs]
     _no_single(monkeypatch)
     slow = [parse(text, prefixes) for text in inputs]
@@ -236,8 +244,10 @@ def test_a_plain_source_scans_as_nothing():
 
 
 def _plain_path(text: str, prefixes: tuple[str, ...]) -> object:
-    """`assemble._plain` of a plain source."""
-    return assemble._plain(text, plainpath.commands(text), prefixes, Walker)
+    """`assemble._plain` of a plain source, walked as `assemble` walks it."""
+    walker = Walker(prefixes)
+    walker.walk_source(Source(text, 0), draft.Ctx(), plain=plainpath.commands(text))
+    return assemble._plain(text, walker)
 
 
 @pytest.mark.parametrize("prefixes", [(), PREFIXES, ("rtk", "noglob")], ids=["none", "some", "rtk"])
@@ -251,7 +261,7 @@ def test_plain_source_path_equals_the_walk(monkeypatch, prefixes):
     for text in ("bash -c 'ls' && x", "a | xargs rm", "sudo eval x; y", "env -S 'ls x' | y"):
         assert _plain_path(text, prefixes) is None, text
     fast = [parse(text, prefixes) for text in inputs]
-    monkeypatch.setattr(assemble, "_plain", lambda text, cmds, transparent, walker_cls: None)
+    monkeypatch.setattr(assemble, "_plain", lambda text, walker: None)
     slow = [parse(text, prefixes) for text in inputs]
     diffs = [(t, f, s) for t, f, s in zip(inputs, fast, slow, strict=True) if f != s]
     assert not diffs, "\n".join(f"{t!r}\n  plain {f!r}\n  walk {s!r}" for t, f, s in diffs[:3])
