@@ -181,11 +181,12 @@ def _line_context(base: Context, request: object) -> Context:
     config = request.get("config") or {}
     if not isinstance(config, dict):
         raise TypeError('"config" must be an object')
-    unknown = sorted(set(config) - _CONFIG_KEYS)
-    if unknown:
-        raise TypeError(f'unknown config key "{unknown[0]}"')
-    for key, value in config.items():
-        changes[key] = _strings(value, f"config.{key}")
+    if config:
+        unknown = sorted(set(config) - _CONFIG_KEYS)
+        if unknown:
+            raise TypeError(f'unknown config key "{unknown[0]}"')
+        for key, value in config.items():
+            changes[key] = _strings(value, f"config.{key}")
     claude = request.get("claude")
     if claude is not None:
         if not isinstance(claude, dict):
