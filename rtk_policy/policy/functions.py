@@ -34,6 +34,7 @@ EXTENSION_MODULES: tuple[str, ...] = (
     "rtk_policy.policy.functions_rtk_read",
     "rtk_policy.policy.functions_guard",
     "rtk_policy.policy.functions_readonly",
+    "rtk_policy.policy.functions_git",
 )
 
 
