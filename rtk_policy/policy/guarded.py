@@ -24,7 +24,7 @@ from rtk_policy.config import managed
 from rtk_policy.config import paths as config_paths
 from rtk_policy.policy import paths
 from rtk_policy.serve import runtime
-from rtk_policy.util import record
+from rtk_policy.util import environ, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -107,9 +107,9 @@ def package_paths() -> Iterator[Guarded]:
 def agent_settings() -> Iterator[Guarded]:
     """The agents' user and machine-wide files that hold (or can switch off) our hook."""
     home = paths.home()
-    claude = paths.expand_user(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
-    codex = paths.expand_user(os.environ.get("CODEX_HOME") or "~/.codex")
-    copilot = paths.expand_user(os.environ.get("COPILOT_HOME") or "~/.copilot")
+    claude = paths.expand_user(environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
+    codex = paths.expand_user(environ.get("CODEX_HOME") or "~/.codex")
+    copilot = paths.expand_user(environ.get("COPILOT_HOME") or "~/.copilot")
     files = {
         "Claude Code's settings (they hold the hook)": (
             f"{claude}/settings.json", f"{claude}/settings.local.json", f"{claude}/hooks",
@@ -181,7 +181,7 @@ def shared_temp() -> frozenset[str]:
     """The shared temporary folders (`/tmp`, `/var/tmp`, `$TMPDIR`), each spelling: a tree written
     there as a whole (`tar -x -C /tmp`) is everyday work, so it never counts as holding a guarded
     place below it (naming that place still does)."""
-    folders = {"/tmp", "/var/tmp", os.environ.get("TMPDIR") or "/tmp"}
+    folders = {"/tmp", "/var/tmp", environ.get("TMPDIR") or "/tmp"}
     return frozenset(s.rstrip("/") or "/" for f in folders for s in paths.spellings(f))
 
 
@@ -192,7 +192,7 @@ def _table(
     and every folder holding one → what it holds, but the shared temporary folders (remembered
     per list and environment)."""
     entries = entries or guarded
-    key = (entries.__qualname__, *(os.environ.get(name) for name in _ENV))
+    key = (entries.__qualname__, *(environ.get(name) for name in _ENV))
     found = _tables.get(key)
     if found is None:
         table: dict[str, str] = {}

@@ -16,13 +16,17 @@ from __future__ import annotations
 
 import os
 import posixpath
+from _thread import _local
+
+from rtk_policy.util import environ
 
 WILDCARDS = frozenset("*?[")
 #: results of one glob kept (a bound for `rm -rf /tmp/*` in a big folder)
 GLOB_LIMIT = 64
 _case_insensitive: dict[str, bool] = {}
-#: `spellings` worked out in the evaluation under way (`evaluation_memo`); None outside one
-_memo: dict[tuple[str, str], tuple[str, ...]] | None = None
+#: `.memo`: the `spellings` worked out in this thread's evaluation under way (`evaluation_memo`);
+#: unset or None outside one
+_evaluation = _local()
 
 
 def is_pattern(path: str) -> bool:
@@ -32,7 +36,7 @@ def is_pattern(path: str) -> bool:
 
 def home() -> str:
     """The home folder (`$HOME`, else the password database's)."""
-    return os.environ.get("HOME") or os.path.expanduser("~")
+    return environ.get("HOME") or environ.expand_user("~")
 
 
 def expand_user(path: str) -> str:
@@ -44,7 +48,7 @@ def expand_user(path: str) -> str:
     if path == "~" or path.startswith("~/"):
         return home() + path[1:]
     if path.startswith("~"):
-        return os.path.expanduser(path)
+        return environ.expand_user(path)
     return path
 
 
@@ -126,9 +130,9 @@ def evaluation_memo(
     return the one it replaces. One evaluation of a command sets a fresh dict and restores the old
     value after it: a written path is spelt for the segment's `tool` and again by every guard that
     looks it up (`guarded_path`, `guarded_what`, the shell start-up files), each time with the same
-    file system. Nothing is kept from one command to the next."""
-    global _memo
-    previous, _memo = _memo, memo
+    file system. Nothing is kept from one command to the next, nor seen by another thread."""
+    previous = getattr(_evaluation, "memo", None)
+    _evaluation.memo = memo
     return previous
 
 
@@ -136,7 +140,7 @@ def spellings(path: str, cwd: str = "") -> tuple[str, ...]:
     """The absolute forms of `path` (see the module docstring), the lexical one first, no repeats.
 
     A glob is kept as its pattern, followed by the spellings of the files it matches now."""
-    memo = _memo
+    memo = getattr(_evaluation, "memo", None)
     if memo is None:
         return _spellings(path, cwd)
     found = memo.get((path, cwd))

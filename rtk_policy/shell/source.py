@@ -29,18 +29,33 @@ _SAFE = {2: "\u00e9", 3: "\u00e9x", 4: "\u00e9\u00e9"}
 _HEREDOC_BACKSLASH = lazy(
     globals(), "_HEREDOC_BACKSLASH", rb"<<-?[ \t]*(['\"]?)[A-Za-z0-9_.-]+\1[^\n]*\n(\\)"
 )
-_PARSER: Any = None
+_LANGUAGE: Any = None  #: the tree-sitter bash language, loaded on first use
+#: parsers not parsing now: a parse releases the GIL, and one parser is never given two texts at
+#: once (whether or not a tree-sitter version would lock it), so each parse takes one (a new one
+#: when all are busy: the resident server's threads) and puts it back
+_IDLE: list[Any] = []
 _NONE: frozenset[int] = frozenset()
 
 
-def ts_parser() -> Any:
-    """Return the process-wide tree-sitter bash parser, created on first use."""
-    global _PARSER
-    if _PARSER is None:
-        import tree_sitter
+def parse_tree(data: bytes) -> Any:
+    """tree-sitter-bash's tree of `data`, parsed by an idle parser."""
+    try:
+        parser = _IDLE.pop()
+    except IndexError:
+        parser = _new_parser()
+    try:
+        return parser.parse(data)
+    finally:
+        _IDLE.append(parser)
 
-        _PARSER = tree_sitter.Parser(tree_sitter.Language(_bash_language()))
-    return _PARSER
+
+def _new_parser() -> Any:
+    global _LANGUAGE
+    import tree_sitter
+
+    if _LANGUAGE is None:
+        _LANGUAGE = tree_sitter.Language(_bash_language())
+    return tree_sitter.Parser(_LANGUAGE)
 
 
 def _bash_language() -> Any:
@@ -126,7 +141,7 @@ class Source:
 
     def parse(self) -> Any:
         """Parse with tree-sitter and return the root node."""
-        return ts_parser().parse(self.parse_data).root_node
+        return parse_tree(self.parse_data).root_node
 
     def char(self, byte_offset: int) -> int:
         """Convert a byte offset (at a character boundary) into a str offset."""
