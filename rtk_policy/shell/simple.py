@@ -71,11 +71,10 @@ class CommandsMixin:
     after_emit: Any  #: `values_walk.ValuesMixin.after_emit`
     state: Any  #: `values_walk.ValuesMixin.state`
     restore: Any  #: `values_walk.ValuesMixin.restore`
-    flat_only: bool  #: `emit` only marks a command that runs code (`runs_code`), walks no code
-    runs_code: bool
+    runs_code: bool  #: a command runs nested code
 
     def walk_source(  # pragma: no cover - see parser.Walker
-        self, src: Source, ctx: Ctx, not_plain: bool = False
+        self, src: Source, ctx: Ctx, not_plain: bool = False, plain: Any = None
     ) -> None:
         """Parse and walk nested source (implemented by the walker)."""
         raise NotImplementedError
@@ -251,9 +250,7 @@ class CommandsMixin:
             or (bool(redirs) and bool(scripts.language(basename(prog.value))))  # a script on stdin
         )
         if p.split_string is not None or nested_code:
-            if self.flat_only:  # the caller wants no nested walk: it takes the full walk instead
-                self.runs_code = True
-                return d.index
+            self.runs_code = True
             inner = Ctx(
                 depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code", guess=ctx.guess
             )

@@ -91,11 +91,12 @@ class ValuesMixin:
                 self._copy(d, words, redirs, ctx, guessed)
             if d.dynamic and found and self._program_known(d, len(found)):
                 d.dynamic = False  # its copies name every program it may run
-        if d.program in _CDS:
+        program = d.program
+        if program in _CDS:
             self._cd(d, found)
-        if self.functions and d.program in self.functions:
+        if self.functions and program in self.functions:
             self._call(d)
-        if "=" in span or d.program in _LEARNS:
+        if "=" in span or program in _LEARNS:
             self._learn(d, ctx)
 
     def alternatives(
