@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from rtk_policy.policy.functions_rtk import collapse_continuations, trim_ifs
 from rtk_policy.policy.model import Evaluation, SegmentResult
 from rtk_policy.shell.model import CommandLine, Segment
+from rtk_policy.shell.words import spelt_otherwise
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -148,4 +149,10 @@ def _identity(command_line: CommandLine) -> str | None:
     if not (seg.program == "rtk" or seg.wrappers[:1] == ("rtk",)) or seg.pipeline_size != 1:
         return None
     text = _normalise(command_line.text)
+    if seg.program == "rtk":  # as typed: `RTK …` runs rtk only on some file systems
+        spelt = spelt_otherwise(seg.program_path)
+    else:
+        spelt = spelt_otherwise(next((w for w in seg.prefix.split() if "=" not in w), ""))
+    if spelt:
+        return None
     return text if _normalise(seg.text) == text else None

@@ -23,7 +23,6 @@ class AliasesMixin:
     """The walker's record of the aliases an input defines (expects `_walk_text`)."""
 
     aliases: dict[str, str]
-    flat_only: bool
     runs_code: bool
     _walk_text: Any  #: `simple.CommandsMixin._walk_text`
 
@@ -44,9 +43,7 @@ class AliasesMixin:
             self._define(name, [w.value for w in words[k + 1 :]])
         elif name in self.aliases and name not in self._expanding:
             d.no_rewrite = d.no_rewrite or "alias"  # `rtk ls` would run ls without the alias
-            if self.flat_only:  # the caller wants no nested walk: it takes the full walk instead
-                self.runs_code = True
-                return
+            self.runs_code = True  # nested code: the plain path's walk is finished as a full one
             text = self.aliases[name] + d.src.text[words[k].end : d.end]
             inner = Ctx(depth=ctx.depth + 1, parent=d.index, no_rewrite="alias", guess=ctx.guess)
             self._expanding.add(name)

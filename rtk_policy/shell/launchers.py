@@ -105,10 +105,10 @@ def fill(text: str, value: str, replace: str | None) -> str:
 
 def replace_option(options: Sequence[str]) -> str | None:
     """The replacement string of `xargs`/`parallel` options: `-I R`, `-IR`, `-i[R]`,
-    `--replace[=R]` (None without one)."""
+    `--replace[=R]`, BSD's `-J R` (None without one)."""
     replace = None
     for k, v in enumerate(options):
-        if v == "-I" and k + 1 < len(options):
+        if v in ("-I", "-J") and k + 1 < len(options):  # -J R: BSD/macOS
             replace = options[k + 1]
         elif v.startswith("-I") and len(v) > 2:
             replace = v[2:]

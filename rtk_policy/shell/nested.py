@@ -16,7 +16,7 @@ from rtk_policy.shell.wrapper_options import skip_options
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "busybox", "fish"})
 _SHELL_OPT_WITH_ARG = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
-_XARGS_WITH_ARG = "aEdIiLlnPs"
+_XARGS_WITH_ARG = "aEdIiLlnPsJRS"  # GNU's, and BSD/macOS -J REPL, -R N, -S SIZE
 _XARGS_OPTIONAL_ARG = "eil"  # -e[EOF] -i[REPL] -l[N]: the value must be glued
 _XARGS_LONG_WITH_ARG = (  # --eof[=E], --replace[=R], --max-lines[=N] take a value only glued
     "--arg-file",
@@ -116,12 +116,19 @@ def xargs_command(words: Sequence[Word]) -> Sequence[Word]:
             key = v.split("=", 1)[0]
             i += 2 if ("=" not in v and key in _XARGS_LONG_WITH_ARG) else 1
             continue
-        letter = v[1]
-        if letter in _XARGS_WITH_ARG and letter not in _XARGS_OPTIONAL_ARG and len(v) == 2:
-            i += 2
-        else:
-            i += 1
+        i += _xargs_option_words(v)
     return ()
+
+
+def _xargs_option_words(v: str) -> int:
+    """How many words an xargs option word takes: 2 when its last letter needs a value it does
+    not hold (`-n 1`, `-0J {}`), else 1 (`-0r`, `-n1`, `-i`)."""
+    for k, letter in enumerate(v[1:], start=1):
+        if letter in _XARGS_OPTIONAL_ARG:
+            return 1
+        if letter in _XARGS_WITH_ARG:
+            return 2 if k == len(v) - 1 else 1
+    return 1
 
 
 def find_exec_commands(words: Sequence[Word]) -> list[Sequence[Word]]:

@@ -306,7 +306,9 @@ class Walker(
             self.positional.pop()
             self.restore(saved)  # a definition runs nothing
         if name:
-            self.functions[name] = (first, len(self.drafts))
+            # a body in ( … ) runs in a subshell: its cd stays there (None: no scope to follow)
+            shares = not any(c.type == "subshell" for c in node.children)
+            self.functions[name] = (first, len(self.drafts), self.scope if shares else None)
             self.definitions.append(
                 Definition(name, first, len(self.drafts), self.scope, unconditional)
             )

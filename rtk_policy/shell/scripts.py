@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rtk_policy.shell.string_escapes import c_style, decode
 from rtk_policy.shell.words import Word
 from rtk_policy.util import record
 from rtk_policy.util.lazy_re import lazy
@@ -157,7 +158,7 @@ def actions(lang: str, code: str) -> Actions:
     for m in re.finditer(_SPAWN[lang] + r"\s*(\(\s*|\s+)(?=\S)", code):
         at = m.end()
         if code.startswith("[", at):  # subprocess.run(["rm", "-rf", "/"])
-            listed = _list_literal(code, at)
+            listed = _list_literal(code, at, lang)
             if listed is None or not _whole(code, listed[1]):
                 out.unknown_spawn = True
             else:
@@ -193,10 +194,10 @@ def actions(lang: str, code: str) -> Actions:
         spawned += re.findall(r"`([^`\n]+)`", code)
         built = [text for text in spawned if lang == "rb" and "#{" in text]  # `#{cmd}`
         out.unknown_spawn = out.unknown_spawn or bool(built)
-        out.shell.extend(text for text in spawned if text not in built)
+        out.shell.extend(c_style(text) for text in spawned if text not in built)
     if lang == "awk":  # "cmd" | getline, print … | "cmd"
         for m in re.finditer(_STRING + r"(?=\s*\|\s*getline)|\|\s*(" + _STRING + ")", code):
-            found = _literal_at(code, m.start(1) if m.group(1) else m.start())
+            found = _literal_at(code, m.start(1) if m.group(1) else m.start(), lang)
             if found is not None:
                 out.shell.append(found[0])
     for pattern, recursive in _DELETE[lang]:
@@ -210,37 +211,36 @@ def actions(lang: str, code: str) -> Actions:
                 out.deletes.append((found[0], deep))
     if _NETWORK.search(code):
         for m in re.finditer(_READ[lang] + r"\s*\(\s*", code):
-            found = _literal_at(code, m.end())
+            found = _literal_at(code, m.end(), lang)
             if found is not None and found[0]:
                 out.uploads.append(found[0])
     return out
 
 
 def _literal_at(code: str, at: int, lang: str = "") -> tuple[str, int] | None:
-    """The string literal that starts at `at` and the index after it (Python's r/b/u prefixes
-    allowed; an f-string, a template literal with `${`, a Ruby string or backtick with `#{`, is
-    not a literal); None when none."""
+    """The value of the string literal that starts at `at` (its escapes decoded as `lang` does,
+    `string_escapes.decode`) and the index after it (Python's r/b/u prefixes allowed; an
+    f-string, a template literal with `${`, a Ruby string or backtick with `#{`, is not a
+    literal); None when none."""
     j = at
     while j < len(code) and code[j] in "rRbBuU":
         j += 1
     if j >= len(code) or code[j] not in "'\"`":
         return None
     q = code[j]
+    raw = "r" in code[at:j].lower()
     if code.startswith(q * 3, j):  # a Python triple-quoted string
         end = code.find(q * 3, j + 3)
-        return (code[j + 3 : end], end + 3) if end > 0 else None
+        return (decode(code[j + 3 : end], lang, q, raw), end + 3) if end > 0 else None
     k = j + 1
-    out: list[str] = []
     while k < len(code) and code[k] != q:
         if code[k] == "\\" and k + 1 < len(code):
-            out.append({"n": "\n", "t": "\t"}.get(code[k + 1], code[k + 1]))
             k += 2
             continue
         if q == "`" and code.startswith("${", k) or lang == "rb" and code.startswith("#{", k):
             return None
-        out.append(code[k])
         k += 1
-    return ("".join(out), k + 1) if k < len(code) else None
+    return (decode(code[j + 1 : k], lang, q, raw), k + 1) if k < len(code) else None
 
 
 def _whole(code: str, end: int, options: bool = False) -> bool:

@@ -16,7 +16,13 @@ from rtk_policy.shell.known_output import known_output
 from rtk_policy.shell.launch_walk import LAUNCHERS
 from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode, read_redirects
 from rtk_policy.shell.source import Source
-from rtk_policy.shell.words import Word, basename, make_word
+from rtk_policy.shell.words import (
+    SPELT_OTHERWISE,
+    Word,
+    make_word,
+    program_name,
+    spelt_otherwise,
+)
 from rtk_policy.shell.wrappers import peel
 from rtk_policy.util.lazy_re import lazy
 
@@ -227,6 +233,8 @@ class CommandsMixin:
         p = peel(words, self.transparent, pipeline_start=ctx.pipe_index == 0)
         i = p.program_index
         prog = words[i] if i < len(words) else None
+        if prog is not None and spelt_otherwise(prog.value):
+            no_rewrite = no_rewrite or SPELT_OTHERWISE  # judged as the program it runs, kept
         d = Draft(
             src,
             start,
@@ -246,8 +254,8 @@ class CommandsMixin:
         if words and words[0].value == "coproc" and src.base >= 0:
             self.coproc_at.append(src.absolute(start))
         nested_code = prog is not None and (
-            runs_code(basename(prog.value), words[i:], p.env)
-            or (bool(redirs) and bool(scripts.language(basename(prog.value))))  # a script on stdin
+            runs_code(program_name(prog.value), words[i:], p.env)
+            or (bool(redirs) and bool(scripts.language(program_name(prog.value))))  # on stdin
         )
         if p.split_string is not None or nested_code:
             self.runs_code = True
@@ -267,7 +275,7 @@ class CommandsMixin:
         """Walk what a command runs itself: shell scripts, eval and trap text, what `source` reads
         from stdin, xargs/find -exec commands, the commands of tool runners, ssh's remote
         command."""
-        name = basename(cmd[0].value)
+        name = program_name(cmd[0].value)
         if name in nested.SHELLS:
             script, operand = nested.shell_script(cmd)
             if script is not None:

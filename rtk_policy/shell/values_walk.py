@@ -46,7 +46,9 @@ class ValuesMixin:
     drafts: list[Draft]
     known: values.Known
     positional: list[tuple[str, ...] | None]
-    functions: dict[str, tuple[int, int]]
+    #: name → (first, end) of the body's drafts, and the scope whose folder a call's `cd` moves
+    #: (the definition's; None for a body in a subshell)
+    functions: dict[str, tuple[int, int, tuple[int, ...] | None]]
     copies: int
     copying: bool
     cwd: str
@@ -198,17 +200,21 @@ class ValuesMixin:
 
     def _call(self, d: Draft) -> None:
         """A call of a function defined earlier: its body's commands with its arguments as
-        positional parameters."""
-        first, end = self.functions[d.program]
+        positional parameters; the `cd`s of the body itself (not of a subshell in it) move the
+        folder of the commands after the call, as the call runs in this shell."""
+        first, end, scope = self.functions[d.program]
         args = d.words[d.peel.program_index + 1 :]
         calls = [([w.value for w in args], False)]
         for words, guessed in self.alternatives(d.src.text, args, self.positional[-1]):
             calls.append(([w.value for w in words], guessed))
-        for params, guessed in calls[: values.MAX_ALTERNATIVES]:
+        for k, (params, guessed) in enumerate(calls[: values.MAX_ALTERNATIVES]):
             positional = (d.program, *params)
             for body in self.drafts[first:end]:
-                for words, more in self.alternatives(body.src.text, body.words, positional):
+                found = self.alternatives(body.src.text, body.words, positional)
+                for words, more in found:
                     self._copy(body, words, [], body.ctx, guessed or more)
+                if k == 0 and body.program in _CDS and body.scope == scope:
+                    self._cd(body, found)
 
     def _learn(self, d: Draft, ctx: Ctx) -> None:
         """Learn the variables a command sets: assignments, declarations, `read`, `unset`."""

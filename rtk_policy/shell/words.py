@@ -248,6 +248,32 @@ def basename(path: str) -> str:
     return path.rsplit("/", 1)[-1] or path
 
 
+def program_name(value: str) -> str:
+    """The program a program word names, as the packs name programs: its basename, lower-cased and
+    without `.exe` (and, for a Windows path `C:\\…\\git.exe`, its last part) when it is spelt as
+    a case-insensitive file system (macOS's default) or Git for Windows also finds it: `RM` and
+    `rm.exe` run rm there. `spelt_otherwise` tells whether the word was folded."""
+    name = basename(value)
+    if name.islower() and "\\" not in name and not name.endswith(".exe"):
+        return name  # the common case: nothing to fold
+    if "\\" in name and name[1:2] == ":" and name[:1].isalpha():
+        name = name.rsplit("\\", 1)[-1]
+    if not name.replace(".", "a").replace("-", "a").replace("_", "a").replace("+", "a").isalnum():
+        return name  # `$EDITOR`, `A=1`, `"x y"`: no program name a file system would fold
+    name = name.lower()
+    return name[:-4] if name.endswith(".exe") and len(name) > 4 else name
+
+
+def spelt_otherwise(value: str) -> bool:
+    """Whether a program word names its program in another spelling (`program_name` folds it)."""
+    return program_name(value) != basename(value)
+
+
+#: why a command whose program is spelt otherwise is never rewritten (`RM`, `git.exe`, `HEAD`:
+#: the rewrite of `HEAD url`, lwp-request on Linux, to `rtk head` would change the command)
+SPELT_OTHERWISE = "program spelt otherwise (case, .exe or a Windows path)"
+
+
 def is_path_spelled(word: Word) -> bool:
     """True when the word names its program by a path ("/usr/bin/env", "./x"), not a bare name."""
     return "/" in word.value

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from rtk_policy.shell.env_split import env_command
 from rtk_policy.shell.words import Word, assignment_name, make_word, split_assignment
 from rtk_policy.util import record
 
@@ -22,7 +23,8 @@ class Peel:
     wrappers: list[str] = record.Factory(list)
     refused: str = ""  #: why RTK's walker would not rewrite this command ("" when it would)
     inner_refused: str = ""  #: why RTK would not rewrite inside a `uv run` (it still may route it)
-    split_string: Word | None = None  #: the script of `env -S '...'`, parsed like bash -c
+    #: what `env -S STRING …` runs (`env_split.env_command`), parsed like bash -c
+    split_string: Word | None = None
 
 
 Handler = Callable[[Sequence[Word], int, Peel], "int | None"]
@@ -129,11 +131,14 @@ def _env_option(words: Sequence[Word], j: int, p: Peel) -> int | None:
         return j + 1
     if v in ("-S", "--split-string") or v.startswith(("--split-string=", "-S")):
         if v in ("-S", "--split-string"):
-            p.split_string = words[j + 1] if j + 1 < len(words) else words[j]
+            if j + 1 >= len(words):
+                return None  # env refuses an -S without its string
+            string, rest = words[j + 1], j + 2
         else:  # glued: `-S'rm -rf /'`, `--split-string=…`
             raw = words[j].raw
             cut = raw.index("=") + 1 if v.startswith("--") else raw.index("S") + 1
-            p.split_string = make_word(raw[cut:], words[j].start + cut)
+            string, rest = make_word(raw[cut:], words[j].start + cut), j + 1
+        p.split_string = env_command(string, words[rest:])
         return None
     if not v.startswith("-"):
         return j

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rtk_policy.shell.words import Word, assignment_name, basename
+from rtk_policy.shell.words import (
+    SPELT_OTHERWISE,
+    Word,
+    assignment_name,
+    basename,
+    program_name,
+)
 from rtk_policy.shell.wrapper_options import HANDLERS, Peel, assignments, refuse
 
 __all__ = ["MAX_PREFIX_DEPTH", "RTK_WRAPPERS", "Peel", "peel", "prefix_words"]
@@ -53,7 +59,7 @@ def peel(
     p = Peel()
     if words and not transparent:
         w = words[0]
-        if not (w.dynamic or w.glob or "=" in w.raw) and basename(w.value) not in _PEELABLE:
+        if not (w.dynamic or w.glob or "=" in w.raw) and program_name(w.value) not in _PEELABLE:
             return p  # the common case: the first word is a program that wraps nothing
     i = assignments(words, 0, p, shell=True) if words and "=" in words[0].raw else 0
     layers, last = 0, ""
@@ -80,7 +86,9 @@ def peel(
                 refuse(p, f"assignment after {last}")
             i = assignments(words, i, p, shell=False)
             continue
-        name = basename(w.value)
+        name = program_name(w.value)
+        if name != basename(w.value):
+            refuse(p, SPELT_OTHERWISE)  # `SUDO git status`: RTK does not know this wrapper
         if name == "uv":
             name = "uv run" if i + 1 < len(words) and words[i + 1].value == "run" else ""
         handler = HANDLERS.get(name)
