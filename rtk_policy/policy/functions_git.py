@@ -6,6 +6,11 @@ values told apart from operands).
   them: `--NAME` / `--NAME=VALUE` (a value given as the next word joined with `=`), short clusters
   as typed; [] when git refuses the command for an ambiguous option.
 - `git_operands(args)`: its other words (not option values), and every word after `--`.
+- `git_checkout_operands(args)`: the operands of `git … checkout ARGS` that name a tree-ish and
+  paths: git_operands, less a value of `--recurse-submodules` typed as the next word
+  (`--recurse-submodules on-demand main`; git 2.39 takes that value only as `=VALUE`, so it reads
+  `on-demand` as a tree-ish, or, no ref being named so, as a path that must match a file: git
+  refuses the command when one does not, and checks nothing out).
 - `git_push_branches(args)`: the branches `git … push ARGS` updates on the remote, as the command
   itself names them: each refspec's destination (`main`, `HEAD:main`, `+refs/heads/main`,
   `feature:main`), a `--force-with-lease=main…` refname, `*` for `--all`/`--branches`/`--mirror`,
@@ -24,6 +29,8 @@ from rtk_policy.policy.functions import Function
 from rtk_policy.shell.git_code import env_settings
 from rtk_policy.shell.git_options import parse
 
+#: the values of --recurse-submodules (`git_checkout_operands`)
+_RECURSE_VALUES = frozenset({"checkout", "on-demand", "yes", "no", "true", "false", "on", "off"})
 #: git push's options that push every branch
 _PUSH_ALL = frozenset({"--all", "--branches", "--mirror"})
 _HEADS = "refs/heads/"
@@ -42,6 +49,15 @@ def git_options(args: list[str]) -> list[str]:
 def git_operands(args: list[str]) -> list[str]:
     """The operands of `git … SUB ARGS`: neither options nor their values (module docstring)."""
     return list(parse(args).operands)
+
+
+def git_checkout_operands(args: list[str]) -> list[str]:
+    """The operands of `git … checkout ARGS` that name a tree-ish and paths (module docstring)."""
+    parsed = parse(args)
+    operands = list(parsed.operands)
+    if operands and operands[0] in _RECURSE_VALUES and "--recurse-submodules" in parsed.options:
+        return operands[1:]
+    return operands
 
 
 def _branch(ref: str) -> str:
@@ -127,6 +143,7 @@ _LS = "list<string>"
 FUNCTIONS: tuple[Function, ...] = (
     Function("git_options", (_LS,), _LS, git_options),
     Function("git_operands", (_LS,), _LS, git_operands),
+    Function("git_checkout_operands", (_LS,), _LS, git_checkout_operands),
     Function("git_push_branches", (_LS,), _LS, git_push_branches),
     Function("git_restore_discards", (_LS,), "bool", git_restore_discards),
     Function("git_env_config", ("map<string,dyn>",), _LS, git_env_config),

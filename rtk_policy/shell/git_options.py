@@ -8,6 +8,11 @@ name ending in `=` takes a value, as the next word unless given with `=`; an opt
 optional value (`--track[=…]`) takes it only with `=`. A long option git finds ambiguous
 (`git push --forc`: --force, --force-with-lease or --force-if-includes) makes git refuse the whole
 command, so nothing of it runs; an option these tables do not know is kept as typed.
+
+`NEWER` adds the options of later git releases that 2.39 refuses as unknown, read as those
+releases read them: `-U`/`--unified` and `--inter-hunk-context` of checkout, restore and reset take
+a number (`#`), so `git checkout --unified 3 main` names no path, and `git restore --unified
+--staged f` is refused (git wants a number), as every release refuses it.
 """
 
 from __future__ import annotations
@@ -69,6 +74,8 @@ _LONG = {
         "overwrite-ignore signoff no-verify verify"
     ),
 }
+#: options of later git releases (module docstring); `#`: takes a number
+NEWER = {sub: "unified# inter-hunk-context#" for sub in ("checkout", "restore", "reset")}
 #: the options git 2.39 does not let be negated with `no-` (the others it does)
 _NO_NEGATION = {
     "push": "verify",
@@ -83,16 +90,15 @@ _NO_NEGATION = {
 }
 #: the short options that take a value (the rest of their cluster, else the next word)
 SHORT_VALUES = {
-    "push": "o", "branch": "u", "clean": "e", "restore": "s", "checkout": "bB", "switch": "cC",
-    "rebase": "xsXC", "merge": "sXmF",
+    "push": "o", "branch": "u", "clean": "e", "restore": "sU", "checkout": "bBU", "switch": "cC",
+    "rebase": "xsXC", "merge": "sXmF", "reset": "U",
 }  # fmt: skip
 
 
 def _table(sub: str) -> dict[str, bool]:
-    """Subcommand `sub`'s long options, each with whether it takes a value ({} when unknown)."""
-    names = _LONG.get(sub, "").split()
+    """Subcommand `sub`'s long options of git 2.39, each with whether it takes a value."""
     fixed = set(_NO_NEGATION.get(sub, "").split())
-    table = {name.rstrip("="): name.endswith("=") for name in names}
+    table = {name.rstrip("="): name.endswith("=") for name in _LONG[sub].split()}
     for name in list(table):
         if name not in fixed:
             negated = name[3:] if name.startswith("no-") else "no-" + name
@@ -100,7 +106,15 @@ def _table(sub: str) -> dict[str, bool]:
     return table
 
 
-TABLES: dict[str, dict[str, bool]] = {sub: _table(sub) for sub in _LONG}
+#: git 2.39's long options per subcommand: whether each takes a value
+TABLES_239: dict[str, dict[str, bool]] = {sub: _table(sub) for sub in _LONG}
+#: those and the later releases' (`NEWER`), as the parser reads them
+TABLES: dict[str, dict[str, bool]] = {
+    sub: {**table, **{n.rstrip("#"): True for n in NEWER.get(sub, "").split()}}
+    for sub, table in TABLES_239.items()
+}
+#: the long options whose value must be a number (git refuses the command otherwise)
+_NUMERIC = frozenset(n.rstrip("#") for names in NEWER.values() for n in names.split())
 
 
 def expand_long(word: str, table: dict[str, bool]) -> str | None:
@@ -164,6 +178,8 @@ def _parse(args: tuple[str, ...]) -> Parsed:
             value = word.partition("=")[2] if "=" in word else None
             if value is None and table.get(name) and i < len(words):
                 value, i = words[i], i + 1
+            if name in _NUMERIC and name in table and not _number(value):
+                return Parsed(sub, (), (), True)
             options.append(f"--{name}" if value is None else f"--{name}={value}")
         elif word.startswith("-") and len(word) > 1:
             options.append(word)
@@ -174,3 +190,8 @@ def _parse(args: tuple[str, ...]) -> Parsed:
         else:
             operands.append(word)
     return Parsed(sub, tuple(options), tuple(operands), False)
+
+
+def _number(value: str | None) -> bool:
+    """Whether git reads `value` as a number (`3`, `-1`)."""
+    return value is not None and value.lstrip("-").isdigit()
