@@ -16,8 +16,9 @@ values told apart from operands).
   `feature:main`), a `--force-with-lease=main…` refname, `*` for `--all`/`--branches`/`--mirror`,
   and `HEAD` when it pushes the checked-out branch (no refspec, or `HEAD` as one).
 - `git_restore_discards(args)`: whether `git … restore ARGS` may overwrite working-tree edits.
-- `git_env_config(env)`: the `KEY=VALUE` settings git reads from the environment as it reads
-  `-c KEY=VALUE` (GIT_CONFIG_PARAMETERS, GIT_CONFIG_COUNT with GIT_CONFIG_KEY_n/VALUE_n).
+- `git_config_words(args, env)`: the words after `git` and, after them, each `KEY=VALUE` setting
+  git reads from the command's environment `env` as it reads `-c KEY=VALUE`
+  (GIT_CONFIG_PARAMETERS, GIT_CONFIG_COUNT with GIT_CONFIG_KEY_n/VALUE_n).
 
 Only the words are read, never the repository: a decision depends on the command and the policies
 alone, so the server's and the batch's memos of answers stay right.
@@ -132,10 +133,12 @@ def _located(
     )
 
 
-def git_env_config(env: dict[str, str]) -> list[str]:
-    """The `KEY=VALUE` settings git reads from environment `env` as command-line configuration
-    (module docstring)."""
-    return [f"{key}={value}" for key, value in env_settings(env)]
+def git_config_words(args: list[str], env: dict[str, str]) -> list[str]:
+    """`args` and the `KEY=VALUE` settings git reads from environment `env` as command-line
+    configuration (module docstring)."""
+    if not env:
+        return args
+    return args + [f"{key}={value}" for key, value in env_settings(env)]
 
 
 _LS = "list<string>"
@@ -146,5 +149,5 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("git_checkout_operands", (_LS,), _LS, git_checkout_operands),
     Function("git_push_branches", (_LS,), _LS, git_push_branches),
     Function("git_restore_discards", (_LS,), "bool", git_restore_discards),
-    Function("git_env_config", ("map<string,dyn>",), _LS, git_env_config),
+    Function("git_config_words", (_LS, "map<string,dyn>"), _LS, git_config_words),
 )
