@@ -152,10 +152,11 @@ def _reasons(hits: list[tuple[RuleResult, ...]], verdict: Verdict) -> tuple[str,
 def _fired_rule_ids(evaluation: Evaluation) -> tuple[str, ...]:
     ids: list[str] = []
     for result in evaluation.results:
-        ids.extend(hit.rule.id for hit in result.permission_hits if hit.rule.mode == "enforce")
+        if result.permission_hits:
+            ids.extend(hit.rule.id for hit in result.permission_hits if hit.rule.mode == "enforce")
         if result.rewrite is not None:
             ids.append(result.rewrite.rule.id)
-    return _dedupe(ids)
+    return _dedupe(ids) if ids else ()
 
 
 def _gate(

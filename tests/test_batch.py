@@ -125,3 +125,27 @@ def test_a_batch_skips_the_messages_and_nothing_it_answers_changes() -> None:
                 assert hit.error or default_message(hit.rule) in hit.message  # guessed: wrapped
         own_messages += full.reasons != bare.reasons
     assert own_messages > 10  # the full decisions did work their messages out
+
+
+def test_an_answer_line_is_the_json_encoding_of_the_answer_object() -> None:
+    """`batch_line` writes the answer out by hand: byte for byte what the JSON encoder gives for
+    `batch_answer`, on corpus decisions and on decisions whose strings need escaping (quotes,
+    backslashes, control characters, non-ASCII, a lone surrogate from an undecodable byte)."""
+    from rtk_policy.decision import Decision
+    from rtk_policy.engine.answers import batch_answer, batch_line, dumps, request_context
+    from rtk_policy.engine.pipeline import load_engine
+
+    engine = load_engine()
+    context = request_context(engine, str(CORPUS), agent="claude")
+    decisions = [engine.decide(c, context) for c in read_corpus(CORPUS / "commands.txt")[:300]]
+    odd = ['a "b" \\c', "tab\there\nline\x00\x1f\x7f", "caf\u00e9 \u2028 \U0001f600", "x\udcff", ""]
+    for text in odd:
+        for verdict, rewrite in (("ask", text), ("allow", None), ("none", "rtk " + text)):
+            decisions.append(
+                Decision(verdict=verdict, command=text, rewrite=rewrite, rewritten=rewrite,
+                         reasons=(), rule_ids=(text, "r2") if text else (), warnings=(),
+                         audit_rule_ids=(), gate="")  # fmt: skip
+            )
+    assert len({batch_line(d) for d in decisions}) > 20
+    for decision in decisions:
+        assert batch_line(decision) == dumps(batch_answer(decision)), decision

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rtk_policy.util import record
+from rtk_policy.policy import facts
 from rtk_policy.policy.facts import VARIABLES, segment_value
 from rtk_policy.shell import parse
 from rtk_policy.shell.model import Segment
@@ -60,12 +61,34 @@ def _segments() -> list[Segment]:
 
 
 def test_a_segment_map_holds_every_field_by_its_definition():
-    """Corpus and rich segments: the same keys, order, values and value types as the definition."""
+    """Corpus and rich segments: the same keys, order, values and value types as the definition,
+    from the tables of field names (`_whole_segment`) and from the generated builder."""
+    built = facts._built_segment()
+    assert built is not None and built is not facts._whole_segment
+    for build in (facts._whole_segment, built):
+        _holds_every_field(build)
+
+
+def test_segment_value_takes_the_generated_builder_once_warm(monkeypatch):
+    """The first `BUILD_AFTER` whole maps come from the tables (a cold hook compiles nothing), the
+    later ones from the generated builder; a limited map never uses it."""
+    monkeypatch.setattr(facts, "_until_built", 2)
+    monkeypatch.setattr(facts, "_build_whole", facts._whole_segment)
+    segment = parse("FOO=1 git -C x status > out").segments[0]
+    first = segment_value(segment)
+    assert facts._build_whole is facts._whole_segment
+    segment_value(segment, frozenset({"program"}))
+    assert facts._build_whole is facts._whole_segment
+    assert segment_value(segment) == first and facts._build_whole.__name__ == "build"
+    assert segment_value(segment) == first == _expected(segment)
+
+
+def _holds_every_field(build) -> None:
     segments = _segments()
     assert len(segments) > 1000
     seen_redirects = seen_env = 0
     for segment in segments:
-        expected, found = _expected(segment), segment_value(segment)
+        expected, found = _expected(segment), build(segment)
         assert found == expected, segment.text
         assert list(found) == list(expected)  # the same keys in the same order
         assert list(found["pipeline"]) == list(expected["pipeline"])

@@ -448,3 +448,30 @@ def test_the_file_guards_are_compiled_once_warm(monkeypatch):
     assert all(g.__name__ != "guard" for _, g in policies._consumers)
     policies.evaluate(parse("cat README.md"), CONTEXT)
     assert all(g.__name__ == "guard" for _, g in policies._consumers)
+
+
+def test_the_outputs_met_once_warm_are_compiled(monkeypatch):
+    """A rewrite's output form is a closure until WARM_AFTER segments were evaluated, then a
+    compiled guard; the rewrite is the same."""
+    monkeypatch.setattr(policyset_module, "WARM_AFTER", 3)
+    policies = _shipped()
+    cold = policies.evaluate(parse("git status"), CONTEXT).results[0].rewrite
+    assert cold is not None and cold.rewrite
+    assert all(g is None or g.__name__ != "guard" for g in policies._outputs.values())
+    policies.evaluate(parse("ls && cat README.md"), CONTEXT)  # now warm
+    warm = policies.evaluate(parse("git status"), CONTEXT).results[0].rewrite
+    assert warm == cold
+    assert policies._outputs and all(g.__name__ == "guard" for g in policies._outputs.values())
+
+
+def test_a_compiled_search_runs_the_regex_after_the_inline_pre_test_only():
+    """`x.matches("p")` compiled: the required literals are tested inline, then the lazily
+    compiled regex (`values.lazy_search`) decides; an invalid pattern is `UNKNOWN`."""
+    from rtk_policy.policy.guards.values import lazy_search
+
+    guard = form_function(("mcall", "matches", _field("text"), [("lit", "^git push")]), {})
+    assert guard({"segment": {"text": "git push -f"}}) is True
+    assert guard({"segment": {"text": "git pull"}}) is False
+    assert guard({"segment": {"text": 3}}) is UNKNOWN
+    assert lazy_search("(")("anything") is UNKNOWN
+    assert lazy_search("a+b")("xaab") is True and lazy_search("a+b")("ba") is False

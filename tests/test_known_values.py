@@ -179,3 +179,208 @@ def test_a_program_whose_name_is_not_known_still_asks(engine, text):
 def test_a_quoted_known_output_stays_one_word():
     line = parse('rm -rf "$(echo / /etc)"')
     assert ("-rf", "/ /etc") in [s.args for s in line.segments]
+
+
+# -- nested substitutions and empty backticks (bash 5.2 checked with echo/printf in rm's place) --
+
+
+@pytest.mark.parametrize(
+    ("substitution", "output"),
+    [
+        ("$(echo $(echo rm))", "rm"),
+        ("$(echo $(echo $(echo rm)))", "rm"),
+        ('$(echo "$(echo rm)")', "rm"),
+        ("$(echo `echo rm`)", "rm"),
+        ("`echo \\`echo rm\\``", "rm"),  # `\`` inside backticks is a nested substitution
+        ("$(printf %s $(echo rm))", "rm"),
+        ("$(echo $(echo r)m)", "rm"),
+        ("$(echo a$(echo b c)d)", "ab cd"),
+        ('$(echo "a$(echo "b  c")d")', "ab  cd"),
+        ("$(echo $(echo) x)", "x"),
+        ("``", ""),
+        ("$()", ""),
+    ],
+)
+def test_known_output_of_nested_substitutions(substitution, output):
+    assert known_output(substitution) == output
+
+
+@pytest.mark.parametrize(
+    "substitution",
+    [
+        "$(echo $(echo $(echo $(echo $(echo $(echo rm))))))",  # deeper than the bound
+        "$(echo $(echo '*'))",  # the inner output is globbed by the outer echo
+        "$(echo $(id))",
+        '$(echo "$(echo $HOME)")',
+        "`echo \\`id\\``",
+        "$(echo $(echo -e '\\x72m'))",
+    ],
+)
+def test_nested_output_that_cannot_be_known_is_not_guessed(substitution):
+    assert known_output(substitution) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "$(echo $(echo rm)) -rf /",
+        "$(echo $(echo $(echo rm))) -rf /",
+        '$(echo "$(echo rm)") -rf /',
+        '"$(echo $(echo rm))" -rf /',
+        "$(printf %s $(echo rm)) -rf /",
+        "rm -rf $(echo $(echo /))",
+        'rm -rf "$(echo "$(echo /)")"',
+        "rm -rf `echo \\`echo /\\``",
+        "`echo \\`echo rm\\`` -rf /",
+        "``rm -rf / ``",
+        "``rm -rf /``",
+        "``rm`` -rf /",
+        "rm -rf ``/",
+        '"``"rm -rf /',
+        "r``m -rf /",
+        "echo ok; ``rm -rf / ``",
+    ],
+)
+def test_nested_and_empty_substitutions_are_judged_as_bash_runs_them(engine, text):
+    assert _verdict(engine, text) == "deny"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["$(echo $(echo ls)) -la", "``ls -la ``", "echo '``rm -rf /``'", "`echo \\`echo ls\\``"],
+)
+def test_nested_and_empty_substitutions_of_safe_commands_are_not_denied(engine, text):
+    assert _verdict(engine, text) != "deny"
+
+
+@pytest.mark.parametrize(
+    ("substitution", "output"),
+    [
+        ("$(echo r\\\nm)", "rm"),
+        ("`echo r\\\nm`", "rm"),
+        ("$(\\\necho rm)", "rm"),
+        ('$(echo "r\\\nm")', "rm"),
+    ],
+)
+def test_a_line_continuation_inside_a_substitution_is_removed(substitution, output):
+    assert known_output(substitution) == output
+
+
+def test_a_backslash_newline_inside_single_quotes_stays():
+    assert known_output("$(echo 'r\\\nm')") is None  # a newline in '…': not read here
+
+
+@pytest.mark.parametrize(
+    "text", ["$(echo r\\\nm) -rf /", "`echo r\\\nm` -rf /", "rm -rf $(echo \\\n/)", "$(\\\necho rm) -rf /"]
+)
+def test_a_line_continuation_inside_a_substitution_does_not_hide_a_deny(engine, text):
+    assert _verdict(engine, text) == "deny"
+
+
+@pytest.mark.parametrize(
+    ("text", "program", "args"),
+    [
+        ("``rm -rf / ``", "rm", ("-rf", "/")),
+        ("``rm`` -rf /", "rm", ("-rf", "/")),
+        ("r``m -rf /", "rm", ("-rf", "/")),
+        ('echo "a``b" ``', "echo", ("ab",)),
+        ("echo '``' x", "echo", ("``", "x")),  # text inside '…'
+    ],
+)
+def test_an_empty_backtick_is_read_as_bash_reads_it(text, program, args):
+    line = parse(text)
+    assert not line.parse_error, line.error
+    expanded = [s for s in line.segments if (s.program, s.args) == (program, args)]
+    assert expanded, [(s.program, s.args) for s in line.segments]
+
+
+@pytest.mark.parametrize(
+    "text", ["``ls -la ``", "``echo hi`` there", "git status ``", 'echo "$(rm -rf build `` \\;)"']
+)
+def test_an_empty_backtick_beside_a_safe_command_is_not_asked(engine, text):
+    assert _verdict(engine, text) == "none"
+
+
+# -- IFS: unquoted expansions split where the command says (bash 5.2 checked with echo) -----------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "IFS=,; x=rm,-rf,/; $x",
+        "x=rm:-rf:/; IFS=:; $x",
+        "IFS=,; rm -rf $(echo a,/)",
+        "IFS=,; for d in $(echo /etc,/usr); do rm -rf $d; done",
+    ],
+)
+def test_words_split_at_the_ifs_the_command_set_are_judged(engine, text):
+    assert _verdict(engine, text) == "deny"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "IFS=; x='rm -rf /'; $x",  # IFS empty: no splitting, the program is "rm -rf /"
+        "IFS=, true; x=rm,-rf,/; $x",  # IFS set for `true` only
+        "IFS=,; x=ls,-la; $x",
+    ],
+)
+def test_ifs_splitting_of_safe_or_unsplit_words_is_not_denied(engine, text):
+    assert _verdict(engine, text) == "none"
+
+
+def test_an_ifs_the_command_cannot_show_makes_a_split_word_unknown(engine):
+    assert _verdict(engine, "read IFS; x=rm,-rf,/; $x") == "ask"
+
+
+@pytest.mark.parametrize(
+    ("text", "ifs", "fields"),
+    [
+        ("rm,-rf,/", ",", ["rm", "-rf", "/"]),
+        ("a,,b", ",", ["a", "", "b"]),
+        ("a,", ",", ["a"]),
+        (",a", ",", ["", "a"]),
+        (" a , b ", " ,", ["a", "b"]),
+        ("a b", "", ["a b"]),
+        (" a  b ", " \t\n", ["a", "b"]),
+    ],
+)
+def test_split_fields_as_bash_splits(text, ifs, fields):
+    from rtk_policy.shell.values import split_fields
+
+    assert split_fields(text, ifs) == fields
+
+
+# -- a shell reading its script from a process substitution ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["bash <(echo rm -rf /)", "bash < <(echo rm -rf /)", "sh -x <(printf '%s' 'rm -rf /')",
+     "bash < <(echo $(echo rm) -rf /)"],  # fmt: skip
+)
+def test_a_script_from_a_known_process_substitution_is_judged(engine, text):
+    assert _verdict(engine, text) == "deny"
+
+
+@pytest.mark.parametrize("text", ["bash <(cat script.sh)", "bash < <(cat script.sh)", "sh /dev/fd/3"])
+def test_a_script_from_an_unknown_process_substitution_asks(engine, text):
+    assert _verdict(engine, text) == "ask"
+
+
+@pytest.mark.parametrize("text", ["bash <(echo ls)", "bash < <(echo git status)", "bash script.sh"])
+def test_a_known_safe_script_from_a_process_substitution_is_not_asked(engine, text):
+    assert _verdict(engine, text) == "none"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["bash /dev/stdin <<< 'rm -rf /'", "sh /proc/self/fd/0 <<< 'rm -rf /'",
+     "bash /dev/fd/0 <<< 'rm -rf /'", "bash - <<< 'rm -rf /'", "source /dev/fd/0 <<< 'rm -rf /'"],
+)  # fmt: skip
+def test_a_shell_reading_its_script_from_stdin_by_name_reads_the_here_string(engine, text):
+    assert _verdict(engine, text) == "deny"
+
+
+def test_a_safe_script_on_stdin_by_name_is_not_asked(engine):
+    assert _verdict(engine, "bash - <<< 'ls'") == "none"

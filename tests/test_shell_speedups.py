@@ -18,6 +18,7 @@ import pytest
 
 from rtk_policy.shell import assemble, draft, parse, plainpath, scan
 from rtk_policy.shell.parser import Walker
+from rtk_policy.shell.source import Source
 from rtk_policy.shell.words import make_word
 
 ROOT = Path(__file__).resolve().parent
@@ -130,7 +131,7 @@ def _tree_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _no_single(monkeypatch: pytest.MonkeyPatch) -> None:
     """Switch off the single-command path of `assemble` (the walk then runs)."""
-    monkeypatch.setattr(assemble, "_single", lambda text, transparent: None)
+    monkeypatch.setattr(assemble, "_single", lambda text, words, transparent: None)
 
 
 def test_the_fast_path_is_taken_for_plain_input():
@@ -165,6 +166,13 @@ def test_fast_path_equals_the_tree_walk(monkeypatch, prefixes):
     assert not diffs, "\n".join(f"{t!r}\n  fast {f!r}\n  tree {s!r}" for t, f, s in diffs[:3])
 
 
+def _single_path(text: str, prefixes: tuple[str, ...]) -> object:
+    """`assemble._single` of a one-command plain source."""
+    words = plainpath.single_words(text)
+    assert words is not None, text
+    return assemble._single(text, words, prefixes)
+
+
 @pytest.mark.parametrize("prefixes", [(), PREFIXES, ("rtk", "noglob")], ids=["none", "some", "rtk"])
 def test_single_command_path_equals_the_walk(monkeypatch, prefixes):
     """`assemble._single` (one plain command, no walk) gives the walk's CommandLine; it is taken
@@ -172,10 +180,10 @@ def test_single_command_path_equals_the_walk(monkeypatch, prefixes):
     inputs = [t for t in INPUTS if plainpath.single_words(t) is not None]
     inputs += [f"{w} {t}" for t in inputs[:300] for w in ("sudo", "rtk", "direnv exec .", "env")]
     assert len(inputs) > 1000
-    taken = [t for t in inputs if assemble._single(t, prefixes) is not None]
+    taken = [t for t in inputs if _single_path(t, prefixes) is not None]
     assert len(taken) > len(inputs) // 2
     for text in ("bash x.sh", "xargs rm", "sudo eval x", "env -S ls"):
-        assert assemble._single(text, prefixes) is None, text
+        assert _single_path(text, prefixes) is None, text
     fast = [parse(text, prefixes) for text in inputs]
     _no_single(monkeypatch)
     slow = [parse(text, prefixes) for text in inputs]
@@ -236,8 +244,10 @@ def test_a_plain_source_scans_as_nothing():
 
 
 def _plain_path(text: str, prefixes: tuple[str, ...]) -> object:
-    """`assemble._plain` of a plain source."""
-    return assemble._plain(text, plainpath.commands(text), prefixes, Walker)
+    """`assemble._plain` of a plain source, walked as `assemble` walks it."""
+    walker = Walker(prefixes)
+    walker.walk_source(Source(text, 0), draft.Ctx(), plain=plainpath.commands(text))
+    return assemble._plain(text, walker)
 
 
 @pytest.mark.parametrize("prefixes", [(), PREFIXES, ("rtk", "noglob")], ids=["none", "some", "rtk"])
@@ -251,7 +261,7 @@ def test_plain_source_path_equals_the_walk(monkeypatch, prefixes):
     for text in ("bash -c 'ls' && x", "a | xargs rm", "sudo eval x; y", "env -S 'ls x' | y"):
         assert _plain_path(text, prefixes) is None, text
     fast = [parse(text, prefixes) for text in inputs]
-    monkeypatch.setattr(assemble, "_plain", lambda text, cmds, transparent, walker_cls: None)
+    monkeypatch.setattr(assemble, "_plain", lambda text, walker: None)
     slow = [parse(text, prefixes) for text in inputs]
     diffs = [(t, f, s) for t, f, s in zip(inputs, fast, slow, strict=True) if f != s]
     assert not diffs, "\n".join(f"{t!r}\n  plain {f!r}\n  walk {s!r}" for t, f, s in diffs[:3])
@@ -316,3 +326,26 @@ def test_fast_path_patterns_use_no_possessive_quantifier_or_atomic_group():
     assert any("[A-Za-z" in source for source in sources)  # the patterns were found
     for source in sources:
         assert not stdlib_re.search(r"[*+?}]\+|\(\?>", source), source
+
+
+def test_argument_facts_in_one_pass_equal_each_function():
+    """`argv.argument_facts` reads a command's arguments once for its subcommand, flags, operands
+    and paths: the same values `subcommand`, `flags`, `operands` and `operand_paths` give, on
+    every corpus command and on generated arguments (global options and their values, `-`, `--`,
+    empty words, paths to land)."""
+    from rtk_policy.shell.argv import GLOBAL_OPTIONS, argument_facts, flags, operands, subcommand
+    from rtk_policy.shell.paths import operand_paths
+
+    cases = [(s.program, s.args, s.cwd) for text in INPUTS[:4000] for s in parse(text).segments]
+    rng = random.Random(20)
+    pool = ("-C", "-c", "x", "-n", "prod", "-", "--", "", "./a", "a//b", "$HOME/x", ".", "b/",
+            "-v", "--repo", "~/y", "push", "/tmp/../etc", "-rf", "--namespace")  # fmt: skip
+    for _ in range(4000):
+        program = rng.choice((*GLOBAL_OPTIONS, "rm", "ls"))
+        args = tuple(rng.choice(pool) for _ in range(rng.randrange(0, 7)))
+        cases.append((program, args, rng.choice(("", "..", "/srv", "?", "~"))))
+    assert any("--" in args for _, args, _ in cases)
+    for program, args, cwd in cases:
+        expected = (subcommand(program, args), flags(args), operands(program, args))
+        expected += (operand_paths(args, cwd),)
+        assert argument_facts(program, args, cwd) == expected, (program, args, cwd)

@@ -157,7 +157,7 @@ def test_spellings_are_remembered_only_within_one_evaluation(tmp_path):
     settings = f"{tmp_path}/link/.claude/settings.json"
     decision = engine.decide(f"echo x > {tmp_path}/link/g && echo x > {settings}", engine.context())
     assert decision.rule_ids == ("guard-self-write",)  # the written paths were spelt and looked up
-    assert paths._memo is None
+    assert paths.evaluation_memo(None) is None  # the evaluation restored it
 
 
 @pytest.mark.parametrize(

@@ -95,6 +95,9 @@ def dangerous(engine: object) -> list[str]:
 
 
 def decide(engine: object, command: str, cwd: str) -> object:
+    # no wall-clock budget: on a loaded machine a decision past it asks (engine/budget.py, tested on
+    # its own), which this property would take for a weakened verdict
+    engine.budget_s = None  # type: ignore[attr-defined]
     context = engine.context(agent="claude", cwd=cwd, **CLAUDE)  # type: ignore[attr-defined]
     return engine.decide(command, context)  # type: ignore[attr-defined]
 

@@ -103,3 +103,23 @@ def test_no_allow_rule_speaks_for_an_open_quote(engine):
     allowed = record.evolve(context, claude_allow=("git:*",))
     assert engine.decide("git push 'x", allowed).verdict == "none"
     assert engine.decide("git push x", allowed).verdict == "allow"
+
+
+def test_an_input_without_a_quote_is_not_parsed_again(monkeypatch):
+    """Closing a quote cannot help a command that holds none (a long list of deletions past the
+    segment limit): it is not parsed twice more; a trailing backslash still is (`\\` then `'` is
+    an escaped quote)."""
+    from rtk_policy.engine import unclosed
+    from rtk_policy.shell import parse
+
+    parsed: list[str] = []
+
+    def counted(text: str):
+        parsed.append(text)
+        return parse(text)
+
+    long = parse("cd /tmp; " + "; ".join(f"rm -rf x{i}" for i in range(2100)))
+    assert long.parse_error
+    assert unclosed.closed_text(long, counted) is None and parsed == []
+    backslash = parse("sudo \\")
+    assert unclosed.closed_text(backslash, counted) is not None and parsed == ["sudo \\'"]

@@ -24,6 +24,7 @@ from rtk_policy.audit import store as audit_store
 from rtk_policy.audit.encode import finish
 from rtk_policy.audit.event import build_event
 from rtk_policy.config.paths import audit_log_file, audit_spool_file
+from rtk_policy.util import environ
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,11 +47,10 @@ def default_audit_path() -> str:
 def audit_path(config: Any) -> str:
     """The log path a `Config` selects: its `audit_path` (with `~` expanded) or the default."""
     configured = getattr(config, "audit_path", "") or ""
-    environ = os.environ
     key = (configured, environ.get("XDG_STATE_HOME"), environ.get("HOME"))
     found = _paths.get(key)
     if found is None:
-        found = os.path.expanduser(configured) if configured else default_audit_path()
+        found = environ.expand_user(configured) if configured else default_audit_path()
         if len(_paths) >= 64:
             _paths.clear()
         _paths[key] = found
@@ -273,7 +273,7 @@ def keyed_digest(key_file: str) -> Callable[[bytes], Any]:
     """
     from rtk_policy.util.hashing import hmac_sha256
 
-    fd = os.open(os.path.expanduser(key_file), os.O_RDONLY)
+    fd = os.open(environ.expand_user(key_file), os.O_RDONLY)
     try:
         key = os.read(fd, 4096)
     finally:

@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, TYPE_CHECKING
 
-from rtk_policy.engine.answers import batch_answer, dumps, request_context
+from rtk_policy.engine.answers import batch_line, dumps, request_context
 from rtk_policy.util import record
 
 if TYPE_CHECKING:
@@ -51,9 +51,8 @@ class Answers:
         """The answer line (newline included) of one input line."""
         found = self._known.get(line)
         if found is None:
-            answer = answer_line(self.engine, self.base, line)
-            found = dumps(answer) + "\n"
-            if "error" not in answer:  # an internal error is not a property of the line
+            found = answer_line(self.engine, self.base, line) + "\n"
+            if not found.startswith(_ERROR):  # an internal error is not a property of the line
                 if len(self._known) >= MEMO_LINES:
                     self._known.clear()
                 self._known[line] = found
@@ -154,18 +153,22 @@ def _answer_chunk(lines: list[str]) -> str:
     return "".join(map(_WORKER, lines))
 
 
-def answer_line(engine: Engine, base: Context, line: str) -> dict[str, object]:
-    """The answer object for one input line."""
+#: how an answer line that is an error starts (`dumps({"error": …})`)
+_ERROR = '{"error":'
+
+
+def answer_line(engine: Engine, base: Context, line: str) -> str:
+    """The answer line (JSON, without its newline) for one input line."""
     try:
         request = json.loads(line)
         context = _line_context(base, request)
         # an answer line holds no reason: the rules' messages are not worked out
         decision = engine.decide(request["command"], context, messages=False)
     except (ValueError, KeyError, TypeError) as error:
-        return {"error": _describe(error)}
+        return dumps({"error": _describe(error)})
     except Exception as error:  # noqa: BLE001 - one bad line never stops the batch
-        return {"error": f"internal error: {type(error).__name__}: {error}"}
-    return batch_answer(decision)
+        return dumps({"error": f"internal error: {type(error).__name__}: {error}"})
+    return batch_line(decision)
 
 
 def _line_context(base: Context, request: object) -> Context:
@@ -178,11 +181,12 @@ def _line_context(base: Context, request: object) -> Context:
     config = request.get("config") or {}
     if not isinstance(config, dict):
         raise TypeError('"config" must be an object')
-    unknown = sorted(set(config) - _CONFIG_KEYS)
-    if unknown:
-        raise TypeError(f'unknown config key "{unknown[0]}"')
-    for key, value in config.items():
-        changes[key] = _strings(value, f"config.{key}")
+    if config:
+        unknown = sorted(set(config) - _CONFIG_KEYS)
+        if unknown:
+            raise TypeError(f'unknown config key "{unknown[0]}"')
+        for key, value in config.items():
+            changes[key] = _strings(value, f"config.{key}")
     claude = request.get("claude")
     if claude is not None:
         if not isinstance(claude, dict):

@@ -15,9 +15,8 @@ from rtk_policy.engine.answers import (
     EXIT_DEFER,
     EXIT_DENY,
     FAIL_EXIT,
-    batch_answer,
+    batch_line,
     command_words,
-    dumps,
     exit_code,
     join_words,
     request_context,
@@ -96,7 +95,7 @@ def _rewrite_one(
         stderr.write(f"rtk-policy: denied: {decision.reasons[0]}\n")
     for warning in decision.warnings:
         stderr.write(f"rtk-policy: warning: {warning}\n")
-    stdout.write(dumps(batch_answer(decision)) + "\n" if as_json else text)
+    stdout.write(batch_line(decision) + "\n" if as_json else text)
     _audit(engine, outcome, command, cwd, agent or "cli", started)
     return code
 

@@ -33,10 +33,8 @@ trusted layer the fail mode is at least `closed`, since the mode it held is unkn
 
 from __future__ import annotations
 
-import os
-
 from rtk_policy.config.layers import MANAGED, PROJECT, Layer, find_layers
-from rtk_policy.util import record
+from rtk_policy.util import environ, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -209,7 +207,7 @@ def strictest(*modes: str) -> str:
 
 def effective_fail_mode(config: object) -> str:
     """The config's fail mode, made stricter (never looser) by `$RTK_POLICY_FAIL`."""
-    return strictest(getattr(config, "fail_mode", "open"), os.environ.get("RTK_POLICY_FAIL", ""))
+    return strictest(getattr(config, "fail_mode", "open"), environ.get("RTK_POLICY_FAIL") or "")
 
 
 def config_from_mapping(data: dict[str, object], base: Config | None = None) -> Config:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 
 from rtk_policy.config.managed import managed_folder
+from rtk_policy.util import environ
 
 #: The managed (system) layer's folder (`config/managed.py` keeps it per platform). Fixed in
 #: code; tests replace it on the module.
@@ -88,7 +89,7 @@ def cache_dirs() -> list[str]:
 
 
 def _with_default(chosen: str, default: str) -> list[str]:
-    fallback = os.path.join(os.path.expanduser("~"), default, "rtk-policy")
+    fallback = os.path.join(environ.expand_user("~"), default, "rtk-policy")
     return [chosen] if chosen == fallback else [chosen, fallback]
 
 
@@ -151,4 +152,4 @@ def project_dir(cwd: str | None = None) -> str | None:
 
 
 def _xdg(variable: str, default: str) -> str:
-    return os.environ.get(variable) or os.path.join(os.path.expanduser("~"), default)
+    return environ.get(variable) or os.path.join(environ.expand_user("~"), default)

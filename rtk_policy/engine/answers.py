@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from json.encoder import encode_basestring
 
 from rtk_policy.decision import VERDICT_ALLOW, VERDICT_ASK, VERDICT_DENY, VERDICT_NONE, Decision
 
@@ -81,6 +82,19 @@ def batch_answer(decision: Decision) -> dict[str, object]:
         "rewrite": decision.rewrite,
         "rules": list(decision.rule_ids),
     }
+
+
+def batch_line(decision: Decision) -> str:
+    """`dumps(batch_answer(decision))`, byte for byte, written out without the encoder's
+    machinery (its Python-level set-up per call outweighs the C encoding of five fields)."""
+    code, text = exit_code(decision)
+    rewrite = decision.rewrite
+    return (
+        f'{{"exit":{code:d},"stdout":{encode_basestring(text)},'
+        f'"verdict":{encode_basestring(decision.verdict)},'
+        f'"rewrite":{"null" if rewrite is None else encode_basestring(rewrite)},'
+        f'"rules":[{",".join(map(encode_basestring, decision.rule_ids))}]}}'
+    )
 
 
 def dumps(obj: object) -> str:

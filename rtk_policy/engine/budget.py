@@ -3,9 +3,8 @@
 An input up to the size limits is parsed and judged segment by segment; when judging would run past
 `DECISION_BUDGET_S` from the start of the decision, the segments not yet judged are left out
 (`PolicySet.evaluate`'s `deadline`) and the answer is at least an ask that says so, never a rewrite:
-what was not judged cannot be allowed. A deny found in the segments judged in time stands. In the
-resident server the engine's lock is held for at most about that long, so other agents' calls wait
-no longer.
+what was not judged cannot be allowed. A deny found in the segments judged in time stands. The
+resident server answers other agents' calls meanwhile (`serve.resident`).
 """
 
 from __future__ import annotations

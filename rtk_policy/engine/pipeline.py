@@ -210,6 +210,8 @@ def tool_command_line(call: ToolCall) -> CommandLine:
 
 def _valid_unicode(text: str) -> str:
     """`text` with lone surrogates replaced by U+FFFD (unchanged when it is valid Unicode)."""
+    if text.isascii():
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

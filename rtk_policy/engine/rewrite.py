@@ -40,15 +40,21 @@ def replacements(command_line: CommandLine, evaluation: Evaluation) -> Replaceme
     the whole input."""
     if command_line.rewrite_refused:
         return None
+    if all(r.rewrite is None for r in evaluation.results):
+        return []  # every replacement is a segment's rewrite (`_rewrite_of`)
     results = {r.segment_index: r for r in evaluation.results}
     found: list[tuple[Segment, str]] = []
     for group in _pipelines(command_line.segments):
         found.extend(_choose(group, results))
     text = command_line.text
     return sorted(
-        ((seg, new) for seg, new in found if text[seg.start : seg.end] != new),
-        key=lambda pair: pair[0].start,
+        [(seg, new) for seg, new in found if text[seg.start : seg.end] != new], key=_start
     )
+
+
+def _start(pair: tuple[Segment, str]) -> int:
+    """Where the segment of a (segment, replacement) pair starts."""
+    return pair[0].start
 
 
 def splice(command_line: CommandLine, changed: Replacements) -> str | None:
@@ -139,8 +145,7 @@ def _identity(command_line: CommandLine) -> str | None:
     if command_line.multiline or len(top) != 1:
         return None
     seg = top[0]
+    if not (seg.program == "rtk" or seg.wrappers[:1] == ("rtk",)) or seg.pipeline_size != 1:
+        return None
     text = _normalise(command_line.text)
-    is_rtk = seg.program == "rtk" or seg.wrappers[:1] == ("rtk",)
-    if is_rtk and seg.pipeline_size == 1 and _normalise(seg.text) == text:
-        return text
-    return None
+    return text if _normalise(seg.text) == text else None

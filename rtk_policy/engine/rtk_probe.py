@@ -17,7 +17,7 @@ import json
 import os
 import stat
 
-from rtk_policy.util import record
+from rtk_policy.util import environ, record
 
 #: The oldest RTK whose commands the registry targets (`rtk rewrite`, `rtk read`, the native hooks).
 MIN_VERSION = (0, 23, 0)
@@ -39,7 +39,7 @@ class RtkStatus:
 def find_rtk(path_env: str | None = None) -> tuple[str, os.stat_result] | None:
     """The first executable regular file named `rtk` on `path_env` (default `$PATH`), with its
     stat."""
-    search = os.environ.get("PATH", "") if path_env is None else path_env
+    search = (environ.get("PATH") or "") if path_env is None else path_env
     for folder in search.split(os.pathsep):
         candidate = os.path.join(folder or ".", "rtk")
         try:
@@ -113,6 +113,7 @@ def _probe_version(path: str) -> str:
             timeout=_PROBE_TIMEOUT,
             stdin=subprocess.DEVNULL,
             check=False,
+            env=environ.subprocess_env(),
         )
     except (OSError, subprocess.SubprocessError):
         return ""

@@ -28,6 +28,8 @@ def closed_text(
     text = command_line.text
     if not command_line.parse_error or command_line.unattestable or not text.strip():
         return None
+    if "'" not in text and '"' not in text and not text.endswith("\\"):
+        return None  # no quote to close: one added at the end would be open itself
     for quote in QUOTES:
         closed = parse(text + quote)
         if not closed.parse_error:

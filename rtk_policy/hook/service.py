@@ -317,19 +317,27 @@ def answer_stream(
     _run(_Hook(options, stdout, stderr, engine, decoded), stdin)
 
 
-def _run(hook: _Hook, stdin: IO[Any]) -> None:
+def _run(hook: _Hook, stdin: IO[Any], shared: bool = False) -> None:
+    """Answer the hook call read from `stdin`; stray prints go to its stderr, but in a `shared`
+    process (see `answer_payload`)."""
     try:
-        _printing_to(hook.stderr, hook.handle, stdin)  # stray prints never reach stdout
+        _printing_to(hook.stderr, hook.handle, stdin, shared)  # stray prints never reach stdout
     except Exception as error:  # noqa: BLE001 - the hook answers whatever happens
         try:
-            _printing_to(hook.stderr, hook.internal_error, error)
+            _printing_to(hook.stderr, hook.internal_error, error, shared)
         except Exception:  # noqa: BLE001
             pass
 
 
-def _printing_to(stream: IO[str], call: Callable[[_A], None], argument: _A) -> None:
+def _printing_to(
+    stream: IO[str], call: Callable[[_A], None], argument: _A, shared: bool = False
+) -> None:
     """`call(argument)` with `sys.stdout` set to `stream` (what `contextlib.redirect_stdout` does,
-    without importing contextlib: ~1 ms of a cold hook)."""
+    without importing contextlib: ~1 ms of a cold hook); in a `shared` process, with `sys.stdout`
+    left alone."""
+    if shared:
+        call(argument)
+        return
     saved = sys.stdout
     sys.stdout = stream
     try:
@@ -355,14 +363,18 @@ def answer_payload(
     engine: HookEngine | None = None,
     decoded: Decoded | None = None,
     host_pid: int | None = None,
+    shared: bool = False,
 ) -> HookAnswer:
     """The hook's answer to raw `payload` bytes for `agent` (None: detect), as `run` would write it.
 
     Used by the resident server and the thin client's in-process fallback. `decoded` is
     `decode_payload(payload)` when the caller has already parsed it (only for a payload within
-    `STDIN_LIMIT`). `host_pid`: see `HookOptions` (0: unknown, e.g. an http request).
+    `STDIN_LIMIT`). `host_pid`: see `HookOptions` (0: unknown, e.g. an http request). `shared`:
+    the process answers other calls at the same time (the resident server's threads), so
+    `sys.stdout`, which they all share, is not pointed at this call's stderr (the answer is
+    returned, never printed: a stray print goes to the process's own stdout, into no answer).
     """
     out, err = io.StringIO(), io.StringIO()
     hook = _Hook(HookOptions(agent=agent or None, host_pid=host_pid), out, err, engine, decoded)
-    _run(hook, io.BytesIO(payload))
+    _run(hook, io.BytesIO(payload), shared)
     return HookAnswer(out.getvalue(), err.getvalue(), hook.decided)

@@ -158,11 +158,18 @@ _read_top = operator.attrgetter(*_TOP_NAMES)
 _read_pipeline = operator.attrgetter(*_PIPELINE_NAMES)
 
 
+#: segments mapped whole by `_whole_segment` before `_built_segment` is generated (never a cold
+#: hook: compiling it costs about as much as 100 segments)
+BUILD_AFTER = 512
+_until_built = BUILD_AFTER
+
+
 def segment_value(segment: Segment, fields: frozenset[str] | None = None) -> dict[str, Any]:
     """The CEL `segment` map of one segment (plain dicts, lists, str, int, bool).
 
     `fields` limits the map to the fields the loaded expressions read (None: every field).
     """
+    global _until_built, _build_whole
     if fields is not None:
         data = {name: _segment_field(segment, name) for name in fields if name in _SEGMENT_SET}
         if "pipeline" in fields:
@@ -170,6 +177,15 @@ def segment_value(segment: Segment, fields: frozenset[str] | None = None) -> dic
                 short: _segment_field(segment, name) for name, short in _PIPELINE_FIELDS.items()
             }
         return data
+    if _until_built > 0:
+        _until_built -= 1
+        if _until_built == 0:
+            _build_whole = _built_segment() or _whole_segment
+    return _build_whole(segment)
+
+
+def _whole_segment(segment: Segment) -> dict[str, Any]:
+    """`segment_value(segment)` of every field, by the tables of field names."""
     data = dict(zip(_TOP_NAMES, _read_top(segment), strict=True))
     for name, convert in _TOP_TUPLES:
         value = data[name]
@@ -182,6 +198,32 @@ def segment_value(segment: Segment, fields: frozenset[str] | None = None) -> dic
             pipeline[key] = convert(value)
     data["pipeline"] = pipeline
     return data
+
+
+_build_whole = _whole_segment
+
+
+def _built_segment() -> Any:
+    """A generated `_whole_segment`: one dict display reading each field once, a tuple field
+    converted as `_whole_segment` converts it; None when it cannot be compiled."""
+    constants: dict[str, Any] = {}
+
+    def read(name: str) -> str:
+        convert = _TUPLE_FIELDS.get(name)
+        if convert is None:
+            return f"s.{name}"
+        constants[f"_c_{name}"] = convert
+        return f"(_c_{name}(s.{name}) if type(s.{name}) is tuple else s.{name})"
+
+    top = ", ".join(f"{name!r}: {read(name)}" for name in _TOP_NAMES)
+    pipeline = ", ".join(f"{short!r}: {read(name)}" for name, short in _PIPELINE_FIELDS.items())
+    source = f"def build(s):\n    return {{{top}, 'pipeline': {{{pipeline}}}}}\n"
+    try:
+        code = compile(source, "<segment_value>", "exec")
+    except (SyntaxError, ValueError, MemoryError):  # a field name Python cannot spell
+        return None
+    exec(code, constants)  # noqa: S102 - our own source, from the record's field names
+    return constants["build"]
 
 
 def command_value(command_line: CommandLine, segments: list[Any] | None) -> dict[str, Any]:

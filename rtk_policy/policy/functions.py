@@ -14,7 +14,6 @@ for ordinary input; an exception becomes an evaluation error of the rule (it doe
 from __future__ import annotations
 
 import importlib
-import os
 import posixpath
 import re
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from functools import lru_cache
 
 from rtk_policy.policy.bash_pattern import bash_rule_matches
 from rtk_policy.policy.regex import re_find, re_matches
-from rtk_policy.util import record
+from rtk_policy.util import environ, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -58,7 +57,7 @@ class Function:
 
 def expand_home(path: str) -> str:
     """Expand a leading `~` and `$HOME`/`${HOME}` to the home folder."""
-    home = os.environ.get("HOME") or os.path.expanduser("~")
+    home = environ.get("HOME") or environ.expand_user("~")
     if path.startswith("${HOME}"):
         path = home + path[7:]
     elif path.startswith("$HOME"):

@@ -203,6 +203,7 @@ FIND_ACTIONS = frozenset(
 )
 #: characters that make the text do more than it says (expansion, substitution, braces, grouping)
 _ACTIVE = frozenset("$`{}()<>")
+_GLOB_CHARS = frozenset("*?[")
 
 
 #: programs Claude Code lets take unquoted globs (`ls *.py`); for the others a glob is refused
@@ -214,7 +215,7 @@ MAX_LENGTH = 10_000
 def claude_read_only(argv: list[str], raw: list[str], text: str, cwd: str, project: str) -> bool:
     """True when Claude Code would run `argv` (typed as the words `raw`, the command `text`) in
     `cwd` without asking."""
-    if not argv or len(text) > MAX_LENGTH or any(c in _ACTIVE for c in text.split(argv[0], 1)[-1]):
+    if not argv or len(text) > MAX_LENGTH or not _ACTIVE.isdisjoint(text.split(argv[0], 1)[-1]):
         return False
     if argv[0] not in GLOB_PROGRAMS and any(_unquoted_glob(word) for word in raw[1:]):
         return False
@@ -234,6 +235,8 @@ def claude_read_only(argv: list[str], raw: list[str], text: str, cwd: str, proje
 
 def _unquoted_glob(raw: str) -> bool:
     """A word with `*`, `?` or `[` outside quotes (bash expands it)."""
+    if _GLOB_CHARS.isdisjoint(raw):  # most words: none of them at all
+        return False
     quote, escaped = "", False
     for c in raw:
         if escaped:

@@ -19,12 +19,13 @@ from __future__ import annotations
 import os
 import posixpath
 import sys
+from _thread import _local
 
 from rtk_policy.config import managed
 from rtk_policy.config import paths as config_paths
 from rtk_policy.policy import paths
 from rtk_policy.serve import runtime
-from rtk_policy.util import record
+from rtk_policy.util import environ, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -107,9 +108,9 @@ def package_paths() -> Iterator[Guarded]:
 def agent_settings() -> Iterator[Guarded]:
     """The agents' user and machine-wide files that hold (or can switch off) our hook."""
     home = paths.home()
-    claude = paths.expand_user(os.environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
-    codex = paths.expand_user(os.environ.get("CODEX_HOME") or "~/.codex")
-    copilot = paths.expand_user(os.environ.get("COPILOT_HOME") or "~/.copilot")
+    claude = paths.expand_user(environ.get("CLAUDE_CONFIG_DIR") or "~/.claude")
+    codex = paths.expand_user(environ.get("CODEX_HOME") or "~/.codex")
+    copilot = paths.expand_user(environ.get("COPILOT_HOME") or "~/.copilot")
     files = {
         "Claude Code's settings (they hold the hook)": (
             f"{claude}/settings.json", f"{claude}/settings.local.json", f"{claude}/hooks",
@@ -157,19 +158,28 @@ SOURCES: tuple[Callable[[], Iterator[Guarded]], ...] = (
 
 #: paths the loaded config names (the audit log when moved), added by `remember_configured`
 _configured: tuple[str, ...] = ()
-_tables: dict[tuple[str | None, ...], tuple[dict[str, str], dict[str, str]]] = {}
+#: per list and environment: spelling → what, holding folder → what, the spellings sorted
+_Table = tuple[dict[str, str], dict[str, str], list[str]]
+_tables: dict[tuple[str | None, ...], _Table] = {}
 _ENV = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "TMPDIR",
         "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME",
         "ZDOTDIR", "BASH_ENV", "ENV")  # fmt: skip
 
 
+#: `.state`, per thread: the evaluation memo `_evaluation` last kept state for, the `_generation`
+#: then, the variables then, and its answers
+_current = _local()
+_generation = 0  #: how many times `remember_configured` changed the configured paths
+
+
 def remember_configured(*configured: str) -> None:
     """Guard paths the loaded config chose (the audit log's `path`) besides the defaults."""
-    global _configured
+    global _configured, _generation
     chosen = tuple(paths.expand_user(p) for p in configured if p)
     if chosen != _configured:
         _configured = chosen
         _tables.clear()
+        _generation += 1
 
 
 def guarded() -> tuple[Guarded, ...]:
@@ -181,18 +191,30 @@ def shared_temp() -> frozenset[str]:
     """The shared temporary folders (`/tmp`, `/var/tmp`, `$TMPDIR`), each spelling: a tree written
     there as a whole (`tar -x -C /tmp`) is everyday work, so it never counts as holding a guarded
     place below it (naming that place still does)."""
-    folders = {"/tmp", "/var/tmp", os.environ.get("TMPDIR") or "/tmp"}
+    folders = {"/tmp", "/var/tmp", environ.get("TMPDIR") or "/tmp"}
     return frozenset(s.rstrip("/") or "/" for f in folders for s in paths.spellings(f))
 
 
-def _table(
-    entries: Callable[[], Iterable[Guarded]] | None = None,
-) -> tuple[dict[str, str], dict[str, str]]:
-    """The spellings of every absolute entry (of `entries()`, default `guarded()`) → what it is,
-    and every folder holding one → what it holds, but the shared temporary folders (remembered
-    per list and environment)."""
-    entries = entries or guarded
-    key = (entries.__qualname__, *(os.environ.get(name) for name in _ENV))
+def _evaluation() -> tuple[tuple[str | None, ...], dict[tuple[str, str], str] | None]:
+    """The variables the tables depend on (`_ENV`) and the answers given so far by (path, list),
+    kept for this thread's evaluation of one command under way (`paths.evaluation_memo`: the
+    environment and the file system are taken as fixed in it); outside one, the variables and no
+    answers."""
+    memo = paths.current_memo()
+    if memo is None:
+        return tuple(environ.get(name) for name in _ENV), None
+    state = getattr(_current, "state", None)
+    if state is None or state[0] is not memo or state[1] != _generation:
+        state = (memo, _generation, tuple(environ.get(name) for name in _ENV), {})
+        _current.state = state
+    return state[2], state[3]
+
+
+def _table(entries: Callable[[], Iterable[Guarded]], variables: tuple[str | None, ...]) -> _Table:
+    """The spellings of every absolute entry of `entries()` → what it is, every folder holding one
+    → what it holds, but the shared temporary folders, and the spellings sorted (remembered per
+    list and the `variables` of the environment)."""
+    key = (entries.__qualname__, *variables)
     found = _tables.get(key)
     if found is None:
         table: dict[str, str] = {}
@@ -210,20 +232,14 @@ def _table(
                         holders.setdefault(spelling, entry.what)
         if len(_tables) > 16:
             _tables.clear()
-        found = _tables[key] = (table, holders)
+        found = _tables[key] = (table, holders, sorted(table))
     return found
 
 
 def guarded_what(path: str) -> str:
     """What guarded thing writing `path` changes, as a phrase naming `path` ("PATH, WHAT" or, for a
     tree holding it, "PATH, which holds WHAT"); "" when none. `path` ends in `/` for a tree."""
-    for form in paths.spellings(path):
-        what, holds = _absolute_what(form)
-        if not what:
-            what, holds = _anywhere_what(form)
-        if what:
-            return f"{path}, which holds {what}" if holds else f"{path}, {what}"
-    return ""
+    return place_what(path, guarded, tails=True)
 
 
 def guarded_path(path: str) -> bool:
@@ -231,24 +247,39 @@ def guarded_path(path: str) -> bool:
     return bool(guarded_what(path))
 
 
-def place_what(path: str, entries: Callable[[], Iterable[Guarded]]) -> str:
-    """What absolute entry of `entries()` writing `path` changes, as `guarded_what` says it ("" when
-    none): another list of places looked up the way the guard's own are (`startup.py`)."""
+def place_what(path: str, entries: Callable[[], Iterable[Guarded]], tails: bool = False) -> str:
+    """What absolute entry of `entries()` (with `tails`, or `ANYWHERE` tail) writing `path`
+    changes, as `guarded_what` says it ("" when none): another list of places looked up the way
+    the guard's own are (`startup.py`). Remembered for the evaluation under way."""
+    variables, answers = _evaluation()
+    key = (path, entries.__qualname__ + "+tails" * tails)
+    found = answers.get(key) if answers is not None else None
+    if found is None:
+        found = _place_what(path, _table(entries, variables), tails)
+        if answers is not None:
+            answers[key] = found
+    return found
+
+
+def _place_what(path: str, table: _Table, tails: bool) -> str:
     for form in paths.spellings(path):
-        what, holds = _absolute_what(form, entries)
+        what, holds = _absolute_what(form, table)
+        if not what and tails:
+            what, holds = _anywhere_what(form)
         if what:
             return f"{path}, which holds {what}" if holds else f"{path}, {what}"
     return ""
 
 
-def _absolute_what(
-    form: str, entries: Callable[[], Iterable[Guarded]] | None = None
-) -> tuple[str, bool]:
-    """What absolute entry (of `entries()`, default `guarded()`) the spelling `form` overlaps (""
-    when none), and whether `form` is a tree holding it."""
-    table, holders = _table(entries)
+def _absolute_what(form: str, tables: _Table) -> tuple[str, bool]:
+    """What absolute entry of `tables` the spelling `form` overlaps ("" when none), and whether
+    `form` is a tree holding it."""
+    table, holders, ordered = tables
     if paths.is_pattern(form):
-        found = (what for place, what in table.items() if paths.overlaps(form, place))
+        near = paths.near(form, ordered, table) if paths.specific(form) else ()
+        if not near:
+            return "", False
+        found = (w for p, w in table.items() if p in near and paths.overlaps(form, p))
         return next(found, ""), False
     probe = bare = form.rstrip("/") or "/"
     while True:
@@ -269,6 +300,9 @@ def _anywhere_what(form: str) -> tuple[str, bool]:
         words = [word.casefold() for word in words]
     tree = form.endswith("/")
     if paths.is_pattern(form):
+        named = _NAMED_FOLDED if fold else _NAMED
+        if not any(w != "*" and (w in named or paths.is_pattern(w)) for w in words):
+            return "", False  # no word that could name a part of a tail
         for entry in ANYWHERE:
             wanted = entry.path.casefold().split("/") if fold else entry.path.split("/")
             if _tail_in(words, wanted, tree):
@@ -295,6 +329,9 @@ def _by_first_word(folded: bool) -> dict[str, list[tuple[list[str], str]]]:
 
 #: the `ANYWHERE` tails by their first word, as written and case-folded
 _STARTS, _STARTS_FOLDED = _by_first_word(False), _by_first_word(True)
+#: every word of an `ANYWHERE` tail, as written and case-folded
+_NAMED = frozenset(word for entry in ANYWHERE for word in entry.path.split("/"))
+_NAMED_FOLDED = frozenset(word.casefold() for word in _NAMED)
 
 
 def _tail_in(words: list[str], wanted: list[str], tree: bool) -> bool:

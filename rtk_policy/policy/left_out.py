@@ -39,21 +39,24 @@ class LeftOut:
         of each of them, unspecialised (asked for once, when first needed)."""
         self._rule_ids = rule_ids
         self._guards = guards
-        self._context: Context | None = None
-        self._uses = 0
-        self._found: frozenset[str] | None = None
+        #: (the context, how often it came in a row, the ids found for it or None), replaced
+        #: as a whole and read once: the resident server's threads share it
+        self._state: tuple[Context | None, int, frozenset[str] | None] = (None, 0, None)
 
     def __call__(self, context: Context, values: dict[str, Any]) -> frozenset[str]:
         """The ids of the rules not tried under `context`, whose CEL maps are `values`."""
-        if context is not self._context:
-            self._context, self._uses, self._found = context, 0, None
-        if self._found is not None:
-            return self._found
-        self._uses += 1
-        if self._uses < AFTER:
+        last, uses, found = self._state
+        if last is not context:
+            uses, found = 0, None
+        if found is not None:
+            return found
+        uses += 1
+        if uses < AFTER:
+            self._state = (context, uses, None)
             return configured_out(context)
-        self._found = configured_out(context) | self._cannot_match(values)
-        return self._found
+        found = configured_out(context) | self._cannot_match(values)
+        self._state = (context, uses, found)
+        return found
 
     def _cannot_match(self, values: dict[str, Any]) -> frozenset[str]:
         """The ids all of whose rules have a guard `false` on `values` alone."""

@@ -22,6 +22,7 @@ from rtk_policy.policy.guards.guard import guard_patterns
 from rtk_policy.policy.guards.plan_store import PLANS_FORMAT
 from rtk_policy.policy.policyset import PolicySet
 from rtk_policy.policy.regex import pattern_literals, remember_valid, valid_patterns
+from rtk_policy.util import environ
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ def load_policy_set(
     user's `cache.cache_dir()`) is restored instead; a set compiled is stored there when `store`
     (default: `use_cache`). A process that finds its set missing compiles it under
     `cache.compile_lock`: one that waited for another reads the set that one stored."""
-    chosen = get_backend(backend or os.environ.get("RTK_POLICY_BACKEND") or None)
+    chosen = get_backend(backend or environ.get("RTK_POLICY_BACKEND") or None)
     unread: list[Problem] = []
     if sources is None:
         sources, unread = read_sources(expand_paths(paths))

@@ -14,15 +14,24 @@ change). `overlaps(path, folder)` is then also true when the folder lies inside 
 
 from __future__ import annotations
 
+import bisect
 import os
 import posixpath
+from _thread import _local
+
+from rtk_policy.util import environ
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Container, Sequence
 
 WILDCARDS = frozenset("*?[")
 #: results of one glob kept (a bound for `rm -rf /tmp/*` in a big folder)
 GLOB_LIMIT = 64
 _case_insensitive: dict[str, bool] = {}
-#: `spellings` worked out in the evaluation under way (`evaluation_memo`); None outside one
-_memo: dict[tuple[str, str], tuple[str, ...]] | None = None
+#: `.memo`: the `spellings` worked out in this thread's evaluation under way (`evaluation_memo`);
+#: unset or None outside one
+_evaluation = _local()
 
 
 def is_pattern(path: str) -> bool:
@@ -32,7 +41,7 @@ def is_pattern(path: str) -> bool:
 
 def home() -> str:
     """The home folder (`$HOME`, else the password database's)."""
-    return os.environ.get("HOME") or os.path.expanduser("~")
+    return environ.get("HOME") or environ.expand_user("~")
 
 
 def expand_user(path: str) -> str:
@@ -44,7 +53,7 @@ def expand_user(path: str) -> str:
     if path == "~" or path.startswith("~/"):
         return home() + path[1:]
     if path.startswith("~"):
-        return os.path.expanduser(path)
+        return environ.expand_user(path)
     return path
 
 
@@ -126,17 +135,22 @@ def evaluation_memo(
     return the one it replaces. One evaluation of a command sets a fresh dict and restores the old
     value after it: a written path is spelt for the segment's `tool` and again by every guard that
     looks it up (`guarded_path`, `guarded_what`, the shell start-up files), each time with the same
-    file system. Nothing is kept from one command to the next."""
-    global _memo
-    previous, _memo = _memo, memo
+    file system. Nothing is kept from one command to the next, nor seen by another thread."""
+    previous = getattr(_evaluation, "memo", None)
+    _evaluation.memo = memo
     return previous
+
+
+def current_memo() -> dict[tuple[str, str], tuple[str, ...]] | None:
+    """The memo of this thread's evaluation under way (`evaluation_memo`), None outside one."""
+    return getattr(_evaluation, "memo", None)
 
 
 def spellings(path: str, cwd: str = "") -> tuple[str, ...]:
     """The absolute forms of `path` (see the module docstring), the lexical one first, no repeats.
 
     A glob is kept as its pattern, followed by the spellings of the files it matches now."""
-    memo = _memo
+    memo = getattr(_evaluation, "memo", None)
     if memo is None:
         return _spellings(path, cwd)
     found = memo.get((path, cwd))
@@ -185,8 +199,7 @@ def matches_under(pattern: str, folder: str, holding: bool = True) -> bool:
     import fnmatch
 
     pattern = pattern.rstrip("/") or "/"
-    cut = min((pattern.index(c) for c in WILDCARDS if c in pattern), default=len(pattern))
-    literal = pattern[:cut]
+    literal = literal_start(pattern)
     if under(literal, folder) and literal.rstrip("/") != folder.rstrip("/"):
         return True  # `folder/*.yaml`: every match is inside the folder
     if fnmatch.fnmatchcase(folder, pattern):
@@ -195,6 +208,30 @@ def matches_under(pattern: str, folder: str, holding: bool = True) -> bool:
         return fnmatch.fnmatchcase(folder, pattern + "/*")
     parts, wanted = pattern.strip("/").split("/"), folder.strip("/").split("/")
     return len(parts) > len(wanted) and all(map(fnmatch.fnmatchcase, wanted, parts))
+
+
+def literal_start(pattern: str) -> str:
+    """The text every match of `pattern` starts with: all of it up to its first wildcard."""
+    pattern = pattern.rstrip("/") or "/"
+    cut = min((pattern.index(c) for c in WILDCARDS if c in pattern), default=len(pattern))
+    return pattern[:cut]
+
+
+def near(pattern: str, ordered: Sequence[str], known: Container[str]) -> set[str]:
+    """Of the plain paths `known` (`ordered`: the same, sorted), every one `pattern` may overlap:
+    those that start with its `literal_start` and the folders above that start (a match of it
+    lies inside, or as a tree holds, no other)."""
+    start = literal_start(pattern)
+    if start.startswith("//"):  # `overlaps` reads a pattern's leading slashes as one
+        start = "/" + start.lstrip("/")
+    at = bisect.bisect_left(ordered, start)
+    found: set[str] = set()
+    while at < len(ordered) and ordered[at].startswith(start):
+        found.add(ordered[at])
+        at += 1
+    above = (start[:k] or "/" for k in range(len(start)) if start[k] == "/")
+    found.update(folder for folder in above if folder in known)
+    return found
 
 
 def specific(pattern: str) -> bool:

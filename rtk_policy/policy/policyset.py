@@ -81,6 +81,9 @@ class PolicySet:
         #: `plans`: the indexed programs' plans from the compiled cache (`plan_store.py`)
         self._planner = Planner(compiled, functions, plans)
         self._outputs: dict[int, Guard | None] = {}
+        self._build_output: Callable[[Any], Guard | None] = partial(
+            build_guard, functions=functions
+        )
         self._deny_reads: Any = None
         self._last_context: tuple[Context, dict[str, Any]] | None = None
         self._left_out = LeftOut(
@@ -185,6 +188,8 @@ class PolicySet:
             self._until_warm -= len(command_line.segments)
             if self._until_warm <= 0:  # a batch or a server: compile them (never a cold hook)
                 self._file_guards(self._planner.compiler())
+                self._outputs.clear()  # the outputs met from now on are compiled too
+                self._build_output = self._planner.compiler()
         variables = self._variables
         want_segments = "segment" in variables or self._command_segments
         fields = self._segment_fields
@@ -378,7 +383,7 @@ class PolicySet:
         if run.trace or not item.output:
             return None
         if index not in self._outputs:
-            self._outputs[index] = build_guard(item.output, self._functions)
+            self._outputs[index] = self._build_output(item.output)
         guard = self._outputs[index]
         value = guard(run.values) if guard is not None else None
         return value if type(value) is str else None

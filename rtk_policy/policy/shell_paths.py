@@ -15,6 +15,7 @@ import time
 
 from rtk_policy.policy import paths
 from rtk_policy.policy.writes import segment_writes
+from rtk_policy.util import environ
 from rtk_policy.util.lazy_re import lazy
 
 TYPE_CHECKING = False
@@ -151,8 +152,9 @@ def _substitute(word: str, variables: dict[str, list[str]]) -> list[str]:
         return [word]
     name = match.group(1) or match.group(3)
     values = list(variables.get(name, ())) if name else _made_temp(match.group(0), variables)
-    if name and not values and name in os.environ:
-        values = [os.environ[name]]
+    if name and not values:
+        known = environ.get(name)
+        values = [known] if known is not None else values
     if not values:
         default = match.group(2) or (TEMP_DEFAULT if name == "TMPDIR" else "")
         values = [default] if default else ["/*" if match.start() == 0 else "*"]
@@ -183,7 +185,7 @@ def _made_temp(substitution: str, variables: dict[str, list[str]]) -> list[str]:
     name = (template or "tmp.XXXXXXXXXX").rstrip("X") + "*"
     if not in_temp:
         return [name]
-    bases = variables.get("TMPDIR") or [os.environ.get("TMPDIR") or TEMP_DEFAULT]
+    bases = variables.get("TMPDIR") or [environ.get("TMPDIR") or TEMP_DEFAULT]
     return [f"{base.rstrip('/')}/{name}" for base in bases if base]
 
 

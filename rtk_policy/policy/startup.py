@@ -12,11 +12,11 @@ reading them stays allowed. The places are looked up the way the guard's own are
 
 from __future__ import annotations
 
-import os
 import posixpath
 
 from rtk_policy.policy import paths
 from rtk_policy.policy.guarded import Guarded, place_what
+from rtk_policy.util import environ
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
@@ -41,21 +41,21 @@ def startup_files() -> Iterator[Guarded]:
     """Every shell start-up file and folder for the current environment."""
     home = paths.home()
     places = [posixpath.join(home, name) for name in HOME_FILES]
-    zdotdir = os.environ.get("ZDOTDIR")
+    zdotdir = environ.get("ZDOTDIR")
     if zdotdir:
         places += [posixpath.join(paths.expand_user(zdotdir), name) for name in ZSH_FILES]
-    config = os.environ.get("XDG_CONFIG_HOME")
+    config = environ.get("XDG_CONFIG_HOME")
     places += [posixpath.join(home, ".config", "fish")]  # config.fish, conf.d/, functions/
     if config:
         places.append(posixpath.join(paths.expand_user(config), "fish"))
     for variable in ("BASH_ENV", "ENV"):  # what non-interactive bash and POSIX sh source
-        value = os.environ.get(variable)
+        value = environ.get(variable)
         if value and value.startswith(("/", "~", "$HOME")):
             places.append(paths.expand_user(value))
     for place in (*places, *SYSTEM_FILES):
         yield Guarded(place, WHAT)
     snapshot = "Claude Code's snapshot of the shell start-up files (its Bash tool sources it)"
-    claude = os.environ.get("CLAUDE_CONFIG_DIR")
+    claude = environ.get("CLAUDE_CONFIG_DIR")
     for folder in dict.fromkeys((paths.expand_user(claude or "~/.claude"), f"{home}/.claude")):
         yield Guarded(posixpath.join(folder, "shell-snapshots"), snapshot)
 

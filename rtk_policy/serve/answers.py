@@ -15,6 +15,7 @@ decision without any error are remembered (never bad input, a tool passed throug
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ class AnswerMemo:
         self.hits = 0
         #: key -> (engine, facts, the answer, its (request, outcome, decision))
         self._answers: OrderedDict[tuple, tuple[Any, Any, HookAnswer, Decided]] = OrderedDict()
+        self._lock = threading.Lock()  #: held while `_answers` changes (the server's threads)
 
     def key(self, agent: str, size: int, data: Any, engine: Any, facts: Any) -> tuple | None:
         """The memo key of a decoded payload `data` of `size` bytes (None: not remembered).
@@ -62,11 +64,12 @@ class AnswerMemo:
     def replay(self, key: tuple, data: dict, engine: Any, facts: Any, started: int) -> Any:
         """The remembered `HookAnswer` for `key`, its call audited with the ids of `data`; None
         when nothing is remembered (or it was remembered for another engine or other facts)."""
-        found = self._answers.get(key)
-        if found is None or found[0] is not engine or found[1] is not facts:
-            return None
-        self._answers.move_to_end(key)
-        self.hits += 1
+        with self._lock:
+            found = self._answers.get(key)
+            if found is None or found[0] is not engine or found[1] is not facts:
+                return None
+            self._answers.move_to_end(key)
+            self.hits += 1
         answer = found[2]
         request, outcome, decision = found[3]
         tool_use_id = data.get("tool_use_id")
@@ -92,10 +95,11 @@ class AnswerMemo:
         again = unevaluated(outcome)  # a replay spends no evaluation time, its record says so
         decided = (request, again, decision)
         answer = HookAnswer(answer.stdout, answer.stderr, decided)
-        self._answers[key] = (engine, facts, answer, decided)  # holding them keeps their ids unique
-        self._answers.move_to_end(key)
-        while len(self._answers) > self.size:
-            self._answers.popitem(last=False)
+        with self._lock:
+            self._answers[key] = (engine, facts, answer, decided)  # their ids stay unique
+            self._answers.move_to_end(key)
+            while len(self._answers) > self.size:
+                self._answers.popitem(last=False)
 
 
 def _frozen(value: Any) -> Any:

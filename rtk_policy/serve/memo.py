@@ -21,12 +21,14 @@ import io
 import os
 import stat
 import sys
+import threading
 import time
+from _thread import get_ident
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from rtk_policy.policy.shell_paths import depends_on_system
-from rtk_policy.util import record
+from rtk_policy.util import environ, record
 
 if TYPE_CHECKING:
     from rtk_policy.agents.common import HookRequest
@@ -52,6 +54,7 @@ class MemoEngine:
         self.hits = 0
         self._memo: OrderedDict[tuple[str, Any], list[Any]] = OrderedDict()
         self._rendered: OrderedDict[tuple, tuple[Any, str | None]] = OrderedDict()
+        self._lock = threading.Lock()  #: held while the memos change (the server's threads)
 
     def context(self, **fields: Any) -> Context:
         """The wrapped engine's `Context`."""
@@ -61,21 +64,24 @@ class MemoEngine:
         """The wrapped engine's `Outcome`, remembered by (text, context)."""
         key = (text, context)
         try:
-            found = self._memo.get(key)
+            with self._lock:
+                found = self._memo.get(key)
+                if found is not None:
+                    self._memo.move_to_end(key)
+                    self.hits += 1
         except TypeError:  # unhashable context
             return self.engine.evaluate(text, context)
         if found is not None:
-            self._memo.move_to_end(key)
-            self.hits += 1
             if found[1] is None:  # made on the first repeat: most commands are never repeated
                 found[1] = unevaluated(found[0])
             return found[1]
         outcome = self.engine.evaluate(text, context)
         if depends_on_system(outcome.command_line):
             return outcome  # a symlink, a glob's files or a process may change meanwhile
-        self._memo[key] = [outcome, None]
-        if len(self._memo) > self.size:
-            self._memo.popitem(last=False)
+        with self._lock:
+            self._memo[key] = [outcome, None]
+            if len(self._memo) > self.size:
+                self._memo.popitem(last=False)
         return outcome
 
     def evaluate_tool(self, call: ToolCall, context: Context) -> Outcome:
@@ -115,9 +121,10 @@ class MemoEngine:
         if found is not None and found[0] is decision:
             return found[1]
         line = module.render(decision, request)
-        self._rendered[key] = (decision, line)  # holding the decision keeps its id unique
-        if len(self._rendered) > self.size:
-            self._rendered.popitem(last=False)
+        with self._lock:
+            self._rendered[key] = (decision, line)  # holding the decision keeps its id unique
+            if len(self._rendered) > self.size:
+                self._rendered.popitem(last=False)
         return line
 
 
@@ -173,12 +180,14 @@ _ENVIRON_DATA = getattr(os.environ, "_data", None)  #: CPython's bytes dict behi
 
 
 def env_values(names: tuple[str, ...]) -> tuple[str, ...]:
-    """`os.environ.get(name, "")` for each of `names` ("" for unset ones), read in one go.
+    """`environ.get(name, "")` for each of `names` ("" for unset ones), read in one go.
 
     Reads CPython's encoded mapping behind `os.environ` directly when it is there (a tenth of the
     cost of `os.environ.get`, which encodes the name and decodes the value on every call).
     """
     data = _ENVIRON_DATA
+    if environ.current() is not None:  # a server's call: its client's forwarded variables
+        return environ.values(names)
     if type(data) is not dict or os.name != "posix":
         return tuple(os.environ.get(name, "") for name in names)
     encoded = _ENCODED.get(names)
@@ -227,15 +236,27 @@ class FolderFacts:
         self.recheck = RECHECK_SECONDS if recheck is None else recheck
         #: key -> [paths, stamp, trusted_after (ns), facts, monotonic time of the last stat check]
         self._known: OrderedDict[tuple[str, ...], list] = OrderedDict()
-        self._checked: set[tuple[str, ...]] = set()  #: keys already checked for this request
-        self._last: tuple[str | None, tuple] | None = None  #: (cwd, facts) of this request
+        #: thread id -> (the keys already checked for its request, [(cwd, facts) it last read])
+        self._requests: dict[int, tuple[set[tuple[str, ...]], list]] = {}
         #: (agent, cwd, env) -> [paths, stamp, rules, warnings, trusted_after (ns)], other hosts
         self._agent_rules: dict[tuple[str, ...], list] = {}
+        self._lock = threading.Lock()  #: held while `_known` and `_agent_rules` change
 
     def new_request(self) -> None:
-        """Start of a hook call: the facts are checked again (once) before they are used."""
-        self._checked.clear()
-        self._last = None
+        """Start of a hook call in this thread: the facts are checked again (once) before they
+        are used."""
+        self._requests[get_ident()] = (set(), [None])
+
+    def end_request(self) -> None:
+        """End of this thread's hook call."""
+        self._requests.pop(get_ident(), None)
+
+    def _request(self) -> tuple[set[tuple[str, ...]], list]:
+        """This thread's request state (a request of its own when `new_request` was not called)."""
+        found = self._requests.get(get_ident())
+        if found is None:
+            found = self._requests[get_ident()] = (set(), [None])
+        return found
 
     def project_dir(self, cwd: str | None) -> Any:
         """`rtk_policy.config.paths.project_dir(cwd)`."""
@@ -278,9 +299,10 @@ class FolderFacts:
             rules = own_rules(agent, where, warnings)
             trusted_after = newest_mtime(stamp) + RACY_NS
             known = [paths, stamp, rules, warnings.getvalue(), trusted_after]
-            self._agent_rules[key] = known
-            while len(self._agent_rules) > self.size:
-                self._agent_rules.pop(next(iter(self._agent_rules)))
+            with self._lock:
+                self._agent_rules[key] = known
+                while len(self._agent_rules) > self.size:
+                    self._agent_rules.pop(next(iter(self._agent_rules)))
         if known[3] and stderr is not None:
             stderr.write(known[3])
         return known[2] if claude is None else merge_rules(claude, known[2])
@@ -291,20 +313,22 @@ class FolderFacts:
         return self._facts(cwd)
 
     def _facts(self, cwd: str | None) -> tuple:
-        last = self._last
-        if last is not None and last[0] == cwd:
-            return last[1]
-        facts = self._check(cwd)
-        self._last = (cwd, facts)
+        checked, last = self._request()
+        if last[0] is not None and last[0][0] == cwd:
+            return last[0][1]
+        facts = self._check(cwd, checked)
+        last[0] = (cwd, facts)
         return facts
 
-    def _check(self, cwd: str | None) -> tuple:
+    def _check(self, cwd: str | None, checked_now: set[tuple[str, ...]]) -> tuple:
+        """The facts of `cwd`, read again unless remembered and still current; `checked_now`: the
+        keys this request checked already."""
         where = cwd or os.getcwd()
         key = (where, *env_values(("HOME", "CLAUDE_CONFIG_DIR")))
         known = self._known.get(key)
         now = time.monotonic()
         if known is not None:
-            if key in self._checked:
+            if key in checked_now:
                 return known[3]
             paths, stamp, trusted_after, facts, checked = known
             if time.time_ns() > trusted_after and (
@@ -312,17 +336,20 @@ class FolderFacts:
             ):
                 if now - checked >= self.recheck:
                     known[4] = now
-                self._known.move_to_end(key)
-                self._checked.add(key)
+                with self._lock:
+                    if key in self._known:
+                        self._known.move_to_end(key)
+                checked_now.add(key)
                 return facts
         paths = probed_paths(where)
         stamp = folder_stamp(paths)  # before reading: a change while reading shows next time
         facts = _read_facts(where)
-        self._known[key] = [paths, stamp, newest_mtime(stamp) + RACY_NS, facts, now]
-        self._known.move_to_end(key)
-        self._checked.add(key)
-        while len(self._known) > self.size:
-            self._known.popitem(last=False)
+        with self._lock:
+            self._known[key] = [paths, stamp, newest_mtime(stamp) + RACY_NS, facts, now]
+            self._known.move_to_end(key)
+            while len(self._known) > self.size:
+                self._known.popitem(last=False)
+        checked_now.add(key)
         return facts
 
 

@@ -4,6 +4,22 @@ engines loaded once and reloaded when their files change.
 Engines are kept per (environment, project folder) and reloaded when a policy or config file
 changes: one stat per watched file, at most once per `serve_memo.RECHECK_SECONDS` (10 ms) per
 engine. A repeated Claude call is answered from `serve_answers` (and audited on its own).
+
+Calls run at the same time (one thread per connection, issue 18): a long decision (a 250 KiB input,
+up to its ~0.75 s budget) never makes another agent's short call wait for it. Nothing a call reads
+is process-wide state set for that call:
+
+- its client's forwarded variables (`FORWARDED_ENV`) are this thread's view of the environment
+  (`util.environ.use`), which every read of them on the decision path goes through; `os.environ`
+  is never changed, so no call can be decided under another client's HOME, XDG_* folders,
+  CLAUDE_PROJECT_DIR, PATH or fail mode;
+- what one call remembers is its own: its folder facts (`FolderFacts.new_request`), its deferred
+  audit records (`audit.defer`), the spellings memo of its evaluation
+  (`policy.paths.evaluation_memo`), the tree-sitter parser of its parse (`shell.source`);
+  `sys.stdout` is left alone (`answer_payload(shared=True)`);
+- what calls share (the engines, the memos of outcomes, answers and folder facts) is changed
+  under short locks, never held while deciding; one engine loads at a time (`_loading`), and a
+  call whose engine is loaded and current never waits for it.
 """
 
 from __future__ import annotations
@@ -19,6 +35,7 @@ from rtk_policy.serve import memo as serve_memo
 from rtk_policy.serve.answers import AnswerMemo
 from rtk_policy.serve.memo import FolderFacts, MemoEngine, env_values, stat_stamp
 from rtk_policy.serve.thin_client import FORWARDED_ENV
+from rtk_policy.util import environ
 
 if TYPE_CHECKING:
     from rtk_policy.hook.service import Decoded, HookAnswer
@@ -30,8 +47,8 @@ class Resident:
     """A hook answerer that keeps its engines loaded and reloads them when their files change."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        #: key -> [watched paths, their stamp, engine, monotonic time of the last stat check]
+        self._counting = threading.Lock()  #: held while `requests` counts a call
+        self._loading = threading.Lock()  #: held while an engine loads and `_engines` changes
         #: (forwarded environment, project) -> [watched paths, their stamp, engine, checked at]
         self._engines: dict[tuple[Any, ...], list[Any]] = {}
         self.facts = FolderFacts()  #: project folders and Claude rules per cwd, checked per request
@@ -65,25 +82,28 @@ class Resident:
         """
         started = time.perf_counter_ns()
         self.last_request = time.monotonic()
-        with self._lock:
-            saved = _apply_env(env) if env is not None else None
+        if env is not None:
+            environ.use(environ.forwarded_view(env, FORWARDED_ENV))
+        if records is not None:
+            audit.defer(records)
+        try:
+            self.facts.new_request()
+            decoded = decode_payload(payload) if len(payload) <= STDIN_LIMIT else None
+            data = decoded[0] if decoded else None
+            engine = self.engine_for(_payload_cwd(data))
+            answer = self._answer(payload, agent, data, decoded, engine, started, host_pid)
+        finally:
+            self.facts.end_request()
             if records is not None:
-                audit.defer(records)
-            try:
-                self.facts.new_request()
-                decoded = decode_payload(payload) if len(payload) <= STDIN_LIMIT else None
-                data = decoded[0] if decoded else None
-                engine = self.engine_for(_payload_cwd(data))
-                answer = self._answer(payload, agent, data, decoded, engine, started, host_pid)
-            finally:
-                if records is not None:
-                    audit.defer(None)
-                if saved is not None:
-                    _apply_env(saved)
+                audit.defer(None)
+            if env is not None:
+                environ.use(None)
+        with self._counting:
             self.requests += 1
-            if self.requests % 1000 == 0:
-                self.rss_kib = rss_kib()
-            self.last_request = time.monotonic()
+            sample = self.requests % 1000 == 0
+        if sample:
+            self.rss_kib = rss_kib()
+        self.last_request = time.monotonic()
         return answer.stdout, answer.stderr
 
     def _answer(
@@ -109,7 +129,7 @@ class Resident:
                 if found is not None:
                     return found
         answer = answer_payload(
-            payload, agent or None, engine=engine, decoded=decoded, host_pid=host_pid
+            payload, agent or None, engine=engine, decoded=decoded, host_pid=host_pid, shared=True
         )
         if key is not None:
             self.answers.remember(key, data, engine, facts, answer)
@@ -126,13 +146,28 @@ class Resident:
         project = self.facts.project_dir(cwd)
         key = (env_values(FORWARDED_ENV), str(project or ""))
         cached = self._engines.get(key)
-        if cached is not None:
-            now = time.monotonic()
-            if now - cached[3] < serve_memo.RECHECK_SECONDS:
-                return cached[2]
-            if stat_stamp(cached[0]) == cached[1]:
-                cached[3] = now
-                return cached[2]
+        if cached is not None and self._current(cached):
+            return cached[2]
+        with self._loading:
+            again = self._engines.get(key)
+            if again is not None and again is not cached and self._current(again):
+                return again[2]  # another thread loaded it meanwhile
+            return self._load(key, cwd)
+
+    @staticmethod
+    def _current(cached: list[Any]) -> bool:
+        """Whether the engine `_engines` keeps in `cached` is still the one its files make (a
+        stat of them at most once per `RECHECK_SECONDS`)."""
+        now = time.monotonic()
+        if now - cached[3] < serve_memo.RECHECK_SECONDS:
+            return True
+        if stat_stamp(cached[0]) == cached[1]:
+            cached[3] = now
+            return True
+        return False
+
+    def _load(self, key: tuple[Any, ...], cwd: str | None) -> MemoEngine | None:
+        """Load the engine of `key` for `cwd` and keep it (`_loading` held)."""
         from rtk_policy.engine.pipeline import load_engine
 
         checked = time.monotonic()
@@ -163,18 +198,6 @@ def _payload_cwd(data: Any) -> str | None:
     None."""
     cwd = data.get("cwd") if isinstance(data, dict) else None
     return cwd if isinstance(cwd, str) and cwd and os.path.isdir(cwd) else None
-
-
-def _apply_env(env: dict[str, str]) -> dict[str, str]:
-    """Set the forwarded variables to `env` (absent ones unset); return the previous values."""
-    saved = {name: os.environ.get(name, "") for name in FORWARDED_ENV}
-    for name in FORWARDED_ENV:
-        value = env.get(name, "")
-        if value:
-            os.environ[name] = value
-        else:
-            os.environ.pop(name, None)
-    return saved
 
 
 def watched_paths(cwd: str | None = None) -> tuple[str, ...]:

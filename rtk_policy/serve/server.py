@@ -7,7 +7,9 @@ write side; the server answers `stdout NUL stderr NUL \\n`. An answer without th
 the server died: the client decides in-process. The answers come from a `resident.Resident`: engines
 kept per (environment, project folder) and reloaded when a policy or config file changes (one stat
 per watched file, at most once per `serve_memo.RECHECK_SECONDS`, 10 ms, per engine, so a change is
-seen by every request that starts more than 10 ms after it was written). The server exits after
+seen by every request that starts more than 10 ms after it was written). Each connection is answered
+in a thread of its own, at the same time as the others (`resident`: a long call never makes a
+short one wait). The server exits after
 `idle` seconds without a request, removing its socket. Its socket lives in the runtime folder
 (`runtime.py`: created 0700, refused when it is not this user's private folder), and it answers
 only clients that run as its own user (checked on every connection, `runtime.peer_problem`).

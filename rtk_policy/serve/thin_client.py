@@ -70,15 +70,17 @@ def read_stdin(limit=_LIMIT, timeout=None):
     return b"".join(chunks)
 
 
-def header(agent):
-    """The request's first line: the agent, then the forwarded environment variables."""
-    env = os.environ
+def header(agent, env=None):
+    """The request's first line: the agent, then the forwarded environment variables (of `env`,
+    default this process's)."""
+    env = os.environ if env is None else env
     fields = [agent] + [name + "=" + env[name] for name in FORWARDED_ENV if name in env]
     return "\0".join(fields).replace("\n", " ").encode("utf-8", "surrogateescape") + b"\n"
 
 
-def ask_server(agent, payload, path=None):
-    """The server's (stdout, stderr) bytes for `payload`, or None when no server answered in full.
+def ask_server(agent, payload, path=None, env=None):
+    """The server's (stdout, stderr) bytes for `payload`, or None when no server answered in full;
+    the variables of `env` (default this process's) are forwarded.
 
     Raise `runtime.Untrusted` when the socket's folder is not this user's private folder or the
     server does not run as this user: nothing is sent to it."""
@@ -97,7 +99,7 @@ def ask_server(agent, payload, path=None):
         problem = runtime.peer_problem(sock)
         if problem is not None:
             raise runtime.Untrusted(problem)
-        sock.sendall(header(agent) + payload)
+        sock.sendall(header(agent, env) + payload)
         sock.shutdown(_socket.SHUT_WR)
         chunks = []
         while True:

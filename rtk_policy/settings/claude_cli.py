@@ -15,6 +15,7 @@ import json
 import os
 
 from rtk_policy.settings.host_process import CliRules, host_argv, options
+from rtk_policy.util import environ
 
 __all__ = ["CliRules", "host_rules", "is_claude_code", "rules_of_argv", "split_tools"]
 
@@ -99,5 +100,5 @@ def _settings_value(value: str, cwd: str, read_settings: object) -> object:
             return json.loads(text)
         except ValueError:
             return None
-    path = os.path.join(cwd, os.path.expanduser(text)) if cwd else os.path.expanduser(text)
+    path = os.path.join(cwd, environ.expand_user(text)) if cwd else environ.expand_user(text)
     return read_settings(path)  # type: ignore[operator]

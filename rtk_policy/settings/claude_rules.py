@@ -19,6 +19,7 @@ import os
 import sys
 
 from rtk_policy.config.paths import folders_up
+from rtk_policy.util import environ
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,10 +31,10 @@ LISTS = ("deny", "ask", "allow")
 
 def claude_config_dir() -> str:
     """`$CLAUDE_CONFIG_DIR`, or `~/.claude`."""
-    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    configured = environ.get("CLAUDE_CONFIG_DIR")
     if configured:
-        return os.path.expanduser(configured)
-    return os.path.join(os.path.expanduser("~"), ".claude")
+        return environ.expand_user(configured)
+    return os.path.join(environ.expand_user("~"), ".claude")
 
 
 def claude_project_dir(cwd: str | os.PathLike[str] | None = None) -> str | None:
@@ -58,7 +59,7 @@ def agent_project_dir(agent: str, cwd: str, find: Callable[[str], str | None] | 
     """The project folder of a request from `cwd`: `$CLAUDE_PROJECT_DIR` for Claude Code, else
     the Claude project folder of `cwd` (`find`, `claude_project_dir` by default: its `.claude/`
     or git top level), else `cwd` itself; "" without a `cwd`."""
-    env = os.environ.get("CLAUDE_PROJECT_DIR", "") if agent == "claude" else ""
+    env = environ.get("CLAUDE_PROJECT_DIR", "") if agent == "claude" else ""
     if env:
         return env
     folder = (find or claude_project_dir)(cwd) if cwd else None
@@ -67,7 +68,7 @@ def agent_project_dir(agent: str, cwd: str, find: Callable[[str], str | None] | 
 
 def managed_settings_dir() -> str:
     """The folder of Claude Code's managed settings on this system."""
-    configured = os.environ.get("CLAUDE_CODE_MANAGED_SETTINGS_PATH")
+    configured = environ.get("CLAUDE_CODE_MANAGED_SETTINGS_PATH")
     if configured:
         return configured
     if sys.platform == "darwin":

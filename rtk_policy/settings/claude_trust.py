@@ -21,14 +21,16 @@ from __future__ import annotations
 import json
 import os
 
+from rtk_policy.util import environ
+
 TRUST_FLAG = "hasTrustDialogAccepted"
 IGNORE_TRUST_ENV = "CLAUDE_CODE_IGNORE_PERSISTED_TRUST"
 
 
 def global_config_path() -> str:
     """Claude Code's global config: `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`."""
-    folder = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~")
-    return os.path.join(os.path.expanduser(folder), ".claude.json")
+    folder = environ.get("CLAUDE_CONFIG_DIR") or environ.expand_user("~")
+    return os.path.join(environ.expand_user(folder), ".claude.json")
 
 
 def trust_key(folder: str) -> str:
@@ -67,7 +69,7 @@ def _main_worktree(root: str, dot_git: str) -> str:
 def workspace_trusted(folder: str) -> bool:
     """True when Claude Code trusts the workspace of `folder` (see the module); False when the
     global config is missing, unreadable or says nothing."""
-    if os.environ.get(IGNORE_TRUST_ENV):
+    if environ.get(IGNORE_TRUST_ENV):
         return False
     try:
         with open(global_config_path(), "rb") as handle:

@@ -27,6 +27,7 @@ import os
 
 from rtk_policy.config.paths import files_ending
 from rtk_policy.settings.claude_rules import read_rule_file, warn
+from rtk_policy.util import environ
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 
 def codex_home() -> str:
     """`$CODEX_HOME`, else `~/.codex`."""
-    return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+    return environ.get("CODEX_HOME") or os.path.join(environ.expand_user("~"), ".codex")
 
 
 def rule_folders(cwd: str) -> list[tuple[str, bool]]:

@@ -29,14 +29,16 @@ import re
 from pathlib import Path
 from typing import Any
 
+from rtk_policy.util import environ
+
 TRUSTED, MODIFIED, UNTRUSTED, DISABLED = "trusted", "modified", "untrusted", "disabled"
 DEFAULT_TIMEOUT = 600
 
 
 def codex_home() -> Path:
     """`$CODEX_HOME`, or `~/.codex`."""
-    value = os.environ.get("CODEX_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".codex"
+    value = environ.get("CODEX_HOME")
+    return Path(environ.expand_user(value or "~/.codex"))
 
 
 def event_label(event: str) -> str:

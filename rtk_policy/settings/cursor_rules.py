@@ -16,6 +16,7 @@ import os
 
 from rtk_policy.config.paths import folders_up
 from rtk_policy.settings.claude_rules import read_settings
+from rtk_policy.util import environ
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,10 +27,10 @@ LISTS = ("deny", "allow")
 
 def user_config() -> str:
     """The user's `cli-config.json`."""
-    xdg = os.environ.get("XDG_CONFIG_HOME")
+    xdg = environ.get("XDG_CONFIG_HOME")
     if xdg and os.path.isfile(os.path.join(xdg, "cursor", "cli-config.json")):
         return os.path.join(xdg, "cursor", "cli-config.json")
-    return os.path.join(os.path.expanduser("~"), ".cursor", "cli-config.json")
+    return os.path.join(environ.expand_user("~"), ".cursor", "cli-config.json")
 
 
 def folders_from_top(cwd: str) -> list[str]:

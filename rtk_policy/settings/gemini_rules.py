@@ -44,6 +44,7 @@ import sys
 from rtk_policy.config.paths import files_ending
 from rtk_policy.settings.agent_rules import EVERY_COMMAND
 from rtk_policy.settings.claude_rules import read_rule_file, read_settings, warn
+from rtk_policy.util import environ
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ TRUSTING = ("TRUST_FOLDER", "TRUST_PARENT")
 
 def gemini_dir() -> str:
     """`~/.gemini`, under `$GEMINI_CLI_HOME` when set."""
-    return os.path.join(os.environ.get("GEMINI_CLI_HOME") or os.path.expanduser("~"), ".gemini")
+    return os.path.join(environ.get("GEMINI_CLI_HOME") or environ.expand_user("~"), ".gemini")
 
 
 def system_dir() -> str:
@@ -72,7 +73,7 @@ def system_dir() -> str:
 
 def layers(cwd: str) -> list[tuple[str, str, bool]]:
     """(settings file, policies folder, is the project's) of each layer, lowest first."""
-    system_settings = os.environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or os.path.join(
+    system_settings = environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or os.path.join(
         system_dir(), "settings.json"
     )
     user, project = gemini_dir(), os.path.join(cwd, ".gemini")
@@ -165,12 +166,12 @@ def rule_patterns(rule: Any) -> tuple[str | None, list[str]]:
 def folder_trusted(cwd: str) -> bool:
     """Whether Gemini trusts `cwd`: `GEMINI_CLI_TRUST_WORKSPACE`, else the longest matching rule
     of `trustedFolders.json` (TRUST_FOLDER: that folder; TRUST_PARENT: its parent; DO_NOT_TRUST)."""
-    if os.environ.get("GEMINI_RESTRICTED_MODE") == "true":
+    if environ.get("GEMINI_RESTRICTED_MODE") == "true":
         return False
-    env = os.environ.get("GEMINI_CLI_TRUST_WORKSPACE")
+    env = environ.get("GEMINI_CLI_TRUST_WORKSPACE")
     if env in ("true", "false"):
         return env == "true"
-    path = os.environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or os.path.join(
+    path = environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or os.path.join(
         gemini_dir(), "trustedFolders.json"
     )
     try:
@@ -233,7 +234,7 @@ def settings_policy_paths(settings: Any) -> list[str]:
         entries = settings.get(key) if isinstance(settings, dict) else None
         for entry in entries if isinstance(entries, list) else ():
             if isinstance(entry, str) and entry:
-                paths.append(os.path.normpath(os.path.expanduser(entry)))
+                paths.append(os.path.normpath(environ.expand_user(entry)))
     return paths
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from rtk_policy.util import record
+from rtk_policy.util import environ, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def options(args: list[str]) -> list[tuple[str, list[str]]]:
 def resolve(path: str, cwd: str) -> str:
     """`path` of the agent's command line as the agent opens it: `~` expanded, relative to the
     agent's folder `cwd`."""
-    path = os.path.expanduser(path)
+    path = environ.expand_user(path)
     return os.path.normpath(os.path.join(cwd, path)) if cwd else path
 
 

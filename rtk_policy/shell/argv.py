@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rtk_policy.shell.paths import landed, operand_paths
+
 _KUBE = frozenset(
     {"-n", "--namespace", "--context", "--cluster", "--user", "--kubeconfig", "-s", "--server",
      "--token", "--as", "--as-group", "--as-uid", "--certificate-authority", "--client-certificate",
@@ -93,3 +95,40 @@ def flags(args: Sequence[str]) -> tuple[str, ...]:
         if a[:1] == "-" and a != "-":
             out.append(a)
     return tuple(out)
+
+
+def argument_facts(
+    program: str, args: Sequence[str], cwd: str
+) -> tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """`(subcommand, flags, operands, operand_paths)` of a command's arguments, in one pass over
+    them when none is `--` (the common case; with one, each function reads them on its own)."""
+    if "--" in args:
+        return (
+            subcommand(program, args),
+            flags(args),
+            operands(program, args),
+            operand_paths(args, cwd),
+        )
+    with_value = GLOBAL_OPTIONS.get(program, _NO_OPTIONS)
+    found: list[str] = []  # the options
+    after: list[str] = []  # the operands after the subcommand
+    paths: list[str] = []
+    sub, seen, value_next = "", False, False  # seen: the subcommand is found
+    for a in args:
+        if a[:1] == "-" and a != "-":
+            found.append(a)
+            if not seen:  # (a global option's value, a global option taking one, or neither)
+                value_next = not value_next and a in with_value
+            continue
+        if a:
+            paths.append(a)
+        if seen:
+            after.append(a)
+        elif value_next:
+            value_next = False
+        else:
+            sub, seen = a, True
+    return sub, tuple(found), tuple(after), landed(paths, cwd)
+
+
+_NO_OPTIONS: frozenset[str] = frozenset()

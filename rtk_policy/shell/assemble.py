@@ -21,7 +21,7 @@ from rtk_policy.shell.walk import (
     physical_lines,
     whole_refusal,
 )
-from rtk_policy.shell.words import basename
+from rtk_policy.shell.words import Word, basename
 from rtk_policy.shell.wrappers import peel, prefix_words
 from rtk_policy.util import record
 
@@ -94,17 +94,21 @@ def _too_large(
 def _assemble(
     text: str, transparent: tuple[str, ...], walker_cls: Callable[..., Any]
 ) -> CommandLine:
-    single = _single(text, transparent)
-    if single is not None:
-        return single
-    cmds = commands(text) if text.isascii() else None  # (a Source's is_ascii)
+    words = single_words(text)
+    if words is not None:
+        single = _single(text, words, transparent)
+        if single is not None:
+            return single
+        cmds: list[PlainCommand] | None = [(words, [], "", "")]  # what `commands(text)` gives
+    else:
+        cmds = commands(text) if text.isascii() else None  # (a Source's is_ascii)
+    walker = walker_cls(transparent)
+    walker.walk_source(Source(text, 0), _TOP, cmds is None, cmds)
     if cmds is not None:
-        plain = _plain(text, cmds, transparent, walker_cls)
+        plain = _plain(text, walker)
         if plain is not None:
             return plain
     sc = scan(text)
-    walker = walker_cls(transparent)
-    walker.walk_source(Source(text, 0), _TOP, cmds is None)
     mark_uncalled(walker, text)
     drafts: list[Draft] = walker.drafts
     errors = walker.errors
@@ -137,15 +141,12 @@ def _assemble(
 _TOP = Ctx()  #: the context of the input's own commands
 
 
-def _single(text: str, transparent: tuple[str, ...]) -> CommandLine | None:
-    """The `CommandLine` of the commonest input, one command of plain words (`single_words`)
-    that runs no nested code, built without the walk: its one draft is the one `Walker.emit`
-    makes, and the scan and line analysis find nothing in such a text (no quote, expansion,
-    operator, redirect, comment or line break), so no refusal but its own; None for any other
-    input."""
-    words = single_words(text)
-    if words is None:
-        return None
+def _single(text: str, words: list[Word], transparent: tuple[str, ...]) -> CommandLine | None:
+    """The `CommandLine` of the commonest input, one command of plain words (`words =
+    single_words(text)`) that runs no nested code, built without the walk: its one draft is the
+    one `Walker.emit` makes, and the scan and line analysis find nothing in such a text (no quote,
+    expansion, operator, redirect, comment or line break), so no refusal but its own; None when it
+    runs code."""
     p = peel(words, prefix_words(transparent))
     i = p.program_index
     if p.split_string is not None or (
@@ -165,20 +166,13 @@ _PLAIN_SCAN = Scan()
 _ONE_LINE = (0,)  #: `logical_line_starts` of a source without line breaks
 
 
-def _plain(
-    text: str,
-    cmds: list[PlainCommand],
-    transparent: tuple[str, ...],
-    walker_cls: Callable[..., Any],
-) -> CommandLine | None:
-    """The `CommandLine` of a plain source (`cmds = plainpath.commands(text)`: quoted words, `&&`,
-    `||`, `;`, `|`, `2>&1`) none of whose commands runs code, with the drafts of the walk's own
-    `plain_sequence` but without the rest of the walk: such a text scans as `_PLAIN_SCAN`, is one
-    line, has no syntax error and no file redirect, so only the whole-input and line refusals are
-    left to find; None when a command runs code (the walk then starts afresh)."""
-    walker = walker_cls(transparent)
-    walker.flat_only = True
-    walker.plain_sequence(Source(text, 0), cmds, _TOP)
+def _plain(text: str, walker: Any) -> CommandLine | None:
+    """The `CommandLine` of a plain source (`plainpath.commands(text)`: quoted words, `&&`, `||`,
+    `;`, `|`, `2>&1`) that `walker` has walked (its drafts those of `plain_sequence`) when none of
+    its commands runs code, without the rest of the stage: such a text scans as `_PLAIN_SCAN`, is
+    one line, has no syntax error and no file redirect, so only the whole-input and line refusals
+    are left to find; None when a command runs code (or the walk found a problem): the rest of
+    the stage then runs."""
     drafts: list[Draft] = walker.drafts
     if walker.runs_code or walker.errors or not drafts:
         return None

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from operator import attrgetter
 
-from rtk_policy.shell.argv import flags, operands, subcommand
+from rtk_policy.shell.argv import argument_facts
 from rtk_policy.shell.model import Redirect, Segment
-from rtk_policy.shell.paths import operand_paths
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.words import Word, basename
 from rtk_policy.shell.wrappers import Peel
@@ -22,6 +21,7 @@ PIPE_NEIGHBOURS = 100
 MAX_SEGMENTS = 2_000  #: the walker stops collecting commands after this many
 _RAW = attrgetter("raw")
 _VALUE = attrgetter("value")
+_NO_ARGUMENTS: tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]] = ("", (), (), ())
 
 
 class Ctx(record.NamedTuple):
@@ -139,12 +139,12 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
         program = basename(program_path)
         cut = cmd_words[0].start
         command = text[cut:last_end]
-        sub = args[0] if args and args[0][:1] != "-" else subcommand(program, args)
     else:
         if words and d.redirects:
             last_end = max(last_end, start)
-        program_path = program = command = sub = ""
+        program_path = program = command = ""
         cut = last_end
+    sub, flags, operands, paths = argument_facts(program, args, d.cwd) if args else _NO_ARGUMENTS
     (depth, origin, parent, negated, background, op_before, op_after, pipe_id, pipe_index,
      pipe_size, pipe_stderr, _, guess) = d.ctx  # fmt: skip
     before, after = _pipe_neighbours(pipes, pipe_id, pipe_index) if pipe_id >= 0 else ((), ())
@@ -159,7 +159,7 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
         args,
         raw_words,
         sub,
-        flags(args) if args else (),
+        flags,
         tuple(p.env) if p.env else (),
         tuple(p.wrappers) if p.wrappers else (),
         text[start:cut],
@@ -184,9 +184,9 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
         refusal,
         guess,
         d.cwd,
-        operands(program, args) if len(args) > 1 else (),
+        operands,
         d.copy_of,
-        operand_paths(args, d.cwd) if args else (),
+        paths,
         d.uncalled,
     )
 

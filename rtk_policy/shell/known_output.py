@@ -1,5 +1,6 @@
 """The output of a command substitution bash can be read to know: `echo` or `printf` of literal
-words (`$(echo rm -rf /)`, `` `printf '%s' ls` ``).
+words (`$(echo rm -rf /)`, `` `printf '%s' ls` ``), of substitutions known in turn up to
+`MAX_DEPTH` deep (`$(echo $(echo rm))`, `` `echo \\`echo rm\\`` ``), and an empty one (`` `` ``).
 
 Bash runs a substitution before the command it is in, so where its output does not depend on
 anything outside the text, the command runs with that text. `known_output` gives it, or None
@@ -10,23 +11,31 @@ a `printf` format with anything but `%s`, `%%` and `\\n`.
 
 from __future__ import annotations
 
+from rtk_policy.shell.words import expansion_end
+
 #: characters that make an unquoted word mean more than its text (or end the command)
 _UNSAFE = frozenset(" \t\n\\'\"$`;&|<>(){}[]*?~#!")
+#: how many substitutions deep, one inside another, an output is worked out
+MAX_DEPTH = 4
 _ECHO_OPTION = frozenset("neE")
 
 
-def known_output(substitution: str) -> str | None:
+def known_output(substitution: str, depth: int = 0) -> str | None:
     """What `$(…)` or `` `…` `` (as typed) prints, trailing newlines removed as bash removes them;
-    None when it cannot be known here."""
-    if substitution.startswith("$((") or len(substitution) < 3:
+    None when it cannot be known here. `depth`: how deep in known substitutions this one is."""
+    if substitution.startswith("$((") or len(substitution) < 2:
         return None
     if substitution.startswith("$(") and substitution.endswith(")"):
         body = substitution[2:-1]
     elif substitution.startswith("`") and substitution.endswith("`"):
-        body = substitution[1:-1]
+        body = _unescaped(substitution[1:-1])
     else:
         return None
-    words = literal_words(body)
+    if "\\\n" in body:
+        body = _joined(body)
+    if not body.strip(" \t"):
+        return ""  # `` `` ``, `$()`: nothing runs, nothing is printed
+    words = literal_words(body, depth)
     if not words:
         return None
     if words[0] == "echo":
@@ -40,33 +49,117 @@ def known_output(substitution: str) -> str | None:
     return out.rstrip("\n")
 
 
-def literal_words(body: str) -> list[str] | None:
+def literal_words(body: str, depth: int = MAX_DEPTH) -> list[str] | None:
     """The words of `body` when each is literal text (plain characters, '…' without a newline,
-    "…" without `$`, `` ` ``, `\\`, `!` or a newline); None otherwise."""
+    "…" without `\\`, `!` or a newline, substitutions whose output is known while `depth` is
+    below `MAX_DEPTH`: split into words unless quoted); None otherwise."""
     words: list[str] = []
+    word: list[str] = []
+    started = False  # the word under way has a character or a quoted part
     i, n = 0, len(body)
     while i < n:
-        if body[i] in " \t":
+        c = body[i]
+        if c in " \t":
+            if started:
+                words.append("".join(word))
+            word, started = [], False
             i += 1
-            continue
-        word: list[str] = []
-        while i < n and body[i] not in " \t":
-            c = body[i]
-            if c in "'\"":
-                j = body.find(c, i + 1)
-                inner = body[i + 1 : j] if j > 0 else ""
-                bad = "\n" if c == "'" else "\n$`\\!"
-                if j < 0 or any(b in inner for b in bad):
-                    return None
-                word.append(inner)
-                i = j + 1
-            elif c in _UNSAFE:
+        elif c == "'":
+            j = body.find("'", i + 1)
+            if j < 0 or "\n" in body[i + 1 : j]:
                 return None
-            else:
-                word.append(c)
-                i += 1
+            word.append(body[i + 1 : j])
+            started, i = True, j + 1
+        elif c == '"':
+            j = _double(body, i + 1, depth, word)
+            if j < 0:
+                return None
+            started, i = True, j
+        elif c == "`" or body.startswith("$(", i):
+            j = expansion_end(body, i)
+            out = known_output(body[i:j], depth + 1) if depth < MAX_DEPTH else None
+            if out is None or any(g in out for g in "*?["):  # unquoted: it would be globbed
+                return None
+            fields = out.split()
+            if fields and out[0] in " \t\n" and started:
+                words.append("".join(word))
+                word, started = [], False
+            for k, field in enumerate(fields):
+                if k:
+                    words.append("".join(word))
+                    word = []
+                word.append(field)
+                started = True
+            if fields and out[-1] in " \t\n":
+                words.append("".join(word))
+                word, started = [], False
+            i = j
+        elif c in _UNSAFE:
+            return None
+        else:
+            word.append(c)
+            started, i = True, i + 1
+    if started:
         words.append("".join(word))
     return words
+
+
+def _double(body: str, i: int, depth: int, word: list[str]) -> int:
+    """Read a "…" body from `i` into `word` (a known substitution in it kept whole); the index
+    after its closing quote, or -1 when it cannot be read here."""
+    n = len(body)
+    while i < n:
+        c = body[i]
+        if c == '"':
+            return i + 1
+        if c == "`" or body.startswith("$(", i):
+            j = expansion_end(body, i)
+            out = known_output(body[i:j], depth + 1) if depth < MAX_DEPTH else None
+            if out is None:
+                return -1
+            word.append(out)
+            i = j
+        elif c in "$`\\!\n":
+            return -1
+        else:
+            word.append(c)
+            i += 1
+    return -1
+
+
+def _joined(body: str) -> str:
+    """`body` with its line continuations (a backslash before a newline, outside '…') removed,
+    as bash removes them before it reads the words."""
+    out: list[str] = []
+    i, n, quote = 0, len(body), ""
+    while i < n:
+        c = body[i]
+        if c == "\\" and quote != "'":
+            if not body.startswith("\\\n", i):
+                out.append(body[i : i + 2])
+            i += 2
+            continue
+        if c in "'\"" and quote in ("", c):
+            quote = "" if quote else c
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _unescaped(body: str) -> str:
+    """The code of a backtick substitution: `\\$`, `` \\` `` and `\\\\` lose their backslash."""
+    if "\\" not in body:
+        return body
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body) and body[i + 1] in "$`\\":
+            out.append(body[i + 1])
+            i += 2
+        else:
+            out.append(body[i])
+            i += 1
+    return "".join(out)
 
 
 def _echo(args: list[str]) -> str | None:

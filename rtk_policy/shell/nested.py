@@ -29,11 +29,16 @@ _XARGS_LONG_WITH_ARG = (  # --eof[=E], --replace[=R], --max-lines[=N] take a val
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
-def shell_script(words: Sequence[Word]) -> tuple[Word | None, bool]:
-    """For `bash [opts] -c SCRIPT`, return (SCRIPT word, True); (None, has_operand) otherwise.
+#: the files that are a process's stdin (`bash /dev/stdin <<< …` reads its script there)
+STDIN_FILES = ("/dev/stdin", "/proc/self/fd/0", "/dev/fd/0")
 
-    `words` starts at the shell's program word. The second value tells whether a script file or
-    other operand was given (then a here-string is data, not the script).
+
+def shell_script(words: Sequence[Word]) -> tuple[Word | None, Word | None]:
+    """For `bash [opts] -c SCRIPT`, return (SCRIPT word, SCRIPT word); (None, operand) otherwise.
+
+    `words` starts at the shell's program word. The second value is the first operand, a script
+    file when there is no `-c` (None when there is none: then the shell reads its script on stdin;
+    with one, a here-string is data, not the script).
     """
     if words and words[0].value.rsplit("/", 1)[-1] == "busybox":
         words = words[1:]
@@ -48,10 +53,11 @@ def shell_script(words: Sequence[Word]) -> tuple[Word | None, bool]:
             i += 2
             continue
         if v == "--command" and i + 1 < n:  # fish
-            return words[i + 1], True
+            return words[i + 1], words[i + 1]
         if v.startswith("--command="):
             _, _, raw = words[i].raw.partition("=")
-            return make_word(raw, words[i].end - len(raw)), True
+            script = make_word(raw, words[i].end - len(raw))
+            return script, script
         if v.startswith("--"):
             i += 1
             continue
@@ -62,8 +68,8 @@ def shell_script(words: Sequence[Word]) -> tuple[Word | None, bool]:
             continue
         break
     if i < n:
-        return (words[i], True) if has_c else (None, True)
-    return None, False
+        return (words[i] if has_c else None), words[i]
+    return None, None
 
 
 def here_input(redirects: Sequence[Redirect], bodies: Sequence[str]) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rtk_policy.shell import plainpath, reserved
+from rtk_policy.shell.aliases import AliasesMixin
 from rtk_policy.shell.assemble import assemble
 from rtk_policy.shell.benign import only_benign_errors
 from rtk_policy.shell.compound import RedirectedMixin
@@ -60,7 +61,8 @@ def _fallback() -> Any:
 
 
 class Walker(
-    CommandsMixin, LaunchMixin, ValuesMixin, RedirectedMixin, PipelineMixin, FunctionsMixin
+    CommandsMixin, LaunchMixin, ValuesMixin, RedirectedMixin, PipelineMixin, FunctionsMixin,
+    AliasesMixin,
 ):
     """Collects `Draft`s and whole-input facts while walking one input and its nested code."""
 
@@ -78,10 +80,10 @@ class Walker(
         self._after_close = False
         self._reparses = 0
         self._limited = 0  # how many times a depth limit dropped a statement or source
-        self.flat_only = False  # `emit` walks no nested code, it sets `runs_code` (assemble._plain)
-        self.runs_code = False
+        self.runs_code = False  # a command runs nested code (`emit`; assemble._plain)
         self.start_values()
         self.start_functions()
+        self.start_aliases()
         self._in_body = 0
 
     def error(self, message: str) -> None:
@@ -91,14 +93,22 @@ class Walker(
 
     # -- sources and containers -------------------------------------------------------------------
 
-    def walk_source(self, src: Source, ctx: Ctx, not_plain: bool = False) -> None:
+    def walk_source(
+        self,
+        src: Source,
+        ctx: Ctx,
+        not_plain: bool = False,
+        plain: list[PlainCommand] | None = None,
+    ) -> None:
         """Parse `src` with tree-sitter and walk every statement in it (`not_plain`: the caller
-        knows `plainpath.commands` declines it)."""
+        knows `plainpath.commands` declines it; `plain`: the caller's `plainpath.commands` of
+        it)."""
         if ctx.depth > MAX_DEPTH:
             self.error("nesting too deep")
             self._limited += 1
             return
-        plain = plainpath.commands(src.text) if src.is_ascii and not not_plain else None
+        if plain is None and src.is_ascii and not not_plain:
+            plain = plainpath.commands(src.text)
         root = reserved.parse(src) if plain is None else None
         if src.coproc_at and src.base >= 0:  # a blanked coproc: nothing after it is rewritten
             self.coproc_at.extend(src.absolute(src.char(at)) for at in sorted(src.coproc_at))

@@ -51,12 +51,21 @@ def operand_paths(args: Sequence[str], cwd: str) -> tuple[str, ...]:
             continue
         if options and a[:1] == "-" and a != "-":
             continue
-        if not a:
-            continue
-        if cwd or "$" in a or "/." in a or "//" in a or a[:2] == "./" or a[-1:] == "/" or a == ".":
-            out.append(land(a, cwd))
-        else:
+        if a:
             out.append(a)
+    return landed(out, cwd)
+
+
+def landed(operands: Sequence[str], cwd: str) -> tuple[str, ...]:
+    """Where each of these (non-empty) operands lands from the folder the command started in
+    (`land`, skipped for an operand it would return unchanged)."""
+    if not operands:
+        return ()
+    out: list[str] = []
+    for a in operands:
+        if cwd or "$" in a or "/." in a or "//" in a or a[:2] == "./" or a[-1:] == "/" or a == ".":
+            a = land(a, cwd)
+        out.append(a)
     return tuple(out)
 
 

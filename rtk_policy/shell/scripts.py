@@ -76,6 +76,16 @@ UNKNOWN = None  #: what an action holds when its command or path is not a litera
 _ARGV_CALLS = frozenset({"pl", "js", "rb"})
 #: how a variable starts, where a call needs no parentheses (`system $c`, `exec @argv`)
 _SIGILS = {"pl": "$@", "rb": "$@", "php": "$"}
+#: what ends a statement after a call's argument: a modifier (`system "ls" if ok`), an operator
+_MODIFIER = r"(?:if|unless|rescue|and|or|while|until)\b|&&|\|\|"
+#: a Ruby expression handed to a call without parentheses (`system cmd`, `exec ARGV[0]`,
+#: `spawn *args, out: :err`), up to where the statement or the argument ends
+_RUBY_VALUE = lazy(
+    globals(),
+    "_RUBY_VALUE",
+    r"\*?[A-Za-z_]\w*(?:\[[^\]\n]*\]|\.\w+[!?]?)*(?=[ \t]*(?:$|[;\n,)}]|" + _MODIFIER + "))",
+)
+_STATEMENT_END = lazy(globals(), "_STATEMENT_END", r"[ \t]+(?:" + _MODIFIER + ")")
 
 
 def language(program: str) -> str:
@@ -153,14 +163,15 @@ def actions(lang: str, code: str) -> Actions:
             else:
                 out.argv.append(listed[0])
             continue
-        found = _literal_at(code, at)
-        if found is None:  # system $c, os.system(cmd): a command built at run time
-            bare = lang in _SIGILS and code[at] in _SIGILS[lang]
+        found = _literal_at(code, at, lang)
+        if found is None:  # system $c, os.system(cmd), system cmd: a command built at run time
+            bare = lang in _SIGILS and code[at] in _SIGILS[lang] or code[at] in "\"`"  # "#{x}"
+            bare = bare or lang == "rb" and _RUBY_VALUE.match(code, at) is not None
             out.unknown_spawn = out.unknown_spawn or "(" in m.group(1) or bare
             continue
         text, end = found
         if lang in _ARGV_CALLS and code[end:].lstrip().startswith(","):  # system("rm", "-rf", "/")
-            listed = _list_literal(code, at)
+            listed = _list_literal(code, at, lang)
             if listed is None or not _whole(code, listed[1], options=True):
                 out.unknown_spawn = True
             elif len(listed[0]) == 1:  # execSync("rm -rf /", {…}): a command line
@@ -168,16 +179,21 @@ def actions(lang: str, code: str) -> Actions:
             else:
                 out.argv.append(listed[0])
             continue
-        if not _whole(code, end):  # 'r' + 'm -rf /', "rm " . $x, '…'.format(…), '…' % x
+        ends = _whole(code, end) or lang in ("rb", "pl") and _STATEMENT_END.match(code, end)
+        if not ends:  # 'r' + 'm -rf /', "rm " . $x, '…'.format(…), '…' % x
             out.unknown_spawn = True
             continue
         out.shell.append(text)
     if lang in ("rb", "pl", "php"):  # `…`, qx(…), %x(…) run shell commands
+        spawned: list[str] = []
         for m in re.finditer(r"(?:qx|%x)([({/])", code):
             end = code.find({"(": ")", "{": "}", "/": "/"}[m.group(1)], m.end())
             if end > 0:
-                out.shell.append(code[m.end() : end])
-        out.shell.extend(re.findall(r"`([^`\n]+)`", code))
+                spawned.append(code[m.end() : end])
+        spawned += re.findall(r"`([^`\n]+)`", code)
+        built = [text for text in spawned if lang == "rb" and "#{" in text]  # `#{cmd}`
+        out.unknown_spawn = out.unknown_spawn or bool(built)
+        out.shell.extend(text for text in spawned if text not in built)
     if lang == "awk":  # "cmd" | getline, print … | "cmd"
         for m in re.finditer(_STRING + r"(?=\s*\|\s*getline)|\|\s*(" + _STRING + ")", code):
             found = _literal_at(code, m.start(1) if m.group(1) else m.start())
@@ -186,7 +202,7 @@ def actions(lang: str, code: str) -> Actions:
     for pattern, recursive in _DELETE[lang]:
         call = r"\s*(?:\(\s*|\s+)" if lang == "pl" else r"\s*\(\s*"
         for m in re.finditer(r"(?<![\w$])(?:" + pattern + ")" + call, code):
-            found = _literal_at(code, m.end())
+            found = _literal_at(code, m.end(), lang)
             if found is None:
                 out.unknown_delete = True
             else:
@@ -200,9 +216,10 @@ def actions(lang: str, code: str) -> Actions:
     return out
 
 
-def _literal_at(code: str, at: int) -> tuple[str, int] | None:
+def _literal_at(code: str, at: int, lang: str = "") -> tuple[str, int] | None:
     """The string literal that starts at `at` and the index after it (Python's r/b/u prefixes
-    allowed; an f-string, or a template literal with `${`, is not a literal); None when none."""
+    allowed; an f-string, a template literal with `${`, a Ruby string or backtick with `#{`, is
+    not a literal); None when none."""
     j = at
     while j < len(code) and code[j] in "rRbBuU":
         j += 1
@@ -219,7 +236,7 @@ def _literal_at(code: str, at: int) -> tuple[str, int] | None:
             out.append({"n": "\n", "t": "\t"}.get(code[k + 1], code[k + 1]))
             k += 2
             continue
-        if q == "`" and code.startswith("${", k):
+        if q == "`" and code.startswith("${", k) or lang == "rb" and code.startswith("#{", k):
             return None
         out.append(code[k])
         k += 1
@@ -234,7 +251,7 @@ def _whole(code: str, end: int, options: bool = False) -> bool:
     return not rest or rest[0] in "),;}\n" or (options and rest[0] == "{")
 
 
-def _list_literal(code: str, at: int) -> tuple[list[str], int] | None:
+def _list_literal(code: str, at: int, lang: str = "") -> tuple[list[str], int] | None:
     """The strings of a literal list `["a", 'b']` at `at`, or of the rest of an argument list
     (`"rm", "-rf", "/")`, perl's `system "rm", "-rf", "/";`, node's `execFileSync("rm", ["-rf"],
     {…})`: a nested list is flattened, an options object ends it), with the index after it; None
@@ -249,13 +266,13 @@ def _list_literal(code: str, at: int) -> tuple[list[str], int] | None:
             end = j + 1 if bracket and code.startswith("]", j) else j
             return (items, end) if items else None
         if code[j] == "[" and not bracket:
-            inner = _list_literal(code, j)
+            inner = _list_literal(code, j, lang)
             if inner is None:
                 return None
             items += inner[0]
             j = inner[1]
             continue
-        found = _literal_at(code, j)
+        found = _literal_at(code, j, lang)
         if found is None or not _whole(code, found[1]) and code[found[1] :].lstrip()[:1] != "]":
             return None
         items.append(found[0])

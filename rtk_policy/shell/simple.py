@@ -12,6 +12,7 @@ from itertools import accumulate
 
 from rtk_policy.shell import git_code, launchers, nested, scripts
 from rtk_policy.shell.draft import GRAMMAR_WORDS, Ctx, Draft
+from rtk_policy.shell.known_output import known_output
 from rtk_policy.shell.launch_walk import LAUNCHERS
 from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode, read_redirects
 from rtk_policy.shell.source import Source
@@ -70,11 +71,10 @@ class CommandsMixin:
     after_emit: Any  #: `values_walk.ValuesMixin.after_emit`
     state: Any  #: `values_walk.ValuesMixin.state`
     restore: Any  #: `values_walk.ValuesMixin.restore`
-    flat_only: bool  #: `emit` only marks a command that runs code (`runs_code`), walks no code
-    runs_code: bool
+    runs_code: bool  #: a command runs nested code
 
     def walk_source(  # pragma: no cover - see parser.Walker
-        self, src: Source, ctx: Ctx, not_plain: bool = False
+        self, src: Source, ctx: Ctx, not_plain: bool = False, plain: Any = None
     ) -> None:
         """Parse and walk nested source (implemented by the walker)."""
         raise NotImplementedError
@@ -250,9 +250,7 @@ class CommandsMixin:
             or (bool(redirs) and bool(scripts.language(basename(prog.value))))  # a script on stdin
         )
         if p.split_string is not None or nested_code:
-            if self.flat_only:  # the caller wants no nested walk: it takes the full walk instead
-                self.runs_code = True
-                return d.index
+            self.runs_code = True
             inner = Ctx(
                 depth=ctx.depth + 1, parent=d.index, no_rewrite="nested code", guess=ctx.guess
             )
@@ -271,7 +269,7 @@ class CommandsMixin:
         command."""
         name = basename(cmd[0].value)
         if name in nested.SHELLS:
-            script, has_operand = nested.shell_script(cmd)
+            script, operand = nested.shell_script(cmd)
             if script is not None:
                 at = next((k for k, w in enumerate(cmd) if w.end >= script.end), len(cmd))
                 self.positional.append(tuple(w.value for w in cmd[at + 1 :]) or (name,))
@@ -279,8 +277,10 @@ class CommandsMixin:
                     self._script(script, inner, "shell_c", d)
                 finally:
                     self.positional.pop()
-            elif not has_operand:
-                self._walk_stdin(redirs, inner)
+            elif operand is None or operand.value in ("-", *nested.STDIN_FILES):
+                self._walk_stdin(redirs, inner, d)
+            elif operand.raw.startswith(("<(", "/dev/fd/")):
+                self._walk_made(operand.raw, d, inner)
         elif name in nested.DASH_C_RUNNERS:
             script = nested.dash_c_script(name, cmd)
             if script is not None:
@@ -295,8 +295,8 @@ class CommandsMixin:
                 self._walk_text(text, inner._replace(origin="eval"))
         elif name in ("source", "."):
             operand = cmd[1] if len(cmd) > 1 else None
-            if operand is not None and operand.value in ("/dev/stdin", "/proc/self/fd/0"):
-                self._walk_stdin(redirs, inner)
+            if operand is not None and operand.value in nested.STDIN_FILES:
+                self._walk_stdin(redirs, inner, d)
             elif operand is not None and operand.raw.startswith(("<(", "/dev/fd/")):
                 d.dynamic = True  # `. <(curl …)`: code made at run time, never attested
         elif name == "trap":
@@ -329,10 +329,25 @@ class CommandsMixin:
             if sub:
                 self.emit(d.src, sub, [], sub[0].start, sub[-1].end, _exec_ctx(ctx, d))
 
-    def _walk_stdin(self, redirs: Sequence[ReadRedirect], inner: Ctx) -> None:
-        """Walk the script a shell (or `source /dev/stdin`) reads from a here-string or heredoc."""
+    def _walk_stdin(self, redirs: Sequence[ReadRedirect], inner: Ctx, d: Draft) -> None:
+        """Walk the script a shell (or `source /dev/stdin`) reads from a here-string or heredoc, or
+        from a process substitution (`bash < <(…)`, `_walk_made`)."""
         text = nested.here_input([r.redirect for r in redirs], [r.body for r in redirs if r.body])
         if text is not None:
+            self._walk_text(text, inner._replace(origin="shell_c"))
+            return
+        made = [r.redirect.target for r in redirs if r.redirect.op == "<"]
+        if made and made[-1].startswith("<("):
+            self._walk_made(made[-1], d, inner)
+
+    def _walk_made(self, raw: str, d: Draft, inner: Ctx) -> None:
+        """The script a shell reads from a process substitution (`bash <(…)`) or an open file
+        descriptor: the substitution's output walked as code when it is known (`known_output`),
+        else code made at run time, which makes the command dynamic (as `. <(…)` is)."""
+        text = known_output("$" + raw[1:]) if raw.startswith("<(") else None
+        if text is None:
+            d.dynamic = True
+        else:
             self._walk_text(text, inner._replace(origin="shell_c"))
 
     def _script(self, word: Word, inner: Ctx, origin: str, d: Draft) -> None:

@@ -29,18 +29,33 @@ _SAFE = {2: "\u00e9", 3: "\u00e9x", 4: "\u00e9\u00e9"}
 _HEREDOC_BACKSLASH = lazy(
     globals(), "_HEREDOC_BACKSLASH", rb"<<-?[ \t]*(['\"]?)[A-Za-z0-9_.-]+\1[^\n]*\n(\\)"
 )
-_PARSER: Any = None
+_LANGUAGE: Any = None  #: the tree-sitter bash language, loaded on first use
+#: parsers not parsing now: a parse releases the GIL, and one parser is never given two texts at
+#: once (whether or not a tree-sitter version would lock it), so each parse takes one (a new one
+#: when all are busy: the resident server's threads) and puts it back
+_IDLE: list[Any] = []
 _NONE: frozenset[int] = frozenset()
 
 
-def ts_parser() -> Any:
-    """Return the process-wide tree-sitter bash parser, created on first use."""
-    global _PARSER
-    if _PARSER is None:
-        import tree_sitter
+def parse_tree(data: bytes) -> Any:
+    """tree-sitter-bash's tree of `data`, parsed by an idle parser."""
+    try:
+        parser = _IDLE.pop()
+    except IndexError:
+        parser = _new_parser()
+    try:
+        return parser.parse(data)
+    finally:
+        _IDLE.append(parser)
 
-        _PARSER = tree_sitter.Parser(tree_sitter.Language(_bash_language()))
-    return _PARSER
+
+def _new_parser() -> Any:
+    global _LANGUAGE
+    import tree_sitter
+
+    if _LANGUAGE is None:
+        _LANGUAGE = tree_sitter.Language(_bash_language())
+    return tree_sitter.Parser(_LANGUAGE)
 
 
 def _bash_language() -> Any:
@@ -101,6 +116,8 @@ class Source:
         self.coproc_at = _NONE  #: byte starts of blanked `coproc` words (reserved.py)
         if "\n\\" in text and "<<" in text:
             self.parse_data = _HEREDOC_BACKSLASH.sub(_blank_backslash, self.data)
+        if "``" in text:
+            self.parse_data = _spelt_empty_backticks(self.parse_data)
         self.is_ascii = len(self.data) == len(text)  #: byte offsets are str offsets
         self._marks: list[int] | tuple[()] = ()  # byte offsets just after each non-ASCII char
         self._extra: list[int] | tuple[()] = ()  # cumulative extra bytes up to and including it
@@ -126,7 +143,7 @@ class Source:
 
     def parse(self) -> Any:
         """Parse with tree-sitter and return the root node."""
-        return ts_parser().parse(self.parse_data).root_node
+        return parse_tree(self.parse_data).root_node
 
     def char(self, byte_offset: int) -> int:
         """Convert a byte offset (at a character boundary) into a str offset."""
@@ -152,6 +169,63 @@ class Source:
 def _blank_backslash(m: Any) -> bytes:
     """The match of `_HEREDOC_BACKSLASH` with its backslash made a blank (the same length)."""
     return m.group(0)[:-1] + b" "
+
+
+_SEPARATORS = frozenset(b" \t\n;&|()<>")
+_BACKSLASH, _BACKTICK, _SINGLE, _DOUBLE = b"\\`'\""
+
+
+def _spelt_empty_backticks(data: bytes) -> bytes:
+    """`data` with each empty backtick substitution (`` `` ``: bash runs nothing and expands it to
+    nothing) spelt as tree-sitter-bash 0.25 reads it right (it reads `` ``rm `` as an error): `""`
+    inside a word or a "…", two blanks where it is a word of its own. Same length; quotes,
+    escapes, comments and other substitutions are skipped as bash reads them."""
+    out = bytearray(data)
+    i, n, double = 0, len(data), False
+    opened: list[bool | None] = []  # per open `$(`: whether a "…" holds it; None for a `(`
+    while i < n:
+        c = data[i]
+        if c == _BACKSLASH:
+            i += 2
+        elif c == _SINGLE and not double:
+            i = _after_single(data, i)
+        elif c == _DOUBLE:
+            double = not double
+            i += 1
+        elif c == ord("(") and (not double or data[i - 1 : i] == b"$"):
+            opened.append(double if data[i - 1 : i] == b"$" else None)
+            double = False  # the code of `$(…)` is read afresh, quotes and all
+            i += 1
+        elif c == ord(")") and opened and not double:
+            held = opened.pop()
+            double = bool(held)
+            i += 1
+        elif c == _BACKTICK and data[i + 1 : i + 2] == b"`":
+            alone = not double and (i == 0 or data[i - 1] in _SEPARATORS) and (
+                i + 2 >= n or data[i + 2] in _SEPARATORS
+            )
+            out[i : i + 2] = b"  " if alone else b'""'
+            i += 2
+        elif c == _BACKTICK:  # a substitution: to its closing backtick
+            i += 1
+            while i < n and data[i] != _BACKTICK:
+                i += 2 if data[i] == _BACKSLASH else 1
+            i += 1
+        elif c == ord("#") and not double and (i == 0 or data[i - 1] in _SEPARATORS):
+            end = data.find(b"\n", i)
+            i = n if end < 0 else end
+        else:
+            i += 1
+    return bytes(out)
+
+
+def _after_single(data: bytes, i: int) -> int:
+    """The index after the '…' (or $'…', whose backslashes escape) that starts at `i`."""
+    ansi = i > 0 and data[i - 1] == ord("$")
+    j = i + 1
+    while j < len(data) and data[j] != _SINGLE:
+        j += 2 if ansi and data[j] == _BACKSLASH else 1
+    return j + 1
 
 
 def _width(cp: int) -> int:

@@ -68,12 +68,15 @@ def expand_word(
     words = [raw] if assignment or not has_braces(raw) else brace_expand(raw)
     out: list[Expanded] = []
     changed = len(words) != 1 or words[0] != raw or "\\\n" in raw
+    ifs = separators(known)
     for word in words:
         pieces = _pieces(word, known, positional)
         if pieces is None:
             return None
+        if ifs is None and not assignment and any(p[0] == "exp" and not p[2] for p in pieces):
+            return None  # an unquoted expansion split at separators the command set unknowably
         for combo in _combos(pieces):
-            alt = _assemble(combo, split=not assignment)
+            alt = _assemble(combo, split=not assignment, ifs=_BLANKS if ifs is None else ifs)
             changed = changed or alt.changed
             out.append(alt)
             if len(out) >= MAX_ALTERNATIVES:
@@ -277,6 +280,11 @@ def _substring(spec: str) -> tuple[int, int | None] | None:
 # -- putting a word together ---------------------------------------------------------------------
 
 
+def _separates(char: str, ifs: str) -> bool:
+    """Whether `char` (one character or "") ends a field where it starts or ends an expansion."""
+    return char.isspace() if ifs == _BLANKS else bool(char) and char in ifs
+
+
 def _combos(pieces: list) -> list[list]:
     """Every combination of the expansions' choices (at most `MAX_ALTERNATIVES`), each a list of
     ("lit", text) and ("exp", (choice, quoted, typed)) pieces."""
@@ -289,7 +297,42 @@ def _combos(pieces: list) -> list[list]:
     return out
 
 
-def _assemble(combo: list, split: bool) -> Expanded:
+def separators(known: Known) -> str | None:
+    """The characters unquoted expansions are split at: `IFS` as the command set it (" \\t\\n"
+    when it did not); None when it set it to a value not known or to several."""
+    values = known.get("IFS")
+    if values is None:
+        return _BLANKS
+    return values[0] if len(set(values)) == 1 and values[0] is not None else None
+
+
+def split_fields(text: str, ifs: str) -> list[str]:
+    """The fields bash splits an unquoted expansion's `text` into at the `ifs` characters: blanks
+    among them are trimmed and run together, each other one ends a field (`a,,b` is three)."""
+    if ifs == _BLANKS:
+        return text.split()
+    if not ifs:
+        return [text] if text else []
+    blanks = "".join(c for c in ifs if c in _BLANKS)
+    others = "".join(c for c in ifs if c not in _BLANKS)
+    text = text.strip(blanks) if blanks else text
+    if not text:
+        return []
+    import re  # only a command that sets IFS gets here
+
+    white = f"[{re.escape(blanks)}]*" if blanks else ""
+    parts = [f"{white}[{re.escape(others)}]{white}"] if others else []
+    parts += [f"[{re.escape(blanks)}]+"] if blanks else []
+    fields = re.split("|".join(parts), text)
+    if fields and fields[-1] == "" and text[-1] in others:
+        fields.pop()  # a separator at the end ends the last field, it starts none
+    return fields
+
+
+_BLANKS = " \t\n"
+
+
+def _assemble(combo: list, split: bool, ifs: str = _BLANKS) -> Expanded:
     """The fields one combination of choices makes: unquoted expansions split at blanks, a word
     that only an unquoted empty expansion made vanishes."""
     fields = [""]
@@ -319,14 +362,14 @@ def _assemble(combo: list, split: bool) -> Expanded:
             fields[-1] += text
             quoted_part = quoted_part or quoted
             continue
-        parts = text.split()
+        parts = split_fields(text, ifs)
         if not parts:
             continue
-        if text[:1].isspace() and fields[-1]:
+        if _separates(text[:1], ifs) and fields[-1]:
             fields.append("")
         fields[-1] += parts[0]
         fields.extend(parts[1:])
-        if text[-1:].isspace():
+        if _separates(text[-1:], ifs):
             fields.append("")
     if fields and fields[-1] == "" and len(fields) > 1:
         fields.pop()

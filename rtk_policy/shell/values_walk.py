@@ -20,6 +20,8 @@ from rtk_policy.shell.words import Word, assignment_name, basename, dequote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rtk_policy.shell.redirects import ReadRedirect
     from rtk_policy.shell.source import Source
 
@@ -48,6 +50,7 @@ class ValuesMixin:
     copies: int
     copying: bool
     cwd: str
+    aliased: Any  #: `aliases.AliasesMixin.aliased`
 
     def emit(  # pragma: no cover - see simple.CommandsMixin
         self, src: Source, words: list[Word], redirs: Sequence[ReadRedirect], start: int,
@@ -79,6 +82,7 @@ class ValuesMixin:
         arguments, then learn what it sets."""
         if self.copying or not d.words:
             return
+        self.aliased(d, ctx)
         span = d.src.text[d.start : d.end]
         found: list[tuple[list[Word], bool]] = []
         if "$" in span or "{" in span or "`" in span or "\\\n" in span:
@@ -87,11 +91,12 @@ class ValuesMixin:
                 self._copy(d, words, redirs, ctx, guessed)
             if d.dynamic and found and self._program_known(d, len(found)):
                 d.dynamic = False  # its copies name every program it may run
-        if d.program in _CDS:
+        program = d.program
+        if program in _CDS:
             self._cd(d, found)
-        if self.functions and d.program in self.functions:
+        if self.functions and program in self.functions:
             self._call(d)
-        if "=" in span or d.program in _LEARNS:
+        if "=" in span or program in _LEARNS:
             self._learn(d, ctx)
 
     def alternatives(

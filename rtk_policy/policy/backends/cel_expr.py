@@ -6,6 +6,8 @@ program): a hook process whose every rule the guards decide never loads it.
 
 from __future__ import annotations
 
+from _thread import allocate_lock
+
 from rtk_policy.policy import facts
 from rtk_policy.policy.backends.select import (
     CheckError,
@@ -29,6 +31,7 @@ cel: Any = None
 _T: Any = None
 _TYPES: dict[str, Any] = {}
 _EXPECTED: dict[str, Any] = {}
+_BUILDING = allocate_lock()  #: held while a backend builds its environment
 
 
 def _load_library() -> Any:
@@ -95,14 +98,9 @@ class CelExprBackend:
         """The cel-expr environment with our variables and functions, built on first use (guards
         answer most expressions, so a short-lived hook process often never needs it)."""
         if self._env is None:
-            _load_library()
-            grouped: dict[str, list[Function]] = {}
-            for fn in all_functions():
-                grouped.setdefault(fn.name, []).append(fn)
-            self._env = cel.NewEnv(
-                variables={name: _T.Map(_T.STRING, _T.DYN) for name in facts.VARIABLES},
-                functions=[_declaration(name, fns) for name, fns in grouped.items()],
-            )
+            with _BUILDING:  # once: two threads of the server must not get two environments
+                if self._env is None:
+                    self._env = _new_env()
         return self._env
 
     def compile(self, source: str, expected: str) -> Any:
@@ -171,6 +169,18 @@ def _error(message: str) -> EvalError:
     if message.startswith(("INTERNAL", "RESOURCE_EXHAUSTED")) or "budget" in message:
         return EngineError(message)
     return EvalError(message)
+
+
+def _new_env() -> Any:
+    """A cel-expr environment with our variables and functions."""
+    _load_library()
+    grouped: dict[str, list[Function]] = {}
+    for fn in all_functions():
+        grouped.setdefault(fn.name, []).append(fn)
+    return cel.NewEnv(
+        variables={name: _T.Map(_T.STRING, _T.DYN) for name in facts.VARIABLES},
+        functions=[_declaration(name, fns) for name, fns in grouped.items()],
+    )
 
 
 def create() -> CelExprBackend:

@@ -12,8 +12,8 @@ Compiling costs about half a millisecond per form, so only the plans of programs
 compiled (`plans.COMPILE_AFTER`): a cold hook compiles nothing, a batch or a server compiles the
 plans of its common programs, and each distinct form once (`CompiledGuards`). The files' `when`
 and pipeline-consumer guards, which run on every segment, are compiled once a policy set has
-evaluated `policyset.WARM_AFTER` segments; the rewrite and message outputs stay closures (they run
-only for the rules that match).
+evaluated `policyset.WARM_AFTER` segments, and so are the rewrite and message outputs built from
+then on (each output is built when its rule first matches).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from rtk_policy.policy.guards.values import (
     ORDER,
     SIZED,
     cel_string,
-    literal_search,
+    lazy_search,
 )
 from rtk_policy.policy.regex import pretest_literals
 
@@ -103,7 +103,7 @@ class _Writer:
         #: how the names of constants start (functions of one module need distinct stems)
         self.constant_stem = constant_stem
         self.constants: dict[str, Any] = {
-            "U": UNKNOWN, "SIZED": SIZED, "FAULT": _fault, "CALL": _call,
+            "U": UNKNOWN, "SIZED": SIZED, "FAULT": _fault,
         }  # fmt: skip
         self._constant_names: dict[int, str] = {}
         self._kept: list[Any] = []  # keeps the values behind `_constant_names` ids alive
@@ -352,16 +352,25 @@ class _Writer:
         return lines, values
 
     def _guarded_call(self, out: str, impl: str, values: list[str], checks: list[str]) -> list[str]:
-        """`out = impl(*values)`, `U` when a check holds or the call raises (a CEL error)."""
-        return [
-            f"{out} = U if {' or '.join(checks) or 'False'} else CALL({impl}, {', '.join(values)})"
+        """`out = impl(*values)`, `U` when a check holds or the call raises (a CEL error), as
+        `_call` gives it, written inline (no frame of `_call` per call)."""
+        call = [
+            "try:",
+            f"    {out} = {impl}({', '.join(values)})",
+            "except Exception:",
+            f"    {out} = U",
         ]
+        if not checks:
+            return call
+        test = " or ".join(checks)
+        return [f"if {test}:", f"    {out} = U", "else:", *("    " + line for line in call)]
 
     def _search(self, target_ir: Any, pattern: str, scope: dict[str, str]) -> tuple[list[str], str]:
-        """`target.matches("literal")`: the required literals tested inline, then the cached regex
-        (`guard_values.literal_search`, which compiles the pattern when first needed)."""
+        """`target.matches("literal")`: the required literals tested inline (the pre-test of
+        `values.literal_search`), then the cached regex (`values.lazy_search`, which compiles the
+        pattern when first needed)."""
         lines, text = self.node(target_ir, scope)
-        search = self.constant(literal_search(_itself, pattern))
+        search = self.constant(lazy_search(pattern))
         needles = pretest_literals(pattern)
         out = self.fresh()
         if needles:
@@ -425,14 +434,6 @@ def _fault() -> None:
     faults += 1
 
 
-def _call(impl: Any, *values: Any) -> Any:
-    """`impl(*values)`, `UNKNOWN` when it raises (a CEL error), as the closures' calls do."""
-    try:
-        return impl(*values)
-    except Exception:  # noqa: BLE001 - a CEL error: unknown
-        return UNKNOWN
-
-
 def _rooted_outside(ir: Any, scope: dict[str, str]) -> bool:
     """True when `ir` is a variable no comprehension binds, or a chain of field reads of one."""
     while ir[0] == "dot":
@@ -457,7 +458,3 @@ def _outer_paths(ir: Any, bound: set[str]) -> list[Any]:
     if ir[0] in ("exists", "all"):
         return _outer_paths(ir[1], bound) + _outer_paths(ir[3], bound | {ir[2]})
     return [path for part in ir[1:] for path in _outer_paths(part, bound)]
-
-
-def _itself(value: Any) -> Any:
-    return value

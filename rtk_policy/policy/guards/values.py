@@ -162,16 +162,38 @@ def literal_search(target: Guard, pattern: Any) -> Guard:
             return UNKNOWN
         if needles is None:
             needles = pretest_literals(pattern)
-        if needles and not any(needle in text for needle in needles):
-            return False
+        if needles:
+            for needle in needles:
+                if needle in text:
+                    break
+            else:
+                return False
         if search is None:
-            try:
-                search = searcher(pattern)
-            except Exception:  # noqa: BLE001 - an invalid pattern is a CEL error: unknown
-                search = _invalid_pattern
+            search = _search_or_unknown(pattern)
         return search(text)
 
     return matches
+
+
+def lazy_search(pattern: str) -> Callable[[str], Any]:
+    """`text -> bool`: the RE2 search of `pattern` on a string, compiled on the first call (what
+    `literal_search` runs once its pre-test passed); `UNKNOWN` for an invalid pattern."""
+    search: Callable[[str], Any] | None = None
+
+    def run(text: str) -> Any:
+        nonlocal search
+        if search is None:
+            search = _search_or_unknown(pattern)
+        return search(text)
+
+    return run
+
+
+def _search_or_unknown(pattern: str) -> Callable[[str], Any]:
+    try:
+        return searcher(pattern)
+    except Exception:  # noqa: BLE001 - an invalid pattern is a CEL error: unknown
+        return _invalid_pattern
 
 
 def _invalid_pattern(text: str) -> Any:
