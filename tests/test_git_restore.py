@@ -14,7 +14,7 @@ import pytest
 from rtk_policy.config.load import Config
 from rtk_policy.engine.pipeline import Engine
 from rtk_policy.policy import load_policy_set
-from rtk_policy.policy.functions import git_restore_discards
+from rtk_policy.policy.functions_git import git_restore_discards
 from rtk_policy.policy.load import packs_dir
 
 #: the words after `git restore`; `list` names a file holding `a.txt`

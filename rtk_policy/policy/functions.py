@@ -129,79 +129,6 @@ def find_actions(args: list[str]) -> list[str]:
     return out
 
 
-#: git restore's long options (git 2.39) for its unique-prefix reading; True: takes a value
-_RESTORE_LONG = {
-    "source": True, "pathspec-from-file": True, "conflict": True, "worktree": False,
-    "no-worktree": False, "staged": False, "no-staged": False, "patch": False, "quiet": False,
-    "progress": False, "no-progress": False, "ours": False, "theirs": False, "merge": False,
-    "ignore-unmerged": False, "ignore-skip-worktree-bits": False, "overlay": False,
-    "no-overlay": False, "recurse-submodules": False, "no-recurse-submodules": False,
-    "pathspec-file-nul": False, "help": False,
-}  # fmt: skip
-#: what the location options set: (worktree, staged), None for unchanged
-_RESTORE_WHERE = {"worktree": (True, None), "no-worktree": (False, None),
-                  "staged": (None, True), "no-staged": (None, False),
-                  "W": (True, None), "S": (None, True)}  # fmt: skip
-
-
-def _restore_long(word: str) -> str | None:
-    """The long option `--word` stands for (a unique prefix counts, as in git), None when git
-    refuses it as ambiguous; an option unknown here is kept as typed."""
-    name = word[2:].split("=", 1)[0]
-    if name in _RESTORE_LONG:
-        return name
-    found = [known for known in _RESTORE_LONG if known.startswith(name)]
-    return found[0] if len(found) == 1 else (None if found else name)
-
-
-def git_restore_discards(args: list[str]) -> bool:
-    """Whether `git … restore ARGS` (the words after git) may overwrite working-tree edits: the
-    location options applied in order (neither given: the worktree; `--staged` alone: the index
-    only; `--no-staged` alone: git refuses), a pathspec or `--pathspec-from-file FILE` given, the
-    values of `-s`/`--source`/`--pathspec-from-file`/`--conflict` not read as paths."""
-    words = args[args.index("restore") + 1 :] if "restore" in args else []
-    worktree: bool | None = None
-    staged: bool | None = None
-    paths, i = False, 0
-    while i < len(words):
-        word, i = words[i], i + 1
-        if word == "--":
-            paths = paths or i < len(words)
-            break
-        if word.startswith("--"):
-            name = _restore_long(word)
-            if name is None or name == "help":
-                return False
-            if _RESTORE_LONG.get(name) and "=" not in word:
-                i += 1
-            paths = paths or name == "pathspec-from-file"
-            worktree, staged = _located(name, worktree, staged)
-        elif word.startswith("-") and len(word) > 1:
-            for k, letter in enumerate(word[1:]):
-                if letter == "h":
-                    return False
-                if letter == "s":  # -s TREE or -sTREE
-                    i += 0 if k < len(word) - 2 else 1
-                    break
-                worktree, staged = _located(letter, worktree, staged)
-        else:
-            paths = True
-    if worktree is None:
-        worktree = staged is None
-    return worktree and paths
-
-
-def _located(
-    option: str, worktree: bool | None, staged: bool | None
-) -> tuple[bool | None, bool | None]:
-    """(worktree, staged) after one option."""
-    new_worktree, new_staged = _RESTORE_WHERE.get(option, (None, None))
-    return (
-        worktree if new_worktree is None else new_worktree,
-        staged if new_staged is None else new_staged,
-    )
-
-
 def without_literals(text: str, parts: list[str]) -> str:
     """`text` (code) with each of `parts` taken out where it is a whole string literal, in single
     or double quotes: `os.system("rm -r x")` less "rm -r x" is `os.system()`; a part that is only
@@ -248,7 +175,6 @@ FUNCTIONS: tuple[Function, ...] = (
     Function("path_under", (_S, _S), _B, path_under),
     Function("expand_home", (_S,), _S, expand_home),
     Function("find_actions", (_LS,), _LS, find_actions),
-    Function("git_restore_discards", (_LS,), _B, git_restore_discards),
     Function("without_literals", (_S, _LS), _S, without_literals),
     Function("agent_name", (_S,), _S, agent_name),
     Function("agent_rule", (_S, _S, _S), _S, agent_rule),

@@ -79,7 +79,7 @@ class LaunchMixin:
         elif name == "git":
             for code in git_code.scripts(cmd, d.peel.env):
                 self._walk_text(code, inner._replace(origin="shell_c"))
-            sub = git_code.alias_command(cmd)
+            sub = git_code.alias_command(cmd, d.peel.env)
             if sub:
                 self.emit(d.src, sub, [], sub[0].start, sub[-1].end, run_ctx)
         elif name in launchers.CONTAINER_CLIS:

@@ -412,7 +412,9 @@ def runs_code(name: str, command: Sequence[Word], env: Sequence[tuple[str, str]]
     if name not in RUNS_CODE:
         return scripts.runs_code(name, command)
     if name == "git":
-        return git_code.runs_code(command) or any(k in git_code.CODE_ENV for k, _ in env)
+        return git_code.runs_code(command) or any(
+            k in git_code.CODE_ENV or k in git_code.CONFIG_ENV for k, _ in env
+        )
     if name == "ssh":
         return nested.ssh_command(command) is not None
     if name in launchers.CONTAINER_CLIS and launchers.container_run_command(command):
