@@ -13,6 +13,7 @@ from rtk_policy.decision import Decision, decide
 from rtk_policy.engine.budget import DECISION_BUDGET_S, deadline, within_budget
 from rtk_policy.engine.recheck import recheck_needed
 from rtk_policy.engine.rewrite import replacements, splice
+from rtk_policy.engine.unread import unread, unread_decision
 from rtk_policy.policy.model import Context, Evaluation, ToolCall
 from rtk_policy.shell import CommandLine, parse
 from rtk_policy.shell.model import Segment
@@ -111,6 +112,8 @@ class Engine:
             )
         decision = decide(command_line, evaluation, rewrite, recheck)
         decision = within_budget(decision, (evaluation, recheck), self.budget_s)
+        if unread(command_line):
+            decision = unread_decision(decision, command_line, self.config.fail_mode)
         return Outcome(command_line, evaluation, self._layer_state(decision))
 
     def _closed(
