@@ -152,11 +152,11 @@ def literal_search(target: Guard, pattern: Any) -> Guard:
     (`regex_literal.py`): a text without any gives `false` without running (or compiling) the
     regex.
     """
-    search: Callable[[str], Any] | None = None
+    search = lazy_search(pattern)
     needles: tuple[str, ...] | None = None
 
     def matches(env: dict[str, Any]) -> Any:
-        nonlocal search, needles
+        nonlocal needles
         text = target(env)
         if type(text) is not str:
             return UNKNOWN
@@ -168,8 +168,6 @@ def literal_search(target: Guard, pattern: Any) -> Guard:
                     break
             else:
                 return False
-        if search is None:
-            search = _search_or_unknown(pattern)
         return search(text)
 
     return matches
