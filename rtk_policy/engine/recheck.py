@@ -29,6 +29,7 @@ Explain (`trace`) always runs the re-check: it is the reference the tests compar
 from __future__ import annotations
 
 from rtk_policy.engine.rewrite import spliced
+from rtk_policy.policy.functions_rtk import rtk_norm_begins_with
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,8 +64,11 @@ def recheck_needed(
     if not _only_rtk_inserted(command_line, changed, rewrite, context):
         return True
     blind = policies.deny_blind_to
-    programs = {segment.program for segment in command_line.segments}
-    return not all(blind(VARYING, program, context) for program in programs)
+    planned = {
+        (segment.program, not rtk_norm_begins_with(segment.command, segment.program))
+        for segment in command_line.segments
+    }  # each program as its segments are planned (`PolicySet.evaluate`)
+    return not all(blind(VARYING, program, context, exact) for program, exact in planned)
 
 
 def _denied(evaluation: Evaluation) -> bool:

@@ -38,29 +38,41 @@ class DenyReads:
         self._planner = planner
         self._functions = functions
         self._rule_reads: dict[int, frozenset[str] | None] = {}
-        #: (facts, context) → (program → blind, rule index → cannot match, the context's values)
-        self._known: dict[Any, tuple[dict[str, bool], dict[int, bool], list[Any]]] = {}
+        #: (facts, context) → ((program, exact) → blind, rule index → cannot match, the
+        #: context's values)
+        self._known: dict[Any, tuple[dict[Any, bool], dict[int, bool], list[Any]]] = {}
 
-    def blind_to(self, facts: frozenset[str], program: str, context: Any) -> bool:
+    def blind_to(
+        self, facts: frozenset[str], program: str, context: Any, exact: bool = False
+    ) -> bool:
         """True when no enforce-mode deny rule tried on `program` can see `facts` under
-        `context`."""
+        `context`; `exact`: as the planner plans a segment whose normal form does not begin
+        with its program (`Planner.exact`)."""
         try:
             known = self._known.get((facts, context))
         except TypeError:  # a context that cannot be hashed (lists in tool_input): not kept
-            return self._blind(facts, program, context, {}, [])
+            return self._blind(facts, program, context, {}, [], exact)
         if known is None:
             if len(self._known) >= MAX_CONTEXTS:
                 self._known.clear()
             known = self._known[(facts, context)] = ({}, {}, [])
         programs, dead, values = known
-        if program not in programs:
-            programs[program] = self._blind(facts, program, context, dead, values)
-        return programs[program]
+        key = (program, exact)
+        if key not in programs:
+            programs[key] = self._blind(facts, program, context, dead, values, exact)
+        return programs[key]
 
     def _blind(
-        self, facts: frozenset[str], program: str, context: Any, dead: dict[int, bool], values: Any
+        self,
+        facts: frozenset[str],
+        program: str,
+        context: Any,
+        dead: dict[int, bool],
+        values: Any,
+        exact: bool,
     ) -> bool:
-        for index, _ in self._planner.deny_plan(program):
+        planner = self._planner.exact() if exact else self._planner
+        for index, _ in planner.deny_plan(program):
             reads = self._reads_of(index)
             if reads is not None and facts.isdisjoint(reads):
                 continue

@@ -15,6 +15,7 @@ from rtk_policy.policy.facts import (
     segment_value,
     tool_value,
 )
+from rtk_policy.policy.functions_rtk import rtk_norm_begins_with
 from rtk_policy.policy.guards.guard import Guard, build_guard, guard_functions
 from rtk_policy.policy.guards.plan_store import PlanTables
 from rtk_policy.policy.guards.plans import Planner
@@ -32,7 +33,7 @@ from rtk_policy.policy.model import (
     unevaluable,
     unjudged_result,
 )
-from rtk_policy.shell.model import CommandLine
+from rtk_policy.shell.model import CommandLine, Segment
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -148,15 +149,18 @@ class PolicySet:
         """Indexes of the rules tried on a segment running `program`, in load order."""
         return self._planner.candidates(program)
 
-    def deny_blind_to(self, facts: frozenset[str], program: str, context: Context) -> bool:
+    def deny_blind_to(
+        self, facts: frozenset[str], program: str, context: Context, exact: bool = False
+    ) -> bool:
         """True when no enforce-mode deny rule tried on `program` can see `facts` (read paths)
-        under `context` (`deny_reads.py`)."""
+        under `context` (`deny_reads.py`); `exact`: for a segment whose normal form does not
+        begin with its program (`evaluate` plans it with `Planner.exact`)."""
         if self._deny_reads is None:
             from rtk_policy.policy.deny_reads import DenyReads  # a rewrite's re-check only
 
             files, functions = self.compiled_files, self._functions
             self._deny_reads = DenyReads(self.compiled_rules, files, self._planner, functions)
-        return self._deny_reads.blind_to(facts, program, context)
+        return self._deny_reads.blind_to(facts, program, context, exact)
 
     def plan_tables(self) -> PlanTables:
         """The plans of every indexed program, worked out now (for the compiled cache)."""
@@ -225,7 +229,7 @@ class PolicySet:
                     values["tool"] = tools[segment.index]
                 rewritable = segment.rewritable and not command_line.rewrite_refused
                 run = _Run(self._backend, values, disabled, errors, trace, deny_only, messages)
-                result = self._segment(segment.index, segment.program, run, rewritable)
+                result = self._segment(segment, run, rewritable)
                 if segment.guessed:
                     result = guessed(result)
                 elif segment.uncalled:
@@ -293,10 +297,14 @@ class PolicySet:
             last = self._last_context = (context, context_values(context))
         return last[1]
 
-    def _segment(self, index: int, program: str, run: _Run, rewritable: bool) -> SegmentResult:
-        steps_of = self._planner.deny_plan if run.deny_only else self._planner.plan
-        steps = self._planner.traced(program, run.deny_only) if run.trace else steps_of(program)
-        return self._run_steps(index, steps, run, rewritable)
+    def _segment(self, segment: Segment, run: _Run, rewritable: bool) -> SegmentResult:
+        program = segment.program
+        planner = self._planner
+        if not rtk_norm_begins_with(segment.command, program):  # first-word folds do not hold
+            planner = planner.exact()
+        steps_of = planner.deny_plan if run.deny_only else planner.plan
+        steps = planner.traced(program, run.deny_only) if run.trace else steps_of(program)
+        return self._run_steps(segment.index, steps, run, rewritable)
 
     def _run_steps(
         self, index: int, steps: Any, run: _Run, rewritable: bool, consumer: bool = True

@@ -224,13 +224,13 @@ def guard_patterns(ir: Any) -> set[str]:
         if not isinstance(node, (tuple, list)):
             continue
         stack.extend(node)
-        pattern = _literal_pattern(node)
+        pattern = literal_pattern(node)
         if pattern is not None:
             found.add(pattern)
     return found
 
 
-def _literal_pattern(node: Any) -> str | None:
+def literal_pattern(node: Any) -> str | None:
     """The pattern of a `re_matches(x, "p")` or `x.matches("p")` node, else None."""
     if len(node) == 3 and node[0] == "call" and node[1] == "re_matches":
         args = node[2]
@@ -244,14 +244,14 @@ def _literal_pattern(node: Any) -> str | None:
 
 
 def _b_call(ir: tuple[Any, ...], fns: Functions) -> Guard:
-    pattern = _literal_pattern(ir)
+    pattern = literal_pattern(ir)
     if pattern is not None:
         return literal_search(_build(ir[2][0], fns), pattern)
     return function_call(ir[1], [_build(a, fns) for a in ir[2]], fns)
 
 
 def _b_mcall(ir: tuple[Any, ...], fns: Functions) -> Guard:
-    pattern = _literal_pattern(ir)
+    pattern = literal_pattern(ir)
     if pattern is not None:
         return literal_search(_build(ir[2], fns), pattern)
     return method_call(ir[1], [_build(ir[2], fns)] + [_build(a, fns) for a in ir[3]])

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 
 #: version of the stored tables; part of the cache key (`load.py`)
 #: 3: steps are flat tuples of ints, kept in the cache as their text, no longer packed bytes
-PLANS_FORMAT = "3"
+#: 4: first-word tests (`first_word.py`) fold too: rules such a test rules out are left out
+PLANS_FORMAT = "4"
 #: the code of a step whose guard is the rule's own guard form
 GENERIC = -1
 _STR = {str}

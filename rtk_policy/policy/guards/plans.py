@@ -11,7 +11,10 @@ then only the guards of the program's steps are built. Guards are closures (`gua
 program has been planned `COMPILE_AFTER` times (a batch, a server): its plan's guards are then
 compiled (`guards/code.py`, each distinct form once), so a cold hook compiles nothing. A program
 planned later takes at once the forms other plans compiled (most guards are shared by every
-program).
+program). A rule whose `rtk_norm(segment.command).matches(R)` test cannot hold for the
+program (`first_word.py`) is left out the same way; such a plan holds only for segments whose
+normal form begins with their program (`functions_rtk.rtk_norm_begins_with`): `exact()` is the
+planner of the others, made with `first_word=False` (and without stored plans).
 """
 
 from __future__ import annotations
@@ -39,9 +42,12 @@ class Planner:
         compiled: tuple[Any, ...],
         functions: dict[Any, Any],
         tables: PlanTables | None = None,
+        first_word: bool = True,
     ) -> None:
         self._compiled = compiled
         self._tables = tables
+        self._first_word = first_word
+        self._exact: Planner | None = None
         #: guards of the stored residuals, by code
         self._stored: dict[int, Guard | None] = {}
         self._functions = functions
@@ -71,6 +77,15 @@ class Planner:
         self._generic: dict[int, Guard | None] = {}
         #: (rule index, signature of its program tests) → (its residual form, its guard)
         self._residuals: dict[tuple[Any, ...], tuple[Any, Guard | None]] = {}
+
+    def exact(self) -> Planner:
+        """The planner that does not fold first-word tests (`first_word.py`): the plans of the
+        segments whose normal form does not begin with their program (made on first need)."""
+        if not self._first_word:
+            return self
+        if self._exact is None:
+            self._exact = Planner(self._compiled, self._functions, None, first_word=False)
+        return self._exact
 
     def tables(self) -> PlanTables:
         """The plans of every indexed program, worked out now (what the compiled cache keeps)."""
@@ -199,7 +214,7 @@ class Planner:
         if specializer is None:  # not imported by a cold process whose plan is stored
             from rtk_policy.policy.guards.specialize import Specializer
 
-            specializer = self._specializer = Specializer(self._functions)
+            specializer = self._specializer = Specializer(self._functions, self._first_word)
         for index in self.candidates(program):
             ir = self._compiled[index].guard
             if not specializer.mentions(ir):  # the same guard for every program: built once

@@ -8,6 +8,11 @@ depend on the segment. Folding follows the guard's own three-valued rules: a nod
 literal only when every operand is a literal and the guard gives a plain value for it; `&&`/`||`
 drop their `true`/`false` operands and collapse on a `false`/`true` one, exactly as the guard would
 decide at run time.
+
+A test `rtk_norm(segment.command).matches(R)` counts as a program test too (`first_word.py`):
+it folds to `false` for a program whose name cannot begin a text `R` matches. That holds only for
+segments whose normal form begins with their program (`functions_rtk.rtk_norm_begins_with`): the
+policy set plans the other segments with a specialiser made without it (`first_word=False`).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from rtk_policy.policy.guards.guard import FALSE_FORM as _FALSE
-from rtk_policy.policy.guards.guard import UNKNOWN, build_guard
+from rtk_policy.policy.guards.guard import UNKNOWN, build_guard, literal_pattern
 
 _TRUE = ("lit", True)
 _FOLDABLE = frozenset({"not", "rel", "add", "call", "mcall", "index"})
@@ -29,6 +34,23 @@ def specialize(ir: tuple[Any, ...], program: str, functions: dict[Any, Any]) -> 
 
 
 _PROGRAM = ("dot", ("ident", "segment"), "program")
+_NORMAL_COMMAND = ("call", "rtk_norm", (("dot", ("ident", "segment"), "command"),))
+
+
+def first_word_pattern(ir: Any) -> str | None:
+    """The pattern `R` of a test `rtk_norm(segment.command).matches(R)` (R a literal), else None."""
+    if not isinstance(ir, tuple) or len(ir) < 3 or ir[0] not in ("mcall", "call"):
+        return None
+    target = ir[2] if ir[0] == "mcall" else (ir[2][0] if ir[2] else None)
+    return literal_pattern(ir) if target == _NORMAL_COMMAND else None
+
+
+def _first_word_test(pattern: str) -> Any:
+    """The value of a first-word test for a program: False when `pattern` cannot match, True
+    when it may (the test is kept)."""
+    from rtk_policy.policy.guards.first_word import cannot_begin  # planning only
+
+    return lambda env: not cannot_begin(pattern, env["segment"]["program"])
 
 
 class Specializer:
@@ -39,8 +61,10 @@ class Specializer:
     keeps every subtree it has seen alive.
     """
 
-    def __init__(self, functions: dict[Any, Any]) -> None:
+    def __init__(self, functions: dict[Any, Any], first_word: bool = True) -> None:
         self.functions = functions
+        #: fold first-word tests (`first_word_pattern`) too
+        self.first_word = first_word
         self._mentions: dict[int, bool] = {}
         self._atoms: dict[int, Any] = {}
         self._parts: dict[int, tuple[tuple[Any, ...], bool]] = {}
@@ -53,7 +77,11 @@ class Specializer:
         known = self._mentions.get(id(ir))
         if known is None:
             parts = ir if not isinstance(ir[0], str) else ir[1:]  # call operands, list items: all
-            known = ir == _PROGRAM or any(self.mentions(part) for part in parts)
+            known = (
+                ir == _PROGRAM
+                or (self.first_word and first_word_pattern(ir) is not None)
+                or any(self.mentions(part) for part in parts)
+            )
             self._mentions[id(ir)] = known
             self._seen.append(ir)
         return known
@@ -65,7 +93,11 @@ class Specializer:
         """
         key = id(ir)
         if key not in self._atoms:
-            self._atoms[key] = build_guard(ir, self.functions) if _only_program(ir) else None
+            pattern = first_word_pattern(ir) if self.first_word else None
+            if pattern is not None:
+                self._atoms[key] = _first_word_test(pattern)
+            else:
+                self._atoms[key] = build_guard(ir, self.functions) if _only_program(ir) else None
             self._seen.append(ir)
         return self._atoms[key]
 
@@ -102,7 +134,7 @@ class Specializer:
         if not isinstance(ir[0], str):  # call operands, list items
             return any([self._collect(part, bound, atoms) for part in ir])
         kind = ir[0]
-        if kind in _FOLDABLE and "segment" not in bound and _only_program(ir):
+        if kind in _FOLDABLE and "segment" not in bound and self._test_of_program(ir):
             atoms.append(ir)
             return False
         if ir == _PROGRAM:
@@ -111,6 +143,11 @@ class Specializer:
             outer = self._collect(ir[1], bound, atoms)
             return self._collect(ir[3], bound | {ir[2]}, atoms) or outer
         return any([self._collect(part, bound, atoms) for part in ir[1:]])
+
+    def _test_of_program(self, ir: tuple[Any, ...]) -> bool:
+        """Whether `ir` is a program test: it reads nothing but `segment.program`, or it is a
+        first-word test."""
+        return _only_program(ir) or (self.first_word and first_word_pattern(ir) is not None)
 
     def specialize(self, ir: tuple[Any, ...], program: str) -> tuple[Any, ...]:
         """`ir` with `segment.program` replaced by `program` and constants folded."""
@@ -124,6 +161,8 @@ class Specializer:
         fns = self.functions
         kind = ir[0]
         if kind in _FOLDABLE and "segment" not in bound:
+            if self.first_word and first_word_pattern(ir) is not None:
+                return ir if self._atom(ir)({"segment": {"program": program}}) else _FALSE
             atom = self._atom(ir)
             value = atom({"segment": {"program": program}}) if atom is not None else UNKNOWN
             if type(value) in (bool, int, str):
