@@ -47,7 +47,7 @@ class DenyReads:
     ) -> bool:
         """True when no enforce-mode deny rule tried on `program` can see `facts` under
         `context`; `exact`: as the planner plans a segment whose normal form does not begin
-        with its program (`Planner.exact`)."""
+        with its program (`Planner.unfolded`)."""
         try:
             known = self._known.get((facts, context))
         except TypeError:  # a context that cannot be hashed (lists in tool_input): not kept
@@ -71,8 +71,9 @@ class DenyReads:
         values: Any,
         exact: bool,
     ) -> bool:
-        planner = self._planner.exact() if exact else self._planner
-        for index, _ in planner.deny_plan(program):
+        planner = self._planner
+        plan = planner.unfolded(program, True) if exact else planner.deny_plan(program)
+        for index, _ in plan:
             reads = self._reads_of(index)
             if reads is not None and facts.isdisjoint(reads):
                 continue

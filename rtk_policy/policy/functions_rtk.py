@@ -142,9 +142,9 @@ def rtk_norm(text: str) -> str:
 
 
 #: a word that `rtk_norm` keeps as it is: printable ASCII without quotes, backslash, slash, blank
-_PLAIN_WORD = lazy(globals(), "_PLAIN_WORD", r"[!#-&(-.0-\[\]-~]+")
+_KEPT_WORD = lazy(globals(), "_KEPT_WORD", r"[!#-&(-.0-\[\]-~]+")
 #: the directories of a first word that hold no blank, quote or backslash
-_PLAIN_DIRECTORIES = lazy(globals(), "_PLAIN_DIRECTORIES", "[^ \t\n'\"\\\\]*/")
+_KEPT_DIRECTORIES = lazy(globals(), "_KEPT_DIRECTORIES", "[^ \t\n'\"\\\\]*/")
 
 
 def rtk_norm_begins_with(command: str, word: str) -> bool:
@@ -163,12 +163,12 @@ def rtk_norm_begins_with(command: str, word: str) -> bool:
         after = command[at + size : at + size + 1]
         if not after or after in IFS:
             return True
-    return _PLAIN_WORD.fullmatch(word) is None
+    return _KEPT_WORD.fullmatch(word) is None
 
 
 def _after_directories(command: str, word: str) -> int:
     """Where `word` starts after the plain directories that begin `command`, -1 if it does not."""
-    found = _PLAIN_DIRECTORIES.match(command) if "/" in command else None
+    found = _KEPT_DIRECTORIES.match(command) if "/" in command else None
     if found is None or not command.startswith(word, found.end()):
         return -1
     return found.end()

@@ -154,7 +154,7 @@ class PolicySet:
     ) -> bool:
         """True when no enforce-mode deny rule tried on `program` can see `facts` (read paths)
         under `context` (`deny_reads.py`); `exact`: for a segment whose normal form does not
-        begin with its program (`evaluate` plans it with `Planner.exact`)."""
+        begin with its program (`evaluate` plans it with `Planner.unfolded`)."""
         if self._deny_reads is None:
             from rtk_policy.policy.deny_reads import DenyReads  # a rewrite's re-check only
 
@@ -298,12 +298,13 @@ class PolicySet:
         return last[1]
 
     def _segment(self, segment: Segment, run: _Run, rewritable: bool) -> SegmentResult:
-        program = segment.program
-        planner = self._planner
-        if not rtk_norm_begins_with(segment.command, program):  # first-word folds do not hold
-            planner = planner.exact()
-        steps_of = planner.deny_plan if run.deny_only else planner.plan
-        steps = planner.traced(program, run.deny_only) if run.trace else steps_of(program)
+        program, planner = segment.program, self._planner
+        if run.trace:
+            steps = planner.traced(program, run.deny_only)
+        elif not rtk_norm_begins_with(segment.command, program):  # first-word folds do not hold
+            steps = planner.unfolded(program, run.deny_only)
+        else:
+            steps = planner.deny_plan(program) if run.deny_only else planner.plan(program)
         return self._run_steps(segment.index, steps, run, rewritable)
 
     def _run_steps(

@@ -45,6 +45,7 @@ class _Unknown(Exception):
     """A construct the simulation does not model."""
 
 
+@lru_cache(maxsize=4096)
 def cannot_begin(pattern: str, word: str) -> bool:
     """True when `pattern` provably matches (searches) no text that begins with `word` followed
     by a blank (space, tab, newline) or the end; False when it may, or when unsure."""
@@ -97,6 +98,7 @@ class _Machine:
     def __init__(self) -> None:
         self.nodes: list[Any] = [("accept",)]
         self.start = 0
+        self._first: list[set[int] | None] = []  #: the start's closure in a word (made once)
 
     def add(self, node: Any) -> int:
         self.nodes.append(node)
@@ -152,7 +154,9 @@ class _Machine:
     def may_begin(self, word: str) -> bool:
         """Whether a match may end within `word` read from the start, or go on after it with a
         blank or at the end of the text."""
-        states = self._closure({self.start}, 0, len(word))
+        if not self._first:
+            self._first.append(self._closure({self.start}, 0, 1))  # `word` is never empty
+        states = self._first[0]
         for at, char in enumerate(word):
             if states is None:
                 return True

@@ -13,8 +13,8 @@ compiled (`guards/code.py`, each distinct form once), so a cold hook compiles no
 planned later takes at once the forms other plans compiled (most guards are shared by every
 program). A rule whose `rtk_norm(segment.command).matches(R)` test cannot hold for the
 program (`first_word.py`) is left out the same way; such a plan holds only for segments whose
-normal form begins with their program (`functions_rtk.rtk_norm_begins_with`): `exact()` is the
-planner of the others, made with `first_word=False` (and without stored plans).
+normal form begins with their program (`functions_rtk.rtk_norm_begins_with`): the others take
+`unfolded`, where every rule with such a test keeps its own guard.
 """
 
 from __future__ import annotations
@@ -42,12 +42,12 @@ class Planner:
         compiled: tuple[Any, ...],
         functions: dict[Any, Any],
         tables: PlanTables | None = None,
-        first_word: bool = True,
     ) -> None:
         self._compiled = compiled
         self._tables = tables
-        self._first_word = first_word
-        self._exact: Planner | None = None
+        #: (program, deny only) → `unfolded` plan; the rules with first-word tests
+        self._unfolded: dict[tuple[str, bool], Plan] = {}
+        self._first_word_rules: frozenset[int] | None = None
         #: guards of the stored residuals, by code
         self._stored: dict[int, Guard | None] = {}
         self._functions = functions
@@ -78,14 +78,31 @@ class Planner:
         #: (rule index, signature of its program tests) → (its residual form, its guard)
         self._residuals: dict[tuple[Any, ...], tuple[Any, Guard | None]] = {}
 
-    def exact(self) -> Planner:
-        """The planner that does not fold first-word tests (`first_word.py`): the plans of the
-        segments whose normal form does not begin with their program (made on first need)."""
-        if not self._first_word:
-            return self
-        if self._exact is None:
-            self._exact = Planner(self._compiled, self._functions, None, first_word=False)
-        return self._exact
+    def unfolded(self, program: str, deny_only: bool) -> Plan:
+        """`plan` (`deny_plan` when `deny_only`) for a segment whose normal form does not begin
+        with its program: the rules with a first-word test (`first_word.py`) are tried with
+        their own guards, whatever their test gave for the program."""
+        key = (program, deny_only)
+        found = self._unfolded.get(key)
+        if found is None:
+            if self._first_word_rules is None:
+                from rtk_policy.policy.guards.specialize import holds_first_word_test
+
+                guards = [c.guard for c in self._compiled]
+                self._first_word_rules = frozenset(
+                    i for i, ir in enumerate(guards) if holds_first_word_test(ir)
+                )
+            tested = self._first_word_rules
+            steps = dict(self.plan(program))
+            found = tuple(
+                (i, self._generic_guard(i) if i in tested else steps[i])
+                for i in self.candidates(program)
+                if (i in tested or i in steps) and (not deny_only or i in self._denying)
+            )
+            if len(self._unfolded) >= MAX_PLANS:
+                self._unfolded.clear()
+            self._unfolded[key] = found
+        return found
 
     def tables(self) -> PlanTables:
         """The plans of every indexed program, worked out now (what the compiled cache keeps)."""
@@ -214,7 +231,7 @@ class Planner:
         if specializer is None:  # not imported by a cold process whose plan is stored
             from rtk_policy.policy.guards.specialize import Specializer
 
-            specializer = self._specializer = Specializer(self._functions, self._first_word)
+            specializer = self._specializer = Specializer(self._functions)
         for index in self.candidates(program):
             ir = self._compiled[index].guard
             if not specializer.mentions(ir):  # the same guard for every program: built once

@@ -12,7 +12,7 @@ decide at run time.
 A test `rtk_norm(segment.command).matches(R)` counts as a program test too (`first_word.py`):
 it folds to `false` for a program whose name cannot begin a text `R` matches. That holds only for
 segments whose normal form begins with their program (`functions_rtk.rtk_norm_begins_with`): the
-policy set plans the other segments with a specialiser made without it (`first_word=False`).
+other segments take plans where such rules keep their own guards (`Planner.unfolded`).
 """
 
 from __future__ import annotations
@@ -45,6 +45,18 @@ def first_word_pattern(ir: Any) -> str | None:
     return literal_pattern(ir) if target == _NORMAL_COMMAND else None
 
 
+def holds_first_word_test(ir: Any) -> bool:
+    """Whether the guard form `ir` holds a first-word test (`first_word_pattern`)."""
+    stack = [ir]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple):
+            if first_word_pattern(node) is not None:
+                return True
+            stack.extend(node)
+    return False
+
+
 def _first_word_test(pattern: str) -> Any:
     """The value of a first-word test for a program: False when `pattern` cannot match, True
     when it may (the test is kept)."""
@@ -61,10 +73,8 @@ class Specializer:
     keeps every subtree it has seen alive.
     """
 
-    def __init__(self, functions: dict[Any, Any], first_word: bool = True) -> None:
+    def __init__(self, functions: dict[Any, Any]) -> None:
         self.functions = functions
-        #: fold first-word tests (`first_word_pattern`) too
-        self.first_word = first_word
         self._mentions: dict[int, bool] = {}
         self._atoms: dict[int, Any] = {}
         self._parts: dict[int, tuple[tuple[Any, ...], bool]] = {}
@@ -79,7 +89,7 @@ class Specializer:
             parts = ir if not isinstance(ir[0], str) else ir[1:]  # call operands, list items: all
             known = (
                 ir == _PROGRAM
-                or (self.first_word and first_word_pattern(ir) is not None)
+                or first_word_pattern(ir) is not None
                 or any(self.mentions(part) for part in parts)
             )
             self._mentions[id(ir)] = known
@@ -93,7 +103,7 @@ class Specializer:
         """
         key = id(ir)
         if key not in self._atoms:
-            pattern = first_word_pattern(ir) if self.first_word else None
+            pattern = first_word_pattern(ir)
             if pattern is not None:
                 self._atoms[key] = _first_word_test(pattern)
             else:
@@ -147,7 +157,7 @@ class Specializer:
     def _test_of_program(self, ir: tuple[Any, ...]) -> bool:
         """Whether `ir` is a program test: it reads nothing but `segment.program`, or it is a
         first-word test."""
-        return _only_program(ir) or (self.first_word and first_word_pattern(ir) is not None)
+        return _only_program(ir) or first_word_pattern(ir) is not None
 
     def specialize(self, ir: tuple[Any, ...], program: str) -> tuple[Any, ...]:
         """`ir` with `segment.program` replaced by `program` and constants folded."""
@@ -161,7 +171,7 @@ class Specializer:
         fns = self.functions
         kind = ir[0]
         if kind in _FOLDABLE and "segment" not in bound:
-            if self.first_word and first_word_pattern(ir) is not None:
+            if first_word_pattern(ir) is not None:
                 return ir if self._atom(ir)({"segment": {"program": program}}) else _FALSE
             atom = self._atom(ir)
             value = atom({"segment": {"program": program}}) if atom is not None else UNKNOWN
