@@ -39,6 +39,8 @@ _DIVERGING = ("[:", "[=", "[.", "{,")
 #: bounded repeats are unrolled up to this many copies; beyond, the bound is dropped
 _UNROLL = 24
 _ASCII_SPACE = " \t\n\r\f"
+#: moves remembered per pattern (a server meets arbitrary programs)
+_MOVES = 4096
 
 
 class _Unknown(Exception):
@@ -98,7 +100,8 @@ class _Machine:
     def __init__(self) -> None:
         self.nodes: list[Any] = [("accept",)]
         self.start = 0
-        self._first: list[set[int] | None] = []  #: the start's closure in a word (made once)
+        #: (states, character, last) → the closure reached (`_moved`)
+        self._moves: dict[Any, frozenset[int] | None] = {}
 
     def add(self, node: Any) -> int:
         self.nodes.append(node)
@@ -154,25 +157,37 @@ class _Machine:
     def may_begin(self, word: str) -> bool:
         """Whether a match may end within `word` read from the start, or go on after it with a
         blank or at the end of the text."""
-        if not self._first:
-            self._first.append(self._closure({self.start}, 0, 1))  # `word` is never empty
-        states = self._first[0]
+        states = self._moved(None, "", False)
+        last = len(word) - 1
         for at, char in enumerate(word):
             if states is None:
                 return True
             if not states:
                 return False
-            states = self._closure(self._step(states, char), at + 1, len(word))
+            states = self._moved(states, char, at == last)
         if states is None:
             return True
         nodes = self.nodes
-        return any(nodes[s][0] == "char" and any(map(nodes[s][1], BLANKS)) for s in states)
+        return any(any(map(nodes[s][1], BLANKS)) for s in states)
 
-    def _step(self, states: set[int], char: str) -> set[int]:
-        nodes = self.nodes
-        return {nodes[s][2] for s in states if nodes[s][1](char)}
+    def _moved(self, states: frozenset[int] | None, char: str, last: bool) -> Any:
+        """The closure after reading `char` in `states` (the start's closure for None), the
+        end of the word just after it when `last`; remembered (words share their beginnings)."""
+        key = (states, char, last)
+        found = self._moves.get(key, self)
+        if found is self:
+            if states is None:  # position 0 of a word, which is never empty
+                found = self._closure({self.start}, 0, 1)
+            else:
+                nodes = self.nodes
+                moved = {nodes[s][2] for s in states if nodes[s][1](char)}
+                found = self._closure(moved, 1, 1 if last else 2)
+            if len(self._moves) >= _MOVES:
+                self._moves.clear()
+            self._moves[key] = found
+        return found
 
-    def _closure(self, states: set[int], at: int, length: int) -> set[int] | None:
+    def _closure(self, states: set[int], at: int, length: int) -> frozenset[int] | None:
         """The nodes reachable without reading at position `at` of a text that holds `length`
         characters, then a blank or its end; None when the accept node is among them."""
         seen: set[int] = set()
@@ -190,7 +205,7 @@ class _Machine:
                 todo.extend(node[1])
             elif kind == "begin" and at == 0 or kind == "end" and at == length:
                 todo.append(node[1])
-        return {s for s in seen if self.nodes[s][0] == "char"}
+        return frozenset(s for s in seen if self.nodes[s][0] == "char")
 
 
 def _char_test(op: Any, arg: Any, fold: bool) -> Any:
