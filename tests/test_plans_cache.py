@@ -10,6 +10,7 @@ import pytest
 from rtk_policy.engine.pipeline import Engine, load_engine
 from rtk_policy.policy import load_policy_set, policy_search_path
 from rtk_policy.policy.facts import command_value, context_values, segment_value
+from rtk_policy.policy.functions_rtk import rtk_norm_begins_with
 from rtk_policy.policy.guards.guard import UNKNOWN
 from rtk_policy.policy.guards.plan_store import GENERIC
 from rtk_policy.policytest.plugin import read_corpus
@@ -56,15 +57,26 @@ def test_stored_guards_give_the_specialised_answers_on_the_corpus(engines) -> No
         env = {"command": command_value(line, maps), **context_values(context)}
         for segment, segment_map in zip(line.segments, maps, strict=True):
             env["segment"] = segment_map
-            mine = stored.policies._planner.plan(segment.program)
-            theirs = dict(plain.policies._planner.plan(segment.program))
+            mine = _plan(stored, segment)
+            theirs = dict(_plan(plain, segment))
             for index, guard in mine:
-                other = theirs[index]
                 got = guard(env) if guard is not None else UNKNOWN
+                if index not in theirs:  # left out by a first-word fold: false for the segment
+                    assert got is False, (text, index)  # (the stored engine folds later)
+                    continue
+                other = theirs[index]
                 want = other(env) if other is not None else UNKNOWN
                 assert got is want or got == want, (text, index)
                 compared += 1
     assert compared > 20_000
+
+
+def _plan(engine: Engine, segment) -> tuple:
+    """The plan the engine tries on `segment` (`PolicySet._segment`)."""
+    planner = engine.policies._planner
+    if rtk_norm_begins_with(segment.command, segment.program):
+        return planner.plan(segment.program)
+    return planner.unfolded(segment.program, False)
 
 
 def test_stored_plans_evaluate_the_corpus_alike(engines) -> None:

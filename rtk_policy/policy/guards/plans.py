@@ -14,7 +14,9 @@ planned later takes at once the forms other plans compiled (most guards are shar
 program). A rule whose `rtk_norm(segment.command).matches(R)` test cannot hold for the
 program (`first_word.py`) is left out the same way; such a plan holds only for segments whose
 normal form begins with their program (`functions_rtk.rtk_norm_begins_with`): the others take
-`unfolded`, where every rule with such a test keeps its own guard.
+`unfolded`, where every rule with such a test keeps its own guard. The analysis costs a few
+milliseconds (it parses the patterns), so a process that has stored plans folds them at run time
+only from its `FOLD_AFTER`th program on (a batch, a server; never a cold hook).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
 MAX_PLANS = 4096
 #: segments of a program planned with closure guards before its plan's guards are compiled
 COMPILE_AFTER = 64
+#: programs specialised at run time without first-word folds when plans are stored
+FOLD_AFTER = 16
 #: the rules tried on one program: (index of the rule, its specialised guard or None)
 Plan: TypeAlias = "tuple[tuple[int, Guard | None], ...]"
 
@@ -65,6 +69,7 @@ class Planner:
             if (c.rule.kind, c.rule.decision, c.rule.mode) == ("permission", "deny", "enforce")
         )
         self._specializer: Any = None  #: a `Specializer`, made when a plan is not stored
+        self._specialized_count = 0  #: programs specialised at run time
         self._candidates: dict[str, tuple[int, ...]] = {}
         self._plans: dict[str, Plan] = {}
         self._deny_plans: dict[str, Plan] = {}
@@ -227,11 +232,15 @@ class Planner:
         return key
 
     def _specialized(self, program: str) -> Any:
+        self._specialized_count += 1
+        fold = self._tables is None or self._specialized_count > FOLD_AFTER
         specializer = self._specializer
-        if specializer is None:  # not imported by a cold process whose plan is stored
-            from rtk_policy.policy.guards.specialize import Specializer
+        if specializer is None or fold and not specializer.first_word:
+            from rtk_policy.policy.guards.specialize import Specializer  # not on a stored plan
 
-            specializer = self._specializer = Specializer(self._functions)
+            if specializer is not None:
+                self._residuals.clear()  # kept by the signatures of the other specialiser
+            specializer = self._specializer = Specializer(self._functions, fold)
         for index in self.candidates(program):
             ir = self._compiled[index].guard
             if not specializer.mentions(ir):  # the same guard for every program: built once

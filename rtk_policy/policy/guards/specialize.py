@@ -73,8 +73,10 @@ class Specializer:
     keeps every subtree it has seen alive.
     """
 
-    def __init__(self, functions: dict[Any, Any]) -> None:
+    def __init__(self, functions: dict[Any, Any], first_word: bool = True) -> None:
         self.functions = functions
+        #: fold first-word tests (`first_word_pattern`) too
+        self.first_word = first_word
         self._mentions: dict[int, bool] = {}
         self._atoms: dict[int, Any] = {}
         self._parts: dict[int, tuple[tuple[Any, ...], bool]] = {}
@@ -89,7 +91,7 @@ class Specializer:
             parts = ir if not isinstance(ir[0], str) else ir[1:]  # call operands, list items: all
             known = (
                 ir == _PROGRAM
-                or first_word_pattern(ir) is not None
+                or (self.first_word and first_word_pattern(ir) is not None)
                 or any(self.mentions(part) for part in parts)
             )
             self._mentions[id(ir)] = known
@@ -103,7 +105,7 @@ class Specializer:
         """
         key = id(ir)
         if key not in self._atoms:
-            pattern = first_word_pattern(ir)
+            pattern = first_word_pattern(ir) if self.first_word else None
             if pattern is not None:
                 self._atoms[key] = _first_word_test(pattern)
             else:
@@ -157,7 +159,7 @@ class Specializer:
     def _test_of_program(self, ir: tuple[Any, ...]) -> bool:
         """Whether `ir` is a program test: it reads nothing but `segment.program`, or it is a
         first-word test."""
-        return _only_program(ir) or first_word_pattern(ir) is not None
+        return _only_program(ir) or (self.first_word and first_word_pattern(ir) is not None)
 
     def specialize(self, ir: tuple[Any, ...], program: str) -> tuple[Any, ...]:
         """`ir` with `segment.program` replaced by `program` and constants folded."""
@@ -171,7 +173,7 @@ class Specializer:
         fns = self.functions
         kind = ir[0]
         if kind in _FOLDABLE and "segment" not in bound:
-            if first_word_pattern(ir) is not None:
+            if self.first_word and first_word_pattern(ir) is not None:
                 return ir if self._atom(ir)({"segment": {"program": program}}) else _FALSE
             atom = self._atom(ir)
             value = atom({"segment": {"program": program}}) if atom is not None else UNKNOWN
