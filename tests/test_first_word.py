@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -195,6 +196,7 @@ def test_generated_patterns_never_drop_a_match(pattern: str, word: str, tail: st
 # ---------------------------------------------------------------------------------------------
 # the runtime side: which commands' normal form begins with the program
 
+ROOT = Path(__file__).resolve().parent.parent
 SPELLINGS = (
     "{w}", "{w} -q", "{w}\tx", "{w}\nx", "/usr/bin/{w} x", "./{w}", "a/b/{w} run", "$HOME/bin/{w} x",
     "'{w}' x", '"{w}" x', "\\{w} x", "{w}\\ x", "x\\\n{w}", "{w}\\\nx", "{w} \\\n x", "\\\n{w}",
@@ -239,10 +241,11 @@ def test_the_parser_gives_segments_whose_normal_form_begins_elsewhere() -> None:
     plans that do not fold first-word tests."""
     found = {
         s.program: rtk_norm(s.command)
-        for text in ("npx\\\nvitest run", "pytest.exe -q", "PYTEST -q")
+        for text in ("npx\\\nvitest run", "pytest.exe -q", "PYTEST -q", "a\\\t")
         for s in parse(text).segments
     }
     assert found["npxvitest"] == "npx vitest run"
+    assert found["a\t"] == "a"  # an escaped tab is part of the word, not of the normal form
     assert found["pytest"] in ("pytest.exe -q", "PYTEST -q")
     for program, normal in found.items():
         assert rtk_norm_begins_with(normal, program) or not normal.startswith(program + " ")
@@ -312,11 +315,14 @@ def test_the_fold_changes_no_decision(engine, monkeypatch) -> None:
     """Differential: every segment planned with the fold and every segment planned without it
     give the same decisions, rules tried and rewrites (spellings of the nine rules' programs and
     of programs they leave out)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from unique_commands import unique_commands
+
     texts = [
         prefix + command
         for command in COMMANDS
         for prefix in ("", "sudo ", "timeout 5 ", "env A=1 ", "bash -c ", "( ")
-    ]
+    ] + unique_commands(1500, seed=9)
     folded = _outcomes(engine, texts)
     unfolded = load_engine(policy_paths=[packs_dir()], use_cache=False)
     unfolded.budget_s = None

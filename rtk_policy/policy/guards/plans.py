@@ -246,6 +246,11 @@ class Planner:
             if not specializer.mentions(ir):  # the same guard for every program: built once
                 yield index, ir, self._generic_guard(index)
                 continue
+            whole = specializer.whole_first_word(ir, program)
+            if whole is not None:  # the guard is one first-word test: kept as it is, or false
+                if whole:
+                    yield index, ir, self._generic_guard(index)
+                continue
             signature = specializer.signature(ir, program)
             step = self._residuals.get((index, signature))
             kept = None

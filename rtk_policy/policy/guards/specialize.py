@@ -156,6 +156,18 @@ class Specializer:
             return self._collect(ir[3], bound | {ir[2]}, atoms) or outer
         return any([self._collect(part, bound, atoms) for part in ir[1:]])
 
+    def whole_first_word(self, ir: tuple[Any, ...], program: str) -> bool | None:
+        """When `ir` is one first-word test (folded): whether it may hold for `program` (its
+        residual is `ir` itself) or not (`false`); None for other forms."""
+        if not self.first_word or ir[0] not in ("mcall", "call"):
+            return None
+        pattern = first_word_pattern(ir)
+        if pattern is None:
+            return None
+        from rtk_policy.policy.guards.first_word import cannot_begin  # planning only
+
+        return not cannot_begin(pattern, program)
+
     def _test_of_program(self, ir: tuple[Any, ...]) -> bool:
         """Whether `ir` is a program test: it reads nothing but `segment.program`, or it is a
         first-word test."""
