@@ -39,6 +39,8 @@ _DIVERGING = ("[:", "[=", "[.", "{,")
 #: bounded repeats are unrolled up to this many copies; beyond, the bound is dropped
 _UNROLL = 24
 _ASCII_SPACE = " \t\n\r\f"
+#: nodes of one pattern's automaton at most
+_NODES = 20_000
 #: moves remembered per pattern (a server meets arbitrary programs)
 _MOVES = 4096
 
@@ -104,6 +106,8 @@ class _Machine:
         self._moves: dict[Any, frozenset[int] | None] = {}
 
     def add(self, node: Any) -> int:
+        if len(self.nodes) >= _NODES:
+            raise _Unknown("too large")  # nested repeats unrolled
         self.nodes.append(node)
         return len(self.nodes) - 1
 
