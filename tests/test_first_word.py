@@ -129,6 +129,7 @@ def _may_match(pattern: str, word: str) -> bool:
     ],
 )
 def test_the_analysis(pattern: str, word: str, cannot: bool) -> None:
+    """Each answer as expected; a drop is confirmed by brute force."""
     assert cannot_begin(pattern, word) is cannot
     if cannot:
         assert not _may_match(pattern, word)
@@ -162,6 +163,7 @@ WORDS = sorted(
 
 
 def test_the_shipped_packs_hold_the_nine_first_word_rules() -> None:
+    """The nine rules tried on every program, and the others of that shape, are found."""
     assert NINE <= set(SHIPPED.values())
     assert len(SHIPPED) > 40  # the rules with `programs:` test their first word too
 
@@ -199,7 +201,8 @@ def test_generated_patterns_never_drop_a_match(pattern: str, word: str, tail: st
 
 ROOT = Path(__file__).resolve().parent.parent
 SPELLINGS = (
-    "{w}", "{w} -q", "{w}\tx", "{w}\nx", "/usr/bin/{w} x", "./{w}", "a/b/{w} run", "$HOME/bin/{w} x",
+    "{w}", "{w} -q", "{w}\tx", "{w}\nx", "/usr/bin/{w} x", "./{w}", "a/b/{w} run",
+    "$HOME/bin/{w} x",
     "'{w}' x", '"{w}" x', "\\{w} x", "{w}\\ x", "x\\\n{w}", "{w}\\\nx", "{w} \\\n x", "\\\n{w}",
     "{w}\f x", "{w}\v x", "\f{w}", "{w}.exe x", "{w}x y", "{W} x", "C:\\\\bin\\\\{w}.exe x",
     "'/x y'/{w} x", '"/x"/{w}', "a\\/{w}", "a'/'{w}", "{w}/ x", "{w}/", "{w}\\", "{w} \\",
@@ -217,6 +220,7 @@ def _check_begins(command: str, word: str) -> None:
 
 @pytest.mark.parametrize("word", ["git", "yadm", "golangci-lint", "pytest", "python3.11", "x", "["])
 def test_rtk_norm_begins_with_the_word_whenever_the_check_says_so(word: str) -> None:
+    """An attacker's spellings of the first word: the check never vouches wrongly."""
     for spelling, other in itertools.product(SPELLINGS, ("git", "pytest", "golangci-lint", "a")):
         command = spelling.format(w=word, W=word.upper())
         _check_begins(command, word)
@@ -232,6 +236,7 @@ def test_rtk_norm_begins_with_the_word_whenever_the_check_says_so(word: str) -> 
 )
 @settings(max_examples=4000, deadline=None)
 def test_rtk_norm_begins_with_holds_on_generated_commands(command: str, word: str) -> None:
+    """Generated texts of quotes, backslashes, blanks, slashes: the check never vouches wrongly."""
     _check_begins(command, word)
     _check_begins(word + command, word)
 
@@ -269,6 +274,7 @@ def _rule_ids(engine, plan) -> set[str]:
 
 
 def test_plans_leave_out_the_rules_the_program_cannot_begin(engine) -> None:
+    """git & co. no longer try the nine rules; their runners and tools still do."""
     planner = engine.policies._planner
     for program in ("git", "cargo", "ls", "bun", "yarn"):
         assert not _rule_ids(engine, planner.plan(program)) & NINE, program
@@ -281,6 +287,7 @@ def test_plans_leave_out_the_rules_the_program_cannot_begin(engine) -> None:
 
 
 def test_stored_plans_leave_them_out_too(tmp_path, monkeypatch) -> None:
+    """The compiled cache stores the folded plans."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     load_engine(policy_paths=[packs_dir()])  # compiles and stores
     stored = load_engine(policy_paths=[packs_dir()])
@@ -327,7 +334,8 @@ def test_the_fold_changes_no_decision(engine, monkeypatch) -> None:
     folded = _outcomes(engine, texts)
     unfolded = load_engine(policy_paths=[packs_dir()], use_cache=False)
     unfolded.budget_s = None
-    monkeypatch.setattr(policyset, "rtk_norm_begins_with", lambda command, word: False)  # all unfolded
+    # every segment planned unfolded
+    monkeypatch.setattr(policyset, "rtk_norm_begins_with", lambda command, word: False)
     assert _outcomes(unfolded, texts) == folded
 
 
@@ -342,6 +350,7 @@ rules:
 
 
 def test_a_user_rule_of_the_same_shape_is_folded_and_keeps_its_denies(tmp_path: Path) -> None:
+    """A user's deny rule of the shape is folded too, and denies every spelling it did."""
     path = tmp_path / "user.yaml"
     path.write_text(_DENY, encoding="utf-8")
     engine = load_engine(policy_paths=[str(path)], use_cache=False)
