@@ -14,16 +14,18 @@
 from __future__ import annotations
 
 import itertools
+import os
 
 import pytest
 
-from rtk_policy.policy import load_policy_set, writes_special
+from rtk_policy.policy import load_policy_set, paths, writes_special
 from rtk_policy.policy import writes as writes_module
 from rtk_policy.policy.functions_git import _runs, git_push_branches, git_restore_discards
 from rtk_policy.policy.functions_rtk import rtk_excluded
 from rtk_policy.policy.guards import code as guard_code
 from rtk_policy.policy.guards.guard import guard_functions
 from rtk_policy.policy.model import Context
+from rtk_policy.policy.policyset import _needs_writes
 from rtk_policy.shell import parse
 from rtk_policy.shell.git_options import parse as git_parse
 from rtk_policy.util import record
@@ -38,6 +40,15 @@ rules:
   - id: deny-rm-rf
     decision: deny
     match: segment.program == "rm" && "-rf" in segment.args
+  - id: ask-out-txt
+    decision: ask
+    match: segment.program != "rm" && tool.paths_written.exists(p, p.endsWith("/out.txt"))
+  - id: ask-nothing-written
+    decision: ask
+    match: segment.program == "ls" && !tool.paths_written.exists(p, true)
+  - id: ask-written-or-pwd
+    decision: ask
+    match: segment.program != "rm" && (tool.paths_written.exists(p, true) || segment.program == "pwd")
 ---
 name: shortcut-rewrites
 kind: rewrite
@@ -204,3 +215,58 @@ def test_forms_of_one_source_share_code_but_not_constants():
     assert git(env) is True
     assert npm(env) is False
     assert npm({"segment": {"program": "npm"}}) is True
+
+
+def test_realpath_is_os_realpath(tmp_path):
+    (tmp_path / "dir" / "sub").mkdir(parents=True)
+    (tmp_path / "dir" / "file").write_text("x")
+    (tmp_path / "link").symlink_to(tmp_path / "dir")
+    (tmp_path / "dir" / "rel").symlink_to("sub")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    root = str(tmp_path)
+    tails = ["dir", "dir/", "dir/file", "dir/file/x", "dir//sub", "link", "link/sub/new",
+             "dir/rel/x", "dangling", "dangling/x", "loop", "loop/x", "missing/a/b", "dir/./sub",
+             "dir/../link", "link/..", ""]  # fmt: skip
+    for tail in tails:
+        path = f"{root}/{tail}"
+        assert paths.realpath(path) == os.path.realpath(path), path
+    for path in ["/", "//", "//tmp", "/tmp/", "relative/x", ".", "../x"]:
+        assert paths.realpath(path) == os.path.realpath(path), path
+    with pytest.raises(ValueError):
+        paths.realpath(f"{root}/a\0b")
+    assert paths.resolved(f"{root}/a\0b") == f"{root}/a\0b"
+    assert paths.resolved(f"{root}/link/") == f"{root}/dir/"
+
+
+def test_rules_that_need_a_written_path_are_left_out_only_when_nothing_is_written(policy_set):
+    needs = {policy_set.compiled_rules[i].rule.id for i in policy_set._write_rules}
+    assert needs == {"ask-out-txt"}
+    context = Context(cwd="/tmp")
+    for _ in range(2):
+        assert _ids(policy_set.evaluate(parse("echo x > out.txt"), context))[0] == [
+            "ask-out-txt",
+            "ask-written-or-pwd",
+        ]
+        assert _ids(policy_set.evaluate(parse("echo x > other.txt"), context))[0] == [
+            "ask-written-or-pwd"
+        ]
+        assert _ids(policy_set.evaluate(parse("ls"), context))[0] == ["ask-nothing-written"]
+        assert _ids(policy_set.evaluate(parse("pwd"), context))[0] == ["ask-written-or-pwd"]
+        assert _ids(policy_set.evaluate(parse("ls > out.txt"), context))[0] == [
+            "ask-out-txt",
+            "ask-written-or-pwd",
+        ]
+
+
+def test_needs_writes_reads_the_top_conjunction_only():
+    written = ("dot", ("ident", "tool"), "paths_written")
+    exists = ("exists", written, "p", ("lit", True))
+    program = ("rel", "eq", ("dot", ("ident", "segment"), "program"), ("lit", "ls"))
+    assert _needs_writes(exists)
+    assert _needs_writes(("and", program, ("and", program, exists)))
+    assert not _needs_writes(("or", program, exists))
+    assert not _needs_writes(("not", exists))
+    assert not _needs_writes(("exists", ("dot", ("ident", "tool"), "paths"), "p", ("lit", True)))
+    assert not _needs_writes(("all", written, "p", ("lit", False)))
+    assert not _needs_writes(())

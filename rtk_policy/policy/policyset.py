@@ -102,8 +102,10 @@ class PolicySet:
             )
             for c in compiled
         )
-        #: `_loop_steps`' answers by id of the plan: (plan, rules left out, rewritable, steps)
-        self._loops: dict[tuple[int, bool], tuple[Any, frozenset[str], list[Any]]] = {}
+        #: `_loop_steps`' answers by id of the plan, rewritable, writes: (plan, left out, steps)
+        self._loops: dict[tuple[int, bool, bool], tuple[Any, frozenset[str], list[Any]]] = {}
+        #: the rules that cannot match a shell command writing nothing (`_needs_writes`)
+        self._write_rules = frozenset(i for i, c in enumerate(compiled) if _needs_writes(c.guard))
         #: per kind of tool call that is not a shell command, the rules tried on it
         self._tool_rules = {
             kind: tuple(i for i, c in enumerate(compiled) if kind in c.rule.tools)
@@ -232,9 +234,12 @@ class PolicySet:
                     values["segment"] = segment_map
                 if tools is not None:
                     values["tool"] = tools[segment.index]
+                    writes = trace or bool(values["tool"]["paths_written"])
+                else:
+                    writes = True
                 rewritable = segment.rewritable and not command_line.rewrite_refused
                 run = _Run(self._backend, values, disabled, errors, trace, deny_only, messages)
-                result = self._segment(segment.index, segment.program, run, rewritable)
+                result = self._segment(segment.index, segment.program, run, rewritable, writes)
                 if segment.guessed:
                     result = guessed(result)
                 elif segment.uncalled:
@@ -302,22 +307,32 @@ class PolicySet:
             last = self._last_context = (context, context_values(context))
         return last[1]
 
-    def _segment(self, index: int, program: str, run: _Run, rewritable: bool) -> SegmentResult:
+    def _segment(
+        self, index: int, program: str, run: _Run, rewritable: bool, writes: bool = True
+    ) -> SegmentResult:
         steps_of = self._planner.deny_plan if run.deny_only else self._planner.plan
         steps = self._planner.traced(program, run.deny_only) if run.trace else steps_of(program)
-        return self._run_steps(index, steps, run, rewritable)
+        return self._run_steps(index, steps, run, rewritable, writes=writes)
 
     def _run_steps(
-        self, index: int, steps: Any, run: _Run, rewritable: bool, consumer: bool = True
+        self,
+        index: int,
+        steps: Any,
+        run: _Run,
+        rewritable: bool,
+        consumer: bool = True,
+        writes: bool = True,
     ) -> SegmentResult:
-        """Try the rules of `steps` (rule index, guard) in order on one segment."""
+        """Try the rules of `steps` (rule index, guard) in order on one segment; without `writes`
+        (a shell command whose `tool.paths_written` is empty, not traced) the rules that need a
+        written path are left out (`_needs_writes`: they give false)."""
         tried: list[RuleResult] = []
         hits: list[RuleResult] = []
         rewrite: RuleResult | None = None
         when_cache: dict[int, bool] = {}  # the files' `when` on this segment (files without apply)
         values, trace = run.values, run.trace
         for rule_index, guard, is_rewrite, file_index in self._loop_steps(
-            steps, run.disabled, rewritable
+            steps, run.disabled, rewritable, writes
         ):
             if is_rewrite and rewrite is not None:
                 continue
@@ -343,21 +358,26 @@ class PolicySet:
         safe = consumer and not run.deny_only and self._safe_consumer(run)
         return SegmentResult(index, tuple(tried), tuple(hits), rewrite, safe)
 
-    def _loop_steps(self, steps: Any, disabled: frozenset[str], rewritable: bool) -> list[Any]:
+    def _loop_steps(
+        self, steps: Any, disabled: frozenset[str], rewritable: bool, writes: bool = True
+    ) -> list[Any]:
         """The steps `_run_steps` tries, as (rule index, guard, is a rewrite, index of the file
-        whose `when` must hold or None): `steps` less the rules `disabled` and, for a segment
-        that is not `rewritable`, the rewrites (never tried then). Remembered by the plan object
-        (kept alive and compared by identity) and what else they depend on."""
-        key = (id(steps), rewritable)
+        whose `when` must hold or None): `steps` less the rules `disabled`, for a segment that is
+        not `rewritable` the rewrites, and without `writes` the rules that need a written path
+        (none of them is tried then). Remembered by the plan object (kept alive and compared by
+        identity) and what else they depend on."""
+        key = (id(steps), rewritable, writes)
         found = self._loops.get(key)
         if found is not None and found[0] is steps and found[1] == disabled:
             return found[2]
-        facts = self._step_facts
+        facts, write_rules = self._step_facts, self._write_rules
         loop = [
             (index, guard, is_rewrite, file_index)
             for index, guard in steps
             for rule_id, is_rewrite, file_index in (facts[index],)
-            if rule_id not in disabled and (rewritable or not is_rewrite)
+            if rule_id not in disabled
+            and (rewritable or not is_rewrite)
+            and (writes or index not in write_rules)
         ]
         if len(self._loops) >= MAX_LOOPS:
             self._loops.clear()
@@ -444,6 +464,21 @@ class PolicySet:
             except EvalError as error:
                 run.errors.append(f"pipeline_consumer: {error}")
         return False
+
+
+#: the guard form of `tool.paths_written`
+_PATHS_WRITTEN = ("dot", ("ident", "tool"), "paths_written")
+
+
+def _needs_writes(form: Any) -> bool:
+    """Whether a rule whose match has the guard form `form` is false when `tool.paths_written` is
+    empty: the form is, or has among the operands of its top `&&` chain, an `exists` over
+    `tool.paths_written` (false over an empty list, so the conjunction is false too)."""
+    if not form:
+        return False
+    if form[0] == "exists":
+        return form[1] == _PATHS_WRITTEN
+    return form[0] == "and" and any(_needs_writes(operand) for operand in form[1:])
 
 
 class _Run:
