@@ -25,6 +25,9 @@ class Peel:
     inner_refused: str = ""  #: why RTK would not rewrite inside a `uv run` (it still may route it)
     #: what `env -S STRING …` runs (`env_split.env_command`), parsed like bash -c
     split_string: Word | None = None
+    #: the program word's name as the packs name programs (`words.program_name`; "" when none),
+    #: found once here for every reader of the command (the walker, `draft.to_segment`)
+    program: str = ""
 
 
 Handler = Callable[[Sequence[Word], int, Peel], "int | None"]
