@@ -88,8 +88,8 @@ class Draft:
     @property
     def program(self) -> str:
         """The basename of the program, dequoted ("" when none)."""
-        w = self.program_word
-        return basename(w.value) if w else ""
+        i = self.peel.program_index  # (`program_word`, without a second property call)
+        return basename(self.words[i].value) if i < len(self.words) else ""
 
 
 #: The `Segment` fields in the order `to_segment` passes them positionally (faster than keywords);

@@ -33,7 +33,7 @@ class Scan:
 
 def scan(text: str) -> Scan:
     """Scan `text` once; never raises."""
-    s = Scan()
+    s = Scan(False, False, False, False, False, False, False, [])  # positional: no binding
     i, n = 0, len(text)
     dq = False  # inside "..."
     while i < n:
