@@ -58,7 +58,7 @@ def with_pipe(ctx: Ctx, pipe_id: int, index: int, size: int, stderr: bool = Fals
     return _new_tuple(Ctx, (*ctx[:7], pipe_id, index, size, stderr, *ctx[11:]))
 
 
-@record.mutable
+@record.mutable(compile_after=record.PER_COMMAND)
 class Draft:
     """A simple command found by the walker, before it becomes a frozen `Segment`."""
 

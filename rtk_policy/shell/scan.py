@@ -17,7 +17,7 @@ _SPECIAL = lazy(globals(), "_SPECIAL", r"[\\`$\"'\n<>]")
 _DQ_SPECIAL = lazy(globals(), "_DQ_SPECIAL", r"[\\`$\"]")
 
 
-@record.mutable
+@record.mutable(compile_after=record.PER_COMMAND)
 class Scan:
     """Facts about the raw text."""
 

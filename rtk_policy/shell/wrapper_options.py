@@ -14,7 +14,7 @@ from rtk_policy.shell.words import Word, assignment_name, make_word, split_assig
 from rtk_policy.util import record
 
 
-@record.mutable
+@record.mutable(compile_after=record.PER_COMMAND)
 class Peel:
     """The result of peeling: where the program word is and what was peeled before it."""
 
