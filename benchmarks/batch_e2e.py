@@ -18,6 +18,10 @@ checkout's policies/, so an older TREE's code would run with the newer packs, le
 it cannot compile and look fast). Use a venv with the dependencies only (`pip install .` then
 `pip uninstall rtk-policy`).
 
+Each round also times a fixed pure-Python workload (`REFERENCE`: calls, dict lookups, string
+splits) with the first install's interpreter, so a reader can tell this machine's phase: its speed
+drifts by a factor of two over hours, and a figure of segments/s means little without it.
+
 Usage: python benchmarks/batch_e2e.py --install new=.venv/bin/python [--install old=PY:TREE]
        [--count 50000] [--jobs 1 2] [--rounds 3] [--inputs repeated unique] [--json OUT]
 """
@@ -39,6 +43,24 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from unique_commands import corpus, unique_commands  # noqa: E402
+
+#: the fixed workload timed beside the batches (CPU seconds; lower is a faster machine phase)
+REFERENCE = """
+def step(table, key):
+    return table.get(key, 0) + len(key.split("1"))
+table = {str(i): i for i in range(1000)}
+total = 0
+for i in range(1_000_000):
+    total += step(table, str(i % 1500))
+"""
+
+
+def reference_cpu(python: str) -> float:
+    """CPU seconds of one `REFERENCE` process run by `python` (no site, isolated)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([python, "-S", "-I", "-c", REFERENCE], check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def _write(path: str, commands: list[str]) -> None:
@@ -149,18 +171,22 @@ def main() -> int:
         print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()}; lines {args.count}; "
               f"segments {segments}")  # fmt: skip
         runs: dict[tuple[str, int, str], list[dict[str, object]]] = {}
+        references: list[float] = []
         for _ in range(args.rounds):
+            references.append(reference_cpu(installs[0].python))
             for name in args.inputs:
                 for jobs in args.jobs:
                     for install in installs:
                         found = install.run(files[name], jobs)
                         runs.setdefault((name, jobs, install.name), []).append(found)
     report(runs, segments, args.count, installs)
+    print(f"machine phase: the reference workload took {statistics.median(references):.3f} CPU-s "
+          f"(median of {sorted(round(r, 3) for r in references)}; lower is faster)")
     if args.json:
         with open(args.json, "a", encoding="utf-8") as handle:
             for (name, jobs, install), found in runs.items():
                 row = {"input": name, "jobs": jobs, "install": install}
-                row.update(segments=segments[name], runs=found)
+                row.update(segments=segments[name], runs=found, reference_cpu=references)
                 handle.write(json.dumps(row) + "\n")
     return 0
 

@@ -38,9 +38,11 @@ echo "python: $("$PY" -VV | head -1); date: $(date -u +%Y-%m-%dT%H:%MZ)"
 for backend in $BACKENDS; do
   want processes || continue
   home="$state/$backend"; mkdir -p "$home/config/rtk-policy" "$home/run"
-  printf 'backend = "%s"\n' "$backend" >"$home/config/rtk-policy/config.toml"
-  envs="env -i HOME=$home XDG_CONFIG_HOME=$home/config XDG_STATE_HOME=$home/state XDG_CACHE_HOME=$home/cache XDG_RUNTIME_DIR=$home/run PATH=/usr/bin:/bin"
-  cold="env -i HOME=$home XDG_CONFIG_HOME=$home/config XDG_STATE_HOME=$home/state XDG_CACHE_HOME=$home/cache XDG_RUNTIME_DIR=$home/none PATH=/usr/bin:/bin"
+  # rewrite_unapproved: the timed hook is not under a Claude Code process whose command line it
+  # could read (engine/gating.py, question 4), and the path timed is the one that hands a rewrite over
+  printf 'backend = "%s"\nrewrite_unapproved = true\n' "$backend" >"$home/config/rtk-policy/config.toml"
+  envs="env -i HOME=$home XDG_CONFIG_HOME=$home/config XDG_STATE_HOME=$home/state XDG_CACHE_HOME=$home/cache XDG_RUNTIME_DIR=$home/run PATH=$BENCH_PATH"
+  cold="env -i HOME=$home XDG_CONFIG_HOME=$home/config XDG_STATE_HOME=$home/state XDG_CACHE_HOME=$home/cache XDG_RUNTIME_DIR=$home/none PATH=$BENCH_PATH"
   $envs "$PY" -m rtk_policy rewrite "git status" >/dev/null || true   # compile the policy cache
   $envs "$PY" -S -I "$CLIENT" claude <"$state/one.json" >/dev/null     # starts the server
   for _ in $(seq 1 200); do [ -S "$home/run/rtk-policy/engine.sock" ] && break; sleep 0.1; done
@@ -48,7 +50,7 @@ for backend in $BACKENDS; do
   $envs "$PY" -S -I "$CLIENT" claude <"$state/ten.json" | grep -q "rtk git log" || echo "warning: no rewrite from the server" >&2
   # the installed client when no server answers: it starts one in the background and decides in-process;
   # before each of its runs the server the previous run started is stopped (a runtime folder of its own)
-  none="env -i HOME=$home XDG_CONFIG_HOME=$home/config XDG_STATE_HOME=$home/state XDG_CACHE_HOME=$home/cache XDG_RUNTIME_DIR=$home/run2 PATH=/usr/bin:/bin"
+  none="env -i HOME=$home XDG_CONFIG_HOME=$home/config XDG_STATE_HOME=$home/state XDG_CACHE_HOME=$home/cache XDG_RUNTIME_DIR=$home/run2 PATH=$BENCH_PATH"
   mkdir -p "$home/run2" && chmod 700 "$home/run2"
   stop="p=\$(cat $home/run2/rtk-policy/engine.lock 2>/dev/null) && kill \$p 2>/dev/null; while [ -n \"\$p\" ] && kill -0 \$p 2>/dev/null; do sleep 0.01; done; rm -f $home/run2/rtk-policy/engine.sock; true"
   # Each row is timed in ROUNDS short hyperfine runs beside bare `python -c pass` (BURST runs of each,
@@ -77,7 +79,7 @@ for backend in $BACKENDS; do
   echo "cold hook, timed in turns with bare python, one run each per round (benchmarks/interleaved.py):"
   "$PY" benchmarks/interleaved.py --python "$PY" --stdin "$state/one.json" --runs $((ROUNDS * BURST)) \
     --env "HOME=$home" --env "XDG_CONFIG_HOME=$home/config" --env "XDG_STATE_HOME=$home/state" \
-    --env "XDG_CACHE_HOME=$home/cache" --env "XDG_RUNTIME_DIR=$home/none" --env "PATH=/usr/bin:/bin" \
+    --env "XDG_CACHE_HOME=$home/cache" --env "XDG_RUNTIME_DIR=$home/none" --env "PATH=$BENCH_PATH" \
     "$HOOK hook claude" | tee -a "$state/interleaved-$backend.jsonl"
   "$PY" - "benchmarks/results-$backend.json" "$state/pairs-$backend.jsonl" <<'PYEOF'
 import json, statistics, sys

@@ -140,7 +140,7 @@ def merge_layers(parts: list[tuple[str, bool, str, bytes | None]]) -> Config:
     merged: dict[str, object] = {}
     modes, sources, problems, notices, ignored = [], [], [], [], []
     for kind, trusted, path, data in parts:
-        layer, problem = _parsed(path, data)
+        layer, problem = _parsed(path, data, remembered=kind != MANAGED)
         if layer is None:
             problems.extend([problem] if problem else [])
             modes.append(BROKEN_FAIL_MODE if trusted else "open")
@@ -189,15 +189,36 @@ def parse_config(path: str, data: bytes) -> dict[str, object]:
     return layer
 
 
-def _parsed(path: str, data: bytes | None) -> tuple[dict[str, object] | None, str]:
+def _parsed(
+    path: str, data: bytes | None, remembered: bool = False
+) -> tuple[dict[str, object] | None, str]:
     """(keys, "") of a config file, or (None, its problem); `data` None: it could not be read, and
-    its layer says why."""
+    its layer says why. `remembered`: the keys may come from, and go to, the cache of parsed files
+    (`parsed.py`; never for the managed config)."""
     if data is None:
         return None, ""
+    if remembered:
+        from rtk_policy.config import parsed
+
+        keys = parsed.remembered(data)
+        if keys is not None and _checks(keys):
+            return keys, ""
     try:
-        return parse_config(path, data), ""
+        keys = parse_config(path, data)
     except ConfigError as error:
         return None, str(error)
+    if remembered:
+        parsed.remember(data, keys)
+    return keys, ""
+
+
+def _checks(keys: dict[str, object]) -> bool:
+    """Whether remembered keys pass the checks a file's own keys pass (`parse_config`)."""
+    try:
+        _to_config(keys, ())
+    except Exception:  # noqa: BLE001 - an entry that does not check is parsed again
+        return False
+    return True
 
 
 def strictest(*modes: str) -> str:

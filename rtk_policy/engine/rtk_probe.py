@@ -13,11 +13,11 @@ file instead of starting a process.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 
 from rtk_policy.util import environ, record
+from rtk_policy.util.json_file import read_json, write_json
 
 #: The oldest RTK whose commands the registry targets (`rtk rewrite`, `rtk read`, the native hooks).
 MIN_VERSION = (0, 23, 0)
@@ -91,11 +91,7 @@ def _probe_file() -> str:
 
 
 def _cached_version(key: list[object]) -> str | None:
-    try:
-        with open(_probe_file(), encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
-        return None
+    data = read_json(_probe_file())
     if not isinstance(data, dict) or data.get("key") != key:
         return None
     version = data.get("version")
@@ -124,18 +120,7 @@ def _probe_version(path: str) -> str:
 def _store_version(key: list[object], version: str) -> None:
     """Keep the probe's answer (data only: JSON); a cache folder that cannot be written is
     skipped."""
-    target = _probe_file()
-    temp = os.path.join(os.path.dirname(target), f".tmp-rtk-probe-{os.getpid()}")
-    try:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(temp, "w", encoding="utf-8") as handle:
-            json.dump({"key": key, "version": version}, handle)
-        os.replace(temp, target)
-    except OSError:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
+    write_json(_probe_file(), {"key": key, "version": version})
 
 
 def rewriting_on(mode: str, path_env: str | None = None) -> tuple[bool, str]:
