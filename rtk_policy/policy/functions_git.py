@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from rtk_policy.policy.functions import Function
 from rtk_policy.shell.git_code import env_settings
-from rtk_policy.shell.git_options import parse
+from rtk_policy.shell.git_options import parse, subcommand_index
 
 #: the values of --recurse-submodules (`git_checkout_operands`)
 _RECURSE_VALUES = frozenset({"checkout", "on-demand", "yes", "no", "true", "false", "on", "off"})
@@ -72,9 +72,18 @@ def _destination(refspec: str) -> str:
     return _branch(target or source)
 
 
+def _runs(args: list[str], sub: str) -> bool:
+    """Whether the words after git name the subcommand `sub` (`parse(args).sub == sub`, without
+    reading the subcommand's words: most git commands are not the one a function asks about)."""
+    at = subcommand_index(args)
+    return at < len(args) and args[at] == sub
+
+
 def git_push_branches(args: list[str]) -> list[str]:
     """The remote branches `git … push ARGS` updates, as its words name them (module docstring);
     [] when the words are no push git runs."""
+    if not _runs(args, "push"):
+        return []
     parsed = parse(args)
     if parsed.sub != "push" or parsed.refused:
         return []
@@ -97,6 +106,8 @@ def git_restore_discards(args: list[str]) -> bool:
     location options applied in order (neither given: the worktree; `--staged` alone: the index
     only; `--no-staged` alone: git refuses), a pathspec or `--pathspec-from-file FILE` given, the
     values of `-s`/`--source`/`--pathspec-from-file`/`--conflict` not read as paths."""
+    if not _runs(args, "restore"):
+        return False
     parsed = parse(args)
     if parsed.sub != "restore" or parsed.refused:
         return False

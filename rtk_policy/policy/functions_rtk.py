@@ -388,6 +388,8 @@ def _escaped(word: str) -> str:
 def rtk_excluded(text: str, argv: list[str], entries: list[str]) -> bool:
     """True when an `exclude_commands` entry matches the command as typed, its basename form,
     its dequoted words, or its tool form. `text` is the command without trailing redirects."""
+    if not entries:  # the usual configuration: nothing excluded, nothing to read
+        return False
     matchers = [m for m in (_exclude_matcher(e) for e in entries) if m is not None]
     if not matchers:
         return False

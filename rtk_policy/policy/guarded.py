@@ -202,10 +202,10 @@ def _evaluation() -> tuple[tuple[str | None, ...], dict[tuple[str, str], str] | 
     answers."""
     memo = paths.current_memo()
     if memo is None:
-        return tuple(environ.get(name) for name in _ENV), None
+        return tuple(map(environ.get, _ENV)), None
     state = getattr(_current, "state", None)
     if state is None or state[0] is not memo or state[1] != _generation:
-        state = (memo, _generation, tuple(environ.get(name) for name in _ENV), {})
+        state = (memo, _generation, tuple(map(environ.get, _ENV)), {})
         _current.state = state
     return state[2], state[3]
 

@@ -18,6 +18,7 @@ import bisect
 import os
 import posixpath
 from _thread import _local
+from stat import S_ISLNK
 
 from rtk_policy.util import environ
 
@@ -122,10 +123,32 @@ def resolved(path: str) -> str:
     """`path` with the symlinks of its existing part resolved (the tree mark kept)."""
     tree = path.endswith("/") and path != "/"
     try:
-        real = os.path.realpath(path)
+        real = realpath(path)
     except (OSError, ValueError):  # a NUL byte, a name too long: the file system cannot hold it
         return path
     return real + "/" if tree and real != "/" else real
+
+
+def realpath(path: str) -> str:
+    """`os.path.realpath(path)`, the usual case the short way: an absolute path without `.` or
+    `..` parts none of whose existing prefixes is a symlink is itself, its empty parts dropped
+    (each prefix probed with one `lstat`, as `realpath` probes it); any other path goes the
+    long way."""
+    parts = path.split("/")
+    if parts[0] or "." in parts or ".." in parts:  # relative, or parts to collapse
+        return os.path.realpath(path)
+    current = ""
+    for name in parts:
+        if not name:
+            continue
+        current += "/" + name
+        try:
+            mode = os.lstat(current).st_mode
+        except OSError:  # missing or unreadable: not a link, as `realpath` takes it
+            continue
+        if S_ISLNK(mode):
+            return os.path.realpath(path)
+    return current or "/"
 
 
 def evaluation_memo(

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 #: segments evaluated before the files' `when` and pipeline-consumer guards (run on every segment)
 #: are compiled (`guards/code.py`); the rules' guards are compiled per program by the planner
 WARM_AFTER = 256
+#: plans whose loop steps are kept (`_loop_steps`): a bound for a long-running server
+MAX_LOOPS = 2048
 
 
 class PolicySet:
@@ -90,17 +92,26 @@ class PolicySet:
             tuple(c.rule.id for c in compiled),
             lambda: self._planner.generic(tuple(range(len(compiled)))),
         )
-        #: per rule, what the evaluation loop tests before its guard: (id, is a rewrite, file index)
+        #: per rule, what the evaluation loop tests before its guard: (id, is a rewrite, index of
+        #: its file when that file has a `when`, else None)
         self._step_facts = tuple(
-            (c.rule.id, c.rule.kind == "rewrite", c.file_index) for c in compiled
+            (
+                c.rule.id,
+                c.rule.kind == "rewrite",
+                None if files[c.file_index].when == NO_PROGRAM else c.file_index,
+            )
+            for c in compiled
         )
+        #: `_loop_steps`' answers by id of the plan, rewritable, writes: (plan, left out, steps)
+        self._loops: dict[tuple[int, bool, bool], tuple[Any, frozenset[str], list[Any]]] = {}
+        #: the rules that cannot match a shell command writing nothing (`_needs_writes`)
+        self._write_rules = frozenset(i for i, c in enumerate(compiled) if _needs_writes(c.guard))
         #: per kind of tool call that is not a shell command, the rules tried on it
         self._tool_rules = {
             kind: tuple(i for i, c in enumerate(compiled) if kind in c.rule.tools)
             for kind in TOOL_KINDS
             if kind != "shell"
         }
-        self._no_when = {i: True for i, f in enumerate(files) if f.when == NO_PROGRAM}
         self._until_warm = WARM_AFTER
         self._file_guards(lambda form: build_guard(form, functions))
         #: what the expressions read (from the checker): only those variables are converted for CEL
@@ -223,9 +234,12 @@ class PolicySet:
                     values["segment"] = segment_map
                 if tools is not None:
                     values["tool"] = tools[segment.index]
+                    writes = trace or bool(values["tool"]["paths_written"])
+                else:
+                    writes = True
                 rewritable = segment.rewritable and not command_line.rewrite_refused
                 run = _Run(self._backend, values, disabled, errors, trace, deny_only, messages)
-                result = self._segment(segment.index, segment.program, run, rewritable)
+                result = self._segment(segment.index, segment.program, run, rewritable, writes)
                 if segment.guessed:
                     result = guessed(result)
                 elif segment.uncalled:
@@ -293,30 +307,41 @@ class PolicySet:
             last = self._last_context = (context, context_values(context))
         return last[1]
 
-    def _segment(self, index: int, program: str, run: _Run, rewritable: bool) -> SegmentResult:
+    def _segment(
+        self, index: int, program: str, run: _Run, rewritable: bool, writes: bool = True
+    ) -> SegmentResult:
         steps_of = self._planner.deny_plan if run.deny_only else self._planner.plan
         steps = self._planner.traced(program, run.deny_only) if run.trace else steps_of(program)
-        return self._run_steps(index, steps, run, rewritable)
+        return self._run_steps(index, steps, run, rewritable, writes=writes)
 
     def _run_steps(
-        self, index: int, steps: Any, run: _Run, rewritable: bool, consumer: bool = True
+        self,
+        index: int,
+        steps: Any,
+        run: _Run,
+        rewritable: bool,
+        consumer: bool = True,
+        writes: bool = True,
     ) -> SegmentResult:
-        """Try the rules of `steps` (rule index, guard) in order on one segment."""
+        """Try the rules of `steps` (rule index, guard) in order on one segment; without `writes`
+        (a shell command whose `tool.paths_written` is empty, not traced) the rules that need a
+        written path are left out (`_needs_writes`: they give false)."""
         tried: list[RuleResult] = []
         hits: list[RuleResult] = []
         rewrite: RuleResult | None = None
-        when_cache = self._no_when.copy()  # files without `when` apply everywhere
-        disabled, values, trace = run.disabled, run.values, run.trace
-        step_facts = self._step_facts
-        for rule_index, guard in steps:
-            rule_id, is_rewrite, file_index = step_facts[rule_index]
-            if (is_rewrite and (rewrite is not None or not rewritable)) or rule_id in disabled:
+        when_cache: dict[int, bool] = {}  # the files' `when` on this segment (files without apply)
+        values, trace = run.values, run.trace
+        for rule_index, guard, is_rewrite, file_index in self._loop_steps(
+            steps, run.disabled, rewritable, writes
+        ):
+            if is_rewrite and rewrite is not None:
                 continue
-            applies = when_cache.get(file_index)
-            if applies is None:
-                applies = when_cache[file_index] = self._file_applies(file_index, run)
-            if not applies:
-                continue
+            if file_index is not None:
+                applies = when_cache.get(file_index)
+                if applies is None:
+                    applies = when_cache[file_index] = self._file_applies(file_index, run)
+                if not applies:
+                    continue
             known = guard(values) if guard is not None else None
             if known is False:
                 continue
@@ -332,6 +357,32 @@ class PolicySet:
                     hits.append(result)
         safe = consumer and not run.deny_only and self._safe_consumer(run)
         return SegmentResult(index, tuple(tried), tuple(hits), rewrite, safe)
+
+    def _loop_steps(
+        self, steps: Any, disabled: frozenset[str], rewritable: bool, writes: bool = True
+    ) -> list[Any]:
+        """The steps `_run_steps` tries, as (rule index, guard, is a rewrite, index of the file
+        whose `when` must hold or None): `steps` less the rules `disabled`, for a segment that is
+        not `rewritable` the rewrites, and without `writes` the rules that need a written path
+        (none of them is tried then). Remembered by the plan object (kept alive and compared by
+        identity) and what else they depend on."""
+        key = (id(steps), rewritable, writes)
+        found = self._loops.get(key)
+        if found is not None and found[0] is steps and found[1] == disabled:
+            return found[2]
+        facts, write_rules = self._step_facts, self._write_rules
+        loop = [
+            (index, guard, is_rewrite, file_index)
+            for index, guard in steps
+            for rule_id, is_rewrite, file_index in (facts[index],)
+            if rule_id not in disabled
+            and (rewritable or not is_rewrite)
+            and (writes or index not in write_rules)
+        ]
+        if len(self._loops) >= MAX_LOOPS:
+            self._loops.clear()
+        self._loops[key] = (steps, disabled, loop)
+        return loop
 
     def _file_applies(self, file_index: int, run: _Run) -> bool:
         """Whether the file's `when` holds for this segment (True for a file without one)."""
@@ -413,6 +464,21 @@ class PolicySet:
             except EvalError as error:
                 run.errors.append(f"pipeline_consumer: {error}")
         return False
+
+
+#: the guard form of `tool.paths_written`
+_PATHS_WRITTEN = ("dot", ("ident", "tool"), "paths_written")
+
+
+def _needs_writes(form: Any) -> bool:
+    """Whether a rule whose match has the guard form `form` is false when `tool.paths_written` is
+    empty: the form is, or has among the operands of its top `&&` chain, an `exists` over
+    `tool.paths_written` (false over an empty list, so the conjunction is false too)."""
+    if not form:
+        return False
+    if form[0] == "exists":
+        return form[1] == _PATHS_WRITTEN
+    return form[0] == "and" and any(_needs_writes(operand) for operand in form[1:])
 
 
 class _Run:

@@ -98,11 +98,25 @@ class Writer:
     #: a tree target's entries are each changed too (`rm -r /tmp` deletes every entry of /tmp,
     #: as `rm -r /tmp/*` does, though a tree written into a shared temp folder holds none of them)
     entries: bool = False
+    #: the special reads the words itself: the table's fields are the defaults, no `Args` are
+    #: worked out for it (`by_words`)
+    own_args: bool = False
+
+
+def by_words(special: Callable[[tuple[str, ...], Args], list[tuple[str, bool]]]) -> Writer:
+    """The entry of a program whose `special` alone reads its words (it ignores its `Args`)."""
+    return Writer(targets="none", special=special, own_args=True)
+
+
+#: the `Args` a special of `by_words` is given
+NO_ARGS = Args((), (), frozenset())
 
 
 def _targets(words: tuple[str, ...], spec: Writer) -> list[tuple[str, bool]]:
     """The words `spec` says a command with arguments `words` writes, each with whether it is a
     tree."""
+    if spec.own_args and spec.special is not None:
+        return spec.special(words, NO_ARGS)
     args = read_args(words, spec.short_values, spec.long_values)
     if (spec.needs and not args.has(*spec.needs)) or (
         spec.reads_only and args.has(*spec.reads_only)
@@ -169,7 +183,7 @@ _COMPRESS = Writer(reads_only=("c", "stdout", "to-stdout", "t", "test", "l", "li
 _SED = Writer(needs=("i", "in-place"), short_values="efl", long_values=("expression", "file"),
               targets="none", special=special.sed_files)  # fmt: skip
 _PERL = Writer(short_values="eEIMm", targets="none", special=special.perl_files)
-_TAR = Writer(targets="none", special=special.tar)
+_TAR = by_words(special.tar)
 _SEVEN = Writer(targets="none", short_values="o", special=special.seven_zip)
 _ARGS_AFTER_MODE = Writer(targets="none", tree_when=("R", "recursive"), special=special.after_mode)
 
@@ -186,7 +200,7 @@ WRITERS: dict[str, Writer] = {
     "mkfifo": Writer(short_values=_MODE, long_values=("mode", "context")),
     "tee": Writer(),
     "sponge": Writer(),
-    "dd": Writer(targets="none", special=special.dd),
+    "dd": by_words(special.dd),
     "gzip": _COMPRESS, "gunzip": _COMPRESS, "bzip2": _COMPRESS, "bunzip2": _COMPRESS,
     "xz": _COMPRESS, "unxz": _COMPRESS, "lzma": _COMPRESS,
     # copying, moving, linking (a link's name and what it points to are both changed by it)
@@ -215,7 +229,7 @@ WRITERS: dict[str, Writer] = {
     "gawk": Writer(short_values="fvi", targets="none", special=special.awk_inplace),
     "sd": Writer(targets="none", special=special.sd_files),
     "yq": Writer(needs=("i", "inplace"), targets="rest"),
-    "patch": Writer(targets="none", special=special.patch),
+    "patch": by_words(special.patch),
     "vim": Writer(**_VIM), "vi": Writer(**_VIM), "nvim": Writer(**_VIM), "ex": Writer(**_VIM),
     "view": Writer(**_VIM), "vimdiff": Writer(**_VIM),
     "ed": Writer(short_values="p", targets="none", special=special.editor_files),
@@ -229,9 +243,9 @@ WRITERS: dict[str, Writer] = {
     "unzip": Writer(targets="none", folders=("d",), into_cwd=True, short_values="dx",
                     reads_only=("l", "t", "v", "Z", "p", "c", "z")),
     "7z": _SEVEN, "7za": _SEVEN, "7zz": _SEVEN,
-    "cpio": Writer(targets="none", special=special.cpio),
-    "curl": Writer(targets="none", special=special.curl),
-    "wget": Writer(targets="none", special=special.wget),
-    "git": Writer(targets="none", special=special.git),
-    "find": Writer(targets="none", special=special.find),
+    "cpio": by_words(special.cpio),
+    "curl": by_words(special.curl),
+    "wget": by_words(special.wget),
+    "git": by_words(special.git),
+    "find": by_words(special.find),
 }  # fmt: skip

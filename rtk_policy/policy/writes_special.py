@@ -172,6 +172,10 @@ _GIT_SUB_VALUES = {
 }  # fmt: skip
 
 
+#: the git subcommands `git` reads written paths from
+_GIT_WRITES = frozenset({"clone", "rm", "mv", "restore", "checkout", "config"})
+
+
 def git(words: tuple[str, ...], args: Args) -> Written:
     """`git clone URL [DIR]`, `git rm|mv|restore PATH…`, `git checkout … -- PATH…`,
     `git config -f FILE`; relative paths under `git -C DIR`."""
@@ -186,6 +190,8 @@ def git(words: tuple[str, ...], args: Args) -> Written:
     if at >= len(words):
         return []
     sub, rest = words[at], words[at + 1 :]
+    if sub not in _GIT_WRITES:  # status, log, diff, commit…: nothing named is written
+        return []
     short, long = _GIT_SUB_VALUES.get(sub, ("", ()))
     sub_args = _read(rest, short, long)
     found: Written = []

@@ -10,7 +10,8 @@ shipped packs.
 
 Compiling costs about half a millisecond per form, so only the plans of programs met often are
 compiled (`plans.COMPILE_AFTER`): a cold hook compiles nothing, a batch or a server compiles the
-plans of its common programs, and each distinct form once (`CompiledGuards`). The files' `when`
+plans of its common programs, and each distinct form once (`CompiledGuards`; forms
+with the same source but their constants share one compiled code object). The files' `when`
 and pipeline-consumer guards, which run on every segment, are compiled once a policy set has
 evaluated `policyset.WARM_AFTER` segments, and so are the rewrite and message outputs built from
 then on (each output is built when its rule first matches).
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
 _SYMBOLS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 #: forms kept compiled (a bound for a long-running server: its residual forms are per program)
 MAX_FORMS = 4096
+#: compiled sources → their code: forms that differ only in their constants (a rule specialised
+#: to several programs) have one source, compiled once and run with each form's constants
+_codes: dict[str, Any] = {}
 #: string methods with an inline form: (target, argument) → expression
 _STRING_METHODS = {
     "startsWith": "{t}.startswith({a})",
@@ -54,9 +58,14 @@ def form_function(form: Any, functions: dict[Any, Any]) -> Any:
     writer = _Writer(functions)
     try:
         source = writer.function_source(form)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # a compile-time warning would reach stderr: refuse
-            code = compile(source, "<guard form>", "exec")
+        code = _codes.get(source)
+        if code is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # a compile-time warning would reach stderr: refuse
+                code = compile(source, "<guard form>", "exec")
+            if len(_codes) >= MAX_FORMS:
+                _codes.clear()
+            _codes[source] = code
     except (SyntaxError, RecursionError, MemoryError, ValueError, OverflowError, Warning):
         return None
     namespace = dict(writer.constants)
