@@ -23,7 +23,7 @@ VERDICT_DENY: Verdict = "deny"
 VERDICT_NONE: Verdict = "none"
 
 
-@record.frozen
+@record.frozen(compile_after=record.PER_COMMAND)
 class Decision:
     """What rtk-policy answers for one command."""
 

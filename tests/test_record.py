@@ -185,6 +185,57 @@ def test_a_generated_init_after_many_instances_builds_the_same_values(
         Pair(1, z=2)  # type: ignore[call-arg]
 
 
+def test_a_class_may_compile_its_init_sooner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`compile_after` replaces `COMPILE_AFTER` for one class (the classes every command builds,
+    `record.PER_COMMAND`): its own count of instances decides, the others' is unchanged."""
+    monkeypatch.setattr(record, "COMPILE_AFTER", 1000)
+
+    @record.frozen(compile_after=2)
+    class Early:
+        name: str
+        size: int = 0
+
+    @record.mutable(compile_after=3)
+    class Busy:
+        items: list = record.Factory(list)
+
+    @record.frozen
+    class Late:
+        name: str
+
+    generic = Early.__init__, Busy.__init__, Late.__init__
+    first = [Early("a"), Busy(), Late("a")]
+    assert (Early.__init__, Busy.__init__, Late.__init__) == generic
+    second = [Early("b", 2), Busy([1]), Busy(), Late("b")]
+    assert Early.__init__ is not generic[0] and Busy.__init__ is not generic[1]
+    assert Late.__init__ is generic[2]
+    assert [Early("a"), Early("b", 2)] == [first[0], second[0]] and Early("c").size == 0
+    assert second[1].items == [1] and Busy().items is not Busy().items
+    with pytest.raises(record.FrozenError):
+        second[0].size = 3  # type: ignore[misc]
+
+
+def test_segments_compile_their_init_in_a_batch_not_in_a_cold_hook() -> None:
+    """A fresh process parsing one command keeps the generic `__init__` of the classes every
+    command builds (a cold hook compiles nothing); `record.PER_COMMAND` (64) commands in, they
+    are compiled."""
+    code = (
+        "from rtk_policy.shell import parse\n"
+        "from rtk_policy.shell.draft import Draft\n"
+        "from rtk_policy.shell.model import CommandLine, Segment\n"
+        "generic = [Segment.__init__, Draft.__init__, CommandLine.__init__]\n"
+        "parse('cd app && git status | head -3')\n"
+        "print([now is was for now, was in zip([Segment.__init__, Draft.__init__,"
+        " CommandLine.__init__], generic)])\n"
+        "for k in range(70):\n"
+        "    parse(f'git log -{k} && ls src/{k}')\n"
+        "print([now is was for now, was in zip([Segment.__init__, Draft.__init__,"
+        " CommandLine.__init__], generic)])\n"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert found.stdout.split("\n")[:2] == ["[True, True, True]", "[False, False, False]"]
+
+
 def test_a_class_that_does_not_fit_keeps_the_generic_init(monkeypatch: pytest.MonkeyPatch) -> None:
     """A required field after a defaulted one cannot be a Python signature: the generic `__init__`
     stays and still binds keywords."""

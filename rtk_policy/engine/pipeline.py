@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from rtk_policy.policy.policyset import PolicySet
 
 
-@record.frozen
+@record.frozen(compile_after=record.PER_COMMAND)
 class Outcome:
     """Everything known about one decision: the parse, the rule results and the verdict."""
 

@@ -100,7 +100,7 @@ class Context:
     suppressed_rules: tuple[str, ...] = ()
 
 
-@record.frozen
+@record.frozen(compile_after=record.PER_COMMAND)
 class RuleResult:
     """The outcome of trying one rule on one segment."""
 
@@ -111,7 +111,7 @@ class RuleResult:
     error: str = ""  #: an evaluation error; a rule that errors does not match
 
 
-@record.frozen
+@record.frozen(compile_after=record.PER_COMMAND)
 class SegmentResult:
     """All rule outcomes for one segment."""
 
@@ -122,7 +122,7 @@ class SegmentResult:
     safe_consumer: bool  #: the segment may consume a rewritten producer's output (reference §3.4)
 
 
-@record.frozen
+@record.frozen(compile_after=record.PER_COMMAND)
 class Evaluation:
     """The policy stage's answer for a whole command line."""
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 
 
-@record.frozen
+@record.frozen(compile_after=record.PER_COMMAND)
 class Args:
     """A command's arguments sorted out: operands, option values by name, flags given."""
 

@@ -35,7 +35,9 @@ class AliasesMixin:
         """Learn the aliases `d` defines or removes, or walk what `d` runs when it starts with
         one (an alias is not expanded inside its own text again, as bash does not)."""
         words = d.words
-        k = next((k for k, w in enumerate(words) if assignment_name(w.raw) is None), len(words))
+        k = 0  # the first word that is not an assignment
+        if "=" in words[0].raw:
+            k = next((k for k, w in enumerate(words) if assignment_name(w.raw) is None), len(words))
         if k == len(words):
             return
         name = words[k].raw

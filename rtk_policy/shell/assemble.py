@@ -21,7 +21,7 @@ from rtk_policy.shell.walk import (
     physical_lines,
     whole_refusal,
 )
-from rtk_policy.shell.words import Word, basename, spelt_otherwise
+from rtk_policy.shell.words import Word, spelt_otherwise
 from rtk_policy.shell.wrappers import peel, prefix_words
 from rtk_policy.util import record
 
@@ -149,9 +149,10 @@ def _single(text: str, words: list[Word], transparent: tuple[str, ...]) -> Comma
     runs code."""
     p = peel(words, prefix_words(transparent))
     i = p.program_index
-    program = words[i].value if i < len(words) else ""
+    program = p.program
     if p.split_string is not None or (
-        program and (spelt_otherwise(program) or runs_code(basename(program), words[i:], p.env))
+        program
+        and (spelt_otherwise(words[i].value, program) or runs_code(program, words[i:], p.env))
     ):
         return None  # bash -c, eval, xargs …, `RM`: the walker walks what it runs
     d = Draft(Source(text, 0), words[0].start, words[-1].end, words, [], _TOP, p, [], False, "", 0)

@@ -8,7 +8,7 @@ from operator import attrgetter
 from rtk_policy.shell.argv import argument_facts
 from rtk_policy.shell.model import Redirect, Segment
 from rtk_policy.shell.source import Source
-from rtk_policy.shell.words import Word, basename, program_name
+from rtk_policy.shell.words import Word, basename
 from rtk_policy.shell.wrappers import Peel
 from rtk_policy.util import record
 
@@ -58,7 +58,7 @@ def with_pipe(ctx: Ctx, pipe_id: int, index: int, size: int, stderr: bool = Fals
     return _new_tuple(Ctx, (*ctx[:7], pipe_id, index, size, stderr, *ctx[11:]))
 
 
-@record.mutable
+@record.mutable(compile_after=record.PER_COMMAND)
 class Draft:
     """A simple command found by the walker, before it becomes a frozen `Segment`."""
 
@@ -88,8 +88,8 @@ class Draft:
     @property
     def program(self) -> str:
         """The basename of the program, dequoted ("" when none)."""
-        w = self.program_word
-        return basename(w.value) if w else ""
+        i = self.peel.program_index  # (`program_word`, without a second property call)
+        return basename(self.words[i].value) if i < len(self.words) else ""
 
 
 #: The `Segment` fields in the order `to_segment` passes them positionally (faster than keywords);
@@ -136,7 +136,7 @@ def to_segment(d: Draft, pipes: dict[int, tuple[str, ...]], refusal: str) -> Seg
         end = max(end, last_end)
     if cmd_words:
         program_path = argv[0]
-        program = program_name(program_path)
+        program = p.program  # `program_name(program_path)`
         cut = cmd_words[0].start
         command = text[cut:last_end]
     else:
@@ -220,6 +220,6 @@ def stage_programs(drafts: Sequence[Draft]) -> dict[int, tuple[str, ...]]:
     for d in drafts:
         if d.ctx.pipe_id >= 0:
             stage = stages.setdefault(d.ctx.pipe_id, {})
-            stage.setdefault(d.ctx.pipe_index, program_name(d.program))
+            stage.setdefault(d.ctx.pipe_index, d.peel.program)
             sizes[d.ctx.pipe_id] = d.ctx.pipe_size
     return {pid: tuple(got.get(j, "") for j in range(sizes[pid])) for pid, got in stages.items()}

@@ -128,7 +128,7 @@ def expand_long(word: str, table: dict[str, bool]) -> str | None:
     return found[0] if len(found) == 1 else (None if found else name)
 
 
-@record.frozen
+@record.frozen(compile_after=record.PER_COMMAND)
 class Parsed:
     """A git command line as git reads it (module docstring)."""
 

@@ -22,7 +22,7 @@ ORIGINS = (
 )
 
 
-@record.frozen
+@record.frozen(compile_after=record.PER_COMMAND)
 class Redirect:
     """One redirection of a simple command, e.g. ``2>&1`` or ``> out.txt``."""
 
@@ -32,7 +32,7 @@ class Redirect:
     is_file: bool  #: True when the target is a real file (not /dev/null, not an fd dup/close)
 
 
-@record.frozen
+@record.frozen(compile_after=record.PER_COMMAND)
 class Segment:
     """One simple command, after wrappers and prefixes are peeled.
 
@@ -97,7 +97,7 @@ class Segment:
     #: of it counts (a shell that lasts between calls could still run it later)
 
 
-@record.frozen
+@record.frozen(compile_after=record.PER_COMMAND)
 class CommandLine:
     """A whole bash input: the segments in it and facts about the input as a whole."""
 

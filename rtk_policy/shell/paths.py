@@ -61,6 +61,17 @@ def landed(operands: Sequence[str], cwd: str) -> tuple[str, ...]:
     (`land`, skipped for an operand it would return unchanged)."""
     if not operands:
         return ()
+    if not cwd:  # one look at them all, each between NULs: none holds a mark the loop seeks
+        joined = "\0" + "\0".join(operands) + "\0"
+        if not (
+            "$" in joined
+            or "/." in joined
+            or "//" in joined
+            or "\0./" in joined
+            or "/\0" in joined
+            or "\0.\0" in joined
+        ):
+            return tuple(operands)
     out: list[str] = []
     for a in operands:
         if cwd or "$" in a or "/." in a or "//" in a or a[:2] == "./" or a[-1:] == "/" or a == ".":

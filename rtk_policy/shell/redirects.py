@@ -113,7 +113,7 @@ class RedirectNode:
             target = "&" + target
         elif op in (">&-", "<&-"):
             target = "&-"
-        self.redirect = Redirect(op=op, fd=fd, target=target, is_file=is_file_target(op, target))
+        self.redirect = Redirect(op, fd, target, is_file_target(op, target))  # (positional: fast)
         self.start = start
         self.end = src.span(node)[1] if op in ("<<", "<<-") else end
 

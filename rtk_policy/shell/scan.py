@@ -17,7 +17,7 @@ _SPECIAL = lazy(globals(), "_SPECIAL", r"[\\`$\"'\n<>]")
 _DQ_SPECIAL = lazy(globals(), "_DQ_SPECIAL", r"[\\`$\"]")
 
 
-@record.mutable
+@record.mutable(compile_after=record.PER_COMMAND)
 class Scan:
     """Facts about the raw text."""
 
@@ -33,7 +33,7 @@ class Scan:
 
 def scan(text: str) -> Scan:
     """Scan `text` once; never raises."""
-    s = Scan()
+    s = Scan(False, False, False, False, False, False, False, [])  # positional: no binding
     i, n = 0, len(text)
     dq = False  # inside "..."
     while i < n:

@@ -20,7 +20,6 @@ from rtk_policy.shell.words import (
     SPELT_OTHERWISE,
     Word,
     make_word,
-    program_name,
     spelt_otherwise,
 )
 from rtk_policy.shell.wrappers import peel
@@ -233,7 +232,7 @@ class CommandsMixin:
         p = peel(words, self.transparent, pipeline_start=ctx.pipe_index == 0)
         i = p.program_index
         prog = words[i] if i < len(words) else None
-        if prog is not None and spelt_otherwise(prog.value):
+        if prog is not None and spelt_otherwise(prog.value, p.program):
             no_rewrite = no_rewrite or SPELT_OTHERWISE  # judged as the program it runs, kept
         d = Draft(
             src,
@@ -254,8 +253,8 @@ class CommandsMixin:
         if words and words[0].value == "coproc" and src.base >= 0:
             self.coproc_at.append(src.absolute(start))
         nested_code = prog is not None and (
-            runs_code(program_name(prog.value), words[i:], p.env)
-            or (bool(redirs) and bool(scripts.language(program_name(prog.value))))  # on stdin
+            runs_code(p.program, words[i:], p.env)
+            or (bool(redirs) and bool(scripts.language(p.program)))  # a script on stdin
         )
         if p.split_string is not None or nested_code:
             self.runs_code = True
@@ -275,7 +274,7 @@ class CommandsMixin:
         """Walk what a command runs itself: shell scripts, eval and trap text, what `source` reads
         from stdin, xargs/find -exec commands, the commands of tool runners, ssh's remote
         command."""
-        name = program_name(cmd[0].value)
+        name = d.peel.program  # the program of `cmd`, the command from `d`'s program word on
         if name in nested.SHELLS:
             script, operand = nested.shell_script(cmd)
             if script is not None:

@@ -39,7 +39,7 @@ Choice = tuple[str | None, bool]
 Known = dict[str, tuple[str | None, ...]]
 
 
-@record.frozen(eq=False)
+@record.frozen(eq=False, compile_after=record.PER_COMMAND)
 class Expanded:
     """One alternative of a word: its fields (the words it becomes), whether a guess went into it,
     and whether a guess starts one of its fields (only then can it make a path like "/x")."""

@@ -264,9 +264,10 @@ def program_name(value: str) -> str:
     return name[:-4] if name.endswith(".exe") and len(name) > 4 else name
 
 
-def spelt_otherwise(value: str) -> bool:
-    """Whether a program word names its program in another spelling (`program_name` folds it)."""
-    return program_name(value) != basename(value)
+def spelt_otherwise(value: str, name: str | None = None) -> bool:
+    """Whether a program word names its program in another spelling (`program_name` folds it);
+    `name` is its `program_name` when the caller knows it (`Peel.program`)."""
+    return (program_name(value) if name is None else name) != basename(value)
 
 
 #: why a command whose program is spelt otherwise is never rewritten (`RM`, `git.exe`, `HEAD`:

@@ -14,7 +14,7 @@ from rtk_policy.shell.words import Word, assignment_name, make_word, split_assig
 from rtk_policy.util import record
 
 
-@record.mutable
+@record.mutable(compile_after=record.PER_COMMAND)
 class Peel:
     """The result of peeling: where the program word is and what was peeled before it."""
 
@@ -25,6 +25,9 @@ class Peel:
     inner_refused: str = ""  #: why RTK would not rewrite inside a `uv run` (it still may route it)
     #: what `env -S STRING …` runs (`env_split.env_command`), parsed like bash -c
     split_string: Word | None = None
+    #: the program word's name as the packs name programs (`words.program_name`; "" when none),
+    #: found once here for every reader of the command (the walker, `draft.to_segment`)
+    program: str = ""
 
 
 Handler = Callable[[Sequence[Word], int, Peel], "int | None"]

@@ -59,8 +59,11 @@ def peel(
     p = Peel()
     if words and not transparent:
         w = words[0]
-        if not (w.dynamic or w.glob or "=" in w.raw) and program_name(w.value) not in _PEELABLE:
-            return p  # the common case: the first word is a program that wraps nothing
+        if not (w.dynamic or w.glob or "=" in w.raw):
+            name = program_name(w.value)
+            if name not in _PEELABLE:
+                p.program = name
+                return p  # the common case: the first word is a program that wraps nothing
     i = assignments(words, 0, p, shell=True) if words and "=" in words[0].raw else 0
     layers, last = 0, ""
     while i < len(words):
@@ -120,6 +123,7 @@ def peel(
     if layers > MAX_PREFIX_DEPTH:
         refuse(p, "wrapper chain deeper than 10")
     p.program_index = i
+    p.program = program_name(words[i].value) if i < len(words) else ""
     return p
 
 

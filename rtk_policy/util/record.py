@@ -93,21 +93,27 @@ NOTHING = object()
 
 
 @dataclass_transform(eq_default=True, frozen_default=True, field_specifiers=())
-def frozen(cls: type[_T] | None = None, /, *, eq: bool = True) -> Any:
+def frozen(
+    cls: type[_T] | None = None, /, *, eq: bool = True, compile_after: int | None = None
+) -> Any:
     """Class decorator: a slotted, immutable copy of `cls` with `__init__`, `__repr__`, pickling and
     (unless `eq=False`, which keeps identity) value equality and hashing made from its annotations.
     A class attribute named like a field is that field's default; a `Factory` default is called per
-    instance. Properties, methods and the docstring are kept."""
+    instance. Properties, methods and the docstring are kept. `compile_after`: how many instances
+    the class builds before its `__init__` is generated (`COMPILE_AFTER` unless given; see
+    `PER_COMMAND`)."""
     if cls is None:
-        return lambda inner: _build(inner, eq, True)
-    return _build(cls, eq, True)
+        return lambda inner: _build(inner, eq, True, compile_after)
+    return _build(cls, eq, True, compile_after)
 
 
 @dataclass_transform(eq_default=False, field_specifiers=())
-def mutable(cls: type[_T]) -> type[_T]:
+def mutable(cls: type[_T] | None = None, /, *, compile_after: int | None = None) -> Any:
     """Class decorator: like `frozen`, but the fields may be assigned and instances compare by
     identity (a working value such as a parser's draft, never a stage's output)."""
-    return _build(cls, False, False)
+    if cls is None:
+        return lambda inner: _build(inner, False, False, compile_after)
+    return _build(cls, False, False, compile_after)
 
 
 def fields(cls: type) -> tuple[Field, ...]:
@@ -141,7 +147,7 @@ def asdict(value: Any) -> Any:
     return value
 
 
-def _build(cls: type[_T], eq: bool, immutable: bool) -> type[_T]:
+def _build(cls: type[_T], eq: bool, immutable: bool, compile_after: int | None) -> type[_T]:
     if any("__record_fields__" in vars(base) for base in cls.__mro__[1:]):
         raise TypeError(f"{cls.__qualname__}: a record class cannot extend another")
     own = cls.__dict__
@@ -162,16 +168,22 @@ def _build(cls: type[_T], eq: bool, immutable: bool) -> type[_T]:
     namespace["__qualname__"] = cls.__qualname__
     metaclass: type = type(cls)
     new: type[_T] = metaclass(cls.__name__, cls.__bases__, namespace)
-    _add_methods(new, record_fields, eq, immutable)
+    _add_methods(new, record_fields, eq, immutable, compile_after)
     return new
 
 
-def _add_methods(cls: type, record_fields: tuple[Field, ...], eq: bool, immutable: bool) -> None:
+def _add_methods(
+    cls: type,
+    record_fields: tuple[Field, ...],
+    eq: bool,
+    immutable: bool,
+    compile_after: int | None,
+) -> None:
     """Give the new class its generated `__init__`, `__repr__`, pickling, equality and hash."""
     names = tuple(field.name for field in record_fields)
     values = _getter(names)
     methods: dict[str, Any] = {
-        "__init__": _init(cls, record_fields, immutable),
+        "__init__": _init(cls, record_fields, immutable, compile_after),
         "__repr__": _repr(cls.__qualname__, names),
         "__reduce__": lambda self: (type(self), values(self)),
     }
@@ -201,18 +213,26 @@ def _getter(names: tuple[str, ...]) -> Any:
 
 #: A record class's `__init__` is generated as source after this many instances (`_fast_init`).
 COMPILE_AFTER = 2048
+#: The `compile_after` of the classes built for every command (segments, drafts, the command
+#: line): a cold hook deciding one command builds a handful of each, so it still compiles nothing,
+#: while a batch stops paying the generic `__init__` (~5x slower for a large record) after its
+#: first few dozen commands instead of its first ~1,500 (the load-time classes, such as the packs'
+#: examples, build hundreds per cold hook and keep `COMPILE_AFTER`).
+PER_COMMAND = 64
 #: `obj.__class__ = cls` without the frozen class's `__setattr__`
 _set_class = object.__dict__["__class__"].__set__
 
 
-def _init(cls: type, record_fields: tuple[Field, ...], immutable: bool) -> Any:
+def _init(
+    cls: type, record_fields: tuple[Field, ...], immutable: bool, compile_after: int | None
+) -> Any:
     """`__init__` taking every field positionally or by keyword, with the fields' defaults.
 
     Made without `compile` (its first call costs a cold process ~1.6 ms): a call giving every field
     positionally fills the slots at once; any other call is bound by `_binder` first. The slots are
     set through their descriptors, which a frozen class's `__setattr__` does not stop. Once the
-    class has built `COMPILE_AFTER` instances (a long run, never a cold hook), `_fast_init`
-    replaces it.
+    class has built `compile_after` (by default `COMPILE_AFTER`) instances (a long run, never a
+    cold hook), `_fast_init` replaces it.
     """
     count = len(record_fields)
     setters = tuple(getattr(cls, field.name).__set__ for field in record_fields)
@@ -222,7 +242,7 @@ def _init(cls: type, record_fields: tuple[Field, ...], immutable: bool) -> Any:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         nonlocal built
         built += 1
-        if built == COMPILE_AFTER:
+        if built == (compile_after or COMPILE_AFTER):
             _set_methods(cls, {"__init__": _fast_init(cls, record_fields, immutable) or __init__})
         if kwargs or len(args) != count:
             args = bind(args, kwargs)
