@@ -235,6 +235,7 @@ def _init(
     cold hook), `_fast_init` replaces it.
     """
     count = len(record_fields)
+    limit = compile_after or COMPILE_AFTER  #: instances built before `_fast_init` replaces it
     setters = tuple(getattr(cls, field.name).__set__ for field in record_fields)
     bind = _binder(cls.__qualname__, record_fields)
     built = 0
@@ -242,7 +243,7 @@ def _init(
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         nonlocal built
         built += 1
-        if built == (compile_after or COMPILE_AFTER):
+        if built == limit:
             _set_methods(cls, {"__init__": _fast_init(cls, record_fields, immutable) or __init__})
         if kwargs or len(args) != count:
             args = bind(args, kwargs)
