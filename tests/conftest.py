@@ -2,6 +2,10 @@
 the developer's real audit log, config or Claude Code settings. The compiled-policy cache is shared by the
 whole session (it is keyed by content, so sharing it is safe and keeps the suite fast).
 
+In-process decisions run without the wall-clock budget (`engine/budget.py`): a test judges what
+the policies say, not how loaded the machine is (under load a first decision can pass 0.75 s and
+ask). A module that tests the budget, or needs it to bound its time, is marked `budget`.
+
 RTK is installed for every test: a stub `rtk` (it prints its version, `FAKE_RTK_VERSION`) comes first
 on PATH, as a user who installed RTK has it, so `rewrite = "auto"` rewrites. A test about RTK being
 absent removes it from PATH itself."""
@@ -31,6 +35,15 @@ def fake_rtk_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
                     'else echo "rtk $*"; fi\n', encoding="utf-8")
     stub.chmod(0o755)
     return str(folder)
+
+
+@pytest.fixture(autouse=True)
+def _no_time_budget(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No deadline for in-process decisions, unless the test is marked `budget`."""
+    if request.node.get_closest_marker("budget") is None:
+        from rtk_policy.engine import pipeline
+
+        monkeypatch.setattr(pipeline, "deadline", lambda budget_s: None)
 
 
 @pytest.fixture(autouse=True)

@@ -13,6 +13,8 @@ from rtk_policy.engine.pipeline import load_engine
 from rtk_policy.policy import load as policy_load
 from rtk_policy.policy import policyset
 
+pytestmark = pytest.mark.budget  # the wall-clock budget is kept (tests/conftest.py)
+
 PROJECT = "/home/example/project"
 
 

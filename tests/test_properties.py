@@ -26,6 +26,8 @@ from rtk_policy.engine.pipeline import Engine
 from rtk_policy.hook.service import HookOptions
 from rtk_policy.policy import load_policy_set
 
+pytestmark = pytest.mark.budget  # the wall-clock budget is kept (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[1]
 PACK = ROOT / "policies" / "security-baseline.yaml"
 REGRESSIONS = ROOT / "tests" / "corpus" / "fuzz_regressions.jsonl"

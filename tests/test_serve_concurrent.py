@@ -19,6 +19,8 @@ from rtk_policy.serve import server as serve
 from rtk_policy.serve.thin_client import FORWARDED_ENV
 from rtk_policy.util import environ
 
+pytestmark = pytest.mark.budget  # the wall-clock budget is kept (tests/conftest.py)
+
 
 def payload(command: str, cwd: str = "/tmp", tool_use_id: str = "t1") -> bytes:
     """A Claude Code PreToolUse payload for `command`."""
