@@ -3,6 +3,8 @@ table-tested."""
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from rtk_policy.util import record
 
 TYPE_CHECKING = False
@@ -21,6 +23,8 @@ VERDICT_ALLOW: Verdict = "allow"
 VERDICT_ASK: Verdict = "ask"
 VERDICT_DENY: Verdict = "deny"
 VERDICT_NONE: Verdict = "none"
+#: a segment result's permission hits (read by `map`: no generator per decision)
+_PERMISSION_HITS = attrgetter("permission_hits")
 
 
 @record.frozen(compile_after=record.PER_COMMAND)
@@ -53,7 +57,7 @@ def decide(
     `evaluation` holds the rule results of `command_line`, `rewrite` is the command the rewrite
     rules selected (None when none did) and `recheck` the evaluation of that rewritten command.
     """
-    if any(result.permission_hits for result in evaluation.results):
+    if any(map(_PERMISSION_HITS, evaluation.results)):
         hits = _enforced_hits(evaluation)
         verdict = _combine(command_line, evaluation, hits)
         reasons = _reasons(hits, verdict)
@@ -66,7 +70,7 @@ def decide(
     if (
         recheck is not None
         and verdict != VERDICT_DENY
-        and any(result.permission_hits for result in recheck.results)
+        and any(map(_PERMISSION_HITS, recheck.results))
     ):
         recheck_hits = _enforced_hits(recheck)
         if any(segment_verdict(segment_hits) == VERDICT_DENY for segment_hits in recheck_hits):

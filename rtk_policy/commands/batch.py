@@ -102,7 +102,7 @@ def _stream(
     if handle is None:
         return 1
     with contextlib.nullcontext(handle) if handle is stdin else handle:
-        for text in answers(line for line in handle if line.strip()):
+        for text in answers(filter(str.strip, handle)):  # the lines that are not blank
             stdout.write(text)
     stdout.flush()
     return 0

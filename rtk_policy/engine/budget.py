@@ -33,7 +33,10 @@ def within_budget(
 ) -> Decision:
     """`decision`, or, when an evaluation left segments unjudged, an ask saying how many (a deny
     stays a deny, with that note among its warnings); never rewritten."""
-    left = max((e.unjudged for e in evaluations if e is not None), default=0)
+    left = 0
+    for evaluation in evaluations:  # a loop, not max(): this runs on every decision
+        if evaluation is not None and evaluation.unjudged > left:
+            left = evaluation.unjudged
     if not left:
         return decision
     total = max(len(e.results) for e in evaluations if e is not None)

@@ -73,11 +73,11 @@ def recheck_needed(
 
 def _denied(evaluation: Evaluation) -> bool:
     """An enforce-mode deny rule matched: the verdict is deny whatever the re-check finds."""
-    return any(
-        hit.rule.decision == "deny" and hit.rule.mode == "enforce"
-        for result in evaluation.results
-        for hit in result.permission_hits
-    )
+    for result in evaluation.results:
+        for hit in result.permission_hits:
+            if hit.rule.decision == "deny" and hit.rule.mode == "enforce":
+                return True
+    return False
 
 
 def _only_rtk_inserted(

@@ -10,6 +10,7 @@ middle stages never; `|&` leaves the whole pipeline alone.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from operator import attrgetter
 
 from rtk_policy.policy.functions_rtk import collapse_continuations, trim_ifs
 from rtk_policy.policy.model import Evaluation, SegmentResult
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     Replacements: TypeAlias = "list[tuple[Segment, str]]"
 
 _FINAL_SAFE = ("final", "both")
+#: a segment result's winning rewrite (read by `map`: no generator per command)
+_REWRITE = attrgetter("rewrite")
 _PRODUCER_SAFE = ("producer", "both")
 
 
@@ -41,7 +44,7 @@ def replacements(command_line: CommandLine, evaluation: Evaluation) -> Replaceme
     the whole input."""
     if command_line.rewrite_refused:
         return None
-    if all(r.rewrite is None for r in evaluation.results):
+    if not any(map(_REWRITE, evaluation.results)):  # a RuleResult is never false
         return []  # every replacement is a segment's rewrite (`_rewrite_of`)
     results = {r.segment_index: r for r in evaluation.results}
     found: list[tuple[Segment, str]] = []

@@ -41,6 +41,10 @@ class DenyReads:
         #: (facts, context) → ((program, exact) → blind, rule index → cannot match, the
         #: context's values)
         self._known: dict[Any, tuple[dict[Any, bool], dict[int, bool], list[Any]]] = {}
+        #: the last (facts, context, their `_known` entry): a batch asks with the same two objects
+        #: for every program of every command, and hashing the context each time costs more than
+        #: the answer
+        self._last: tuple[frozenset[str], Any, Any] | None = None
 
     def blind_to(
         self, facts: frozenset[str], program: str, context: Any, exact: bool = False
@@ -48,14 +52,19 @@ class DenyReads:
         """True when no enforce-mode deny rule tried on `program` can see `facts` under
         `context`; `exact`: as the planner plans a segment whose normal form does not begin
         with its program (`Planner.unfolded`)."""
-        try:
-            known = self._known.get((facts, context))
-        except TypeError:  # a context that cannot be hashed (lists in tool_input): not kept
-            return self._blind(facts, program, context, {}, [], exact)
-        if known is None:
-            if len(self._known) >= MAX_CONTEXTS:
-                self._known.clear()
-            known = self._known[(facts, context)] = ({}, {}, [])
+        last = self._last
+        if last is not None and last[0] is facts and last[1] is context:
+            known = last[2]
+        else:
+            try:
+                known = self._known.get((facts, context))
+            except TypeError:  # a context that cannot be hashed (lists in tool_input): not kept
+                return self._blind(facts, program, context, {}, [], exact)
+            if known is None:
+                if len(self._known) >= MAX_CONTEXTS:
+                    self._known.clear()
+                known = self._known[(facts, context)] = ({}, {}, [])
+            self._last = (facts, context, known)
         programs, dead, values = known
         key = (program, exact)
         if key not in programs:

@@ -103,6 +103,7 @@ VARIABLES: dict[str, Any] = {
 _SEGMENT_NAMES = tuple(f.name for f in record.fields(Segment))
 _SEGMENT_SET = frozenset(_SEGMENT_NAMES) - frozenset(_PIPELINE_FIELDS)
 _COMMAND_NAMES = tuple(f.name for f in record.fields(CommandLine) if f.name != "segments")
+_read_command = operator.attrgetter(*_COMMAND_NAMES)
 
 
 def schema_signature() -> str:
@@ -213,7 +214,7 @@ def _built_segment() -> Any:
         if convert is None:
             return f"s.{name}"
         constants[f"_c_{name}"] = convert
-        return f"(_c_{name}(s.{name}) if type(s.{name}) is tuple else s.{name})"
+        return f"(_c_{name}(v) if type(v := s.{name}) is tuple else v)"
 
     top = ", ".join(f"{name!r}: {read(name)}" for name in _TOP_NAMES)
     pipeline = ", ".join(f"{short!r}: {read(name)}" for name, short in _PIPELINE_FIELDS.items())
@@ -229,7 +230,7 @@ def _built_segment() -> Any:
 def command_value(command_line: CommandLine, segments: list[Any] | None) -> dict[str, Any]:
     """The CEL `command` map; `segments` are the already built segment maps (None: leave them out,
     when no expression reads `command.segments`)."""
-    data = {name: getattr(command_line, name) for name in _COMMAND_NAMES}
+    data = dict(zip(_COMMAND_NAMES, _read_command(command_line), strict=True))
     if segments is not None:
         data["segments"] = segments
     data["segment_count"] = len(command_line.segments)

@@ -33,6 +33,7 @@ from rtk_policy.policy.model import (
     unevaluable,
     unjudged_result,
 )
+from rtk_policy.policy.writes import segment_writes
 from rtk_policy.shell.model import CommandLine, Segment
 
 TYPE_CHECKING = False
@@ -253,7 +254,8 @@ class PolicySet:
             if restore is not None:
                 restore()
         unjudged = len(command_line.segments) - len(results)
-        results.extend(unjudged_result(s.index) for s in command_line.segments[len(results) :])
+        if unjudged:
+            results.extend(unjudged_result(s.index) for s in command_line.segments[len(results) :])
         elapsed = (time.perf_counter_ns() - started) // 1000
         return Evaluation(
             tuple(results), self.digest, self.backend, int(elapsed), tuple(errors), unjudged
@@ -285,8 +287,6 @@ class PolicySet:
         for a command that writes, what ends its spellings memo (`paths.evaluation_memo`: the
         guards spell the written paths again, each of them several times) once it is decided.
         Past `deadline` the segments left are taken to write the whole tree."""
-        from rtk_policy.policy.writes import segment_writes
-
         name = context.tool_name or "Bash"
         restore = None
         try:
