@@ -125,7 +125,7 @@ INPUTS = [
 
 
 def _tree_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plainpath, "commands", lambda text: None)
+    monkeypatch.setattr(plainpath, "commands", lambda text, not_single=False: None)
     _no_single(monkeypatch)
 
 
@@ -282,7 +282,7 @@ def test_plain_words_equal_the_dequoter():
 def _regex_commands(text: str) -> object:
     """`plainpath.commands(text)` by its regexes alone."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(plainpath, "_single_command", lambda text: None)
+        patch.setattr(plainpath, "_single_command", lambda text, not_single=False: None)
         return plainpath.commands(text)
 
 
@@ -295,7 +295,7 @@ def test_blank_separated_sequences_agree_with_the_regexes(monkeypatch):
                "a & b", "a |& b", "a 2>&1 | b", "cd app && npm test",
                "ls -la | head -20"]  # fmt: skip
     got = {t: plainpath._single_command(t) for t in inputs}
-    monkeypatch.setattr(plainpath, "_single_command", lambda text: None)
+    monkeypatch.setattr(plainpath, "_single_command", lambda text, not_single=False: None)
     sequences = 0
     for text, single in got.items():
         if single is not None:
@@ -349,3 +349,24 @@ def test_argument_facts_in_one_pass_equal_each_function():
         expected = (subcommand(program, args), flags(args), operands(program, args))
         expected += (operand_paths(args, cwd),)
         assert argument_facts(program, args, cwd) == expected, (program, args, cwd)
+
+
+def test_commands_told_not_single_equal_commands():
+    """`commands(text, not_single=True)`, which skips `single_words`, is `commands(text)` for
+    every text whose `single_words` is None (the only texts `assemble` passes it)."""
+    checked = 0
+    for text in INPUTS:
+        if plainpath.single_words(text) is None:
+            assert plainpath.commands(text, True) == plainpath.commands(text), text
+            checked += 1
+    assert checked > 1000
+
+
+def test_language_cache_equals_the_pattern():
+    """`scripts.language` is cached: every answer is the pattern's, asked once or again."""
+    from rtk_policy.shell import scripts
+
+    names = ["python3", "python3.11", "pypy", "node", "nodejs", "ruby", "perl5", "php8",
+             "awk", "gawk", "busybox-awk", "git", "", "Python", "nodes", "x" * 300]  # fmt: skip
+    for name in names * 2:
+        assert scripts.language(name) == scripts.language.__wrapped__(name), name
