@@ -351,6 +351,41 @@ def test_argument_facts_in_one_pass_equal_each_function():
         assert argument_facts(program, args, cwd) == expected, (program, args, cwd)
 
 
+def _single_words_by_definition(text: str) -> object:
+    """`plainpath.single_words(text)` as its docstring defines it, word by word (the oracle of
+    its shortcuts: one look for an argument starting with `=`, tabs replaced only when present)."""
+    if not plainpath._SINGLE_CHARS.issuperset(text):
+        return None
+    words: list[object] = []
+    start = 0
+    for raw in text.replace("\t", " ").split(" "):
+        if raw:
+            if words:
+                if raw[0] == "=":
+                    return None
+            elif (
+                raw[0] == "-"
+                or not plainpath._PROGRAM_CHARS.issuperset(raw)
+                or raw in plainpath.RESERVED
+            ):
+                return None
+            words.append(make_word(raw, start))
+        start += len(raw) + 1
+    return words or None
+
+
+def test_single_words_equal_their_definition():
+    """`single_words` gives the words its definition gives, on the inputs and on short texts of
+    its own characters (blanks, `=` and `-` where they matter)."""
+    rng = random.Random(5)
+    alphabet = "ab -=\t ./:,+@%~_9"
+    texts = INPUTS + ["".join(rng.choice(alphabet) for _ in range(rng.randrange(12)))
+                      for _ in range(20_000)]  # fmt: skip
+    texts += ["a =b", "=a b", " =a", "a\t=b", "a b=c", "a\tb", "\ta\t\tb ", "-a b", "if x"]
+    for text in texts:
+        assert plainpath.single_words(text) == _single_words_by_definition(text), repr(text)
+
+
 def test_commands_told_not_single_equal_commands():
     """`commands(text, not_single=True)`, which skips `single_words`, is `commands(text)` for
     every text whose `single_words` is None (the only texts `assemble` passes it)."""

@@ -187,14 +187,17 @@ def single_words(text: str, base: int = 0) -> list[Word] | None:
     words' offsets (`text` is then a slice of the source starting there)."""
     if not _SINGLE_CHARS.issuperset(text):
         return None
+    if "\t" in text:
+        text = text.replace("\t", " ")
+    if " =" in text:  # an argument starting with `=` (a program word never does: not `_PROGRAM`)
+        return None
     words: list[Word] = []
     start = base
-    for raw in text.replace("\t", " ").split(" "):
+    for raw in text.split(" "):
         if raw:
-            if words:
-                if raw[0] == "=":
-                    return None
-            elif raw[0] == "-" or not _PROGRAM_CHARS.issuperset(raw) or raw in RESERVED:
+            if not words and (
+                raw[0] == "-" or not _PROGRAM_CHARS.issuperset(raw) or raw in RESERVED
+            ):
                 return None
             words.append(_new_tuple(Word, (raw, raw, start, start + len(raw), False, False, False)))
         start += len(raw) + 1
