@@ -17,7 +17,7 @@ _ALPHABET = "gitsaxl-=._/:,+@%~ \t\t*?'\"|;&>2<$\\\n#é"
 
 def _regex_commands(text: str, monkeypatch: pytest.MonkeyPatch) -> object:
     with monkeypatch.context() as patch:
-        patch.setattr(plainpath, "_single_command", lambda text: None)
+        patch.setattr(plainpath, "_single_command", lambda text, not_single=False: None)
         return plainpath.commands(text)
 
 

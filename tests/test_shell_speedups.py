@@ -125,7 +125,7 @@ INPUTS = [
 
 
 def _tree_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plainpath, "commands", lambda text: None)
+    monkeypatch.setattr(plainpath, "commands", lambda text, not_single=False: None)
     _no_single(monkeypatch)
 
 
@@ -282,7 +282,7 @@ def test_plain_words_equal_the_dequoter():
 def _regex_commands(text: str) -> object:
     """`plainpath.commands(text)` by its regexes alone."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(plainpath, "_single_command", lambda text: None)
+        patch.setattr(plainpath, "_single_command", lambda text, not_single=False: None)
         return plainpath.commands(text)
 
 
@@ -295,7 +295,7 @@ def test_blank_separated_sequences_agree_with_the_regexes(monkeypatch):
                "a & b", "a |& b", "a 2>&1 | b", "cd app && npm test",
                "ls -la | head -20"]  # fmt: skip
     got = {t: plainpath._single_command(t) for t in inputs}
-    monkeypatch.setattr(plainpath, "_single_command", lambda text: None)
+    monkeypatch.setattr(plainpath, "_single_command", lambda text, not_single=False: None)
     sequences = 0
     for text, single in got.items():
         if single is not None:
@@ -349,3 +349,59 @@ def test_argument_facts_in_one_pass_equal_each_function():
         expected = (subcommand(program, args), flags(args), operands(program, args))
         expected += (operand_paths(args, cwd),)
         assert argument_facts(program, args, cwd) == expected, (program, args, cwd)
+
+
+def _single_words_by_definition(text: str) -> object:
+    """`plainpath.single_words(text)` as its docstring defines it, word by word (the oracle of
+    its shortcuts: one look for an argument starting with `=`, tabs replaced only when present)."""
+    if not plainpath._SINGLE_CHARS.issuperset(text):
+        return None
+    words: list[object] = []
+    start = 0
+    for raw in text.replace("\t", " ").split(" "):
+        if raw:
+            if words:
+                if raw[0] == "=":
+                    return None
+            elif (
+                raw[0] == "-"
+                or not plainpath._PROGRAM_CHARS.issuperset(raw)
+                or raw in plainpath.RESERVED
+            ):
+                return None
+            words.append(make_word(raw, start))
+        start += len(raw) + 1
+    return words or None
+
+
+def test_single_words_equal_their_definition():
+    """`single_words` gives the words its definition gives, on the inputs and on short texts of
+    its own characters (blanks, `=` and `-` where they matter)."""
+    rng = random.Random(5)
+    alphabet = "ab -=\t ./:,+@%~_9"
+    texts = INPUTS + ["".join(rng.choice(alphabet) for _ in range(rng.randrange(12)))
+                      for _ in range(20_000)]  # fmt: skip
+    texts += ["a =b", "=a b", " =a", "a\t=b", "a b=c", "a\tb", "\ta\t\tb ", "-a b", "if x"]
+    for text in texts:
+        assert plainpath.single_words(text) == _single_words_by_definition(text), repr(text)
+
+
+def test_commands_told_not_single_equal_commands():
+    """`commands(text, not_single=True)`, which skips `single_words`, is `commands(text)` for
+    every text whose `single_words` is None (the only texts `assemble` passes it)."""
+    checked = 0
+    for text in INPUTS:
+        if plainpath.single_words(text) is None:
+            assert plainpath.commands(text, True) == plainpath.commands(text), text
+            checked += 1
+    assert checked > 1000
+
+
+def test_language_cache_equals_the_pattern():
+    """`scripts.language` is cached: every answer is the pattern's, asked once or again."""
+    from rtk_policy.shell import scripts
+
+    names = ["python3", "python3.11", "pypy", "node", "nodejs", "ruby", "perl5", "php8",
+             "awk", "gawk", "busybox-awk", "git", "", "Python", "nodes", "x" * 300]  # fmt: skip
+    for name in names * 2:
+        assert scripts.language(name) == scripts.language.__wrapped__(name), name

@@ -112,13 +112,14 @@ STDERR_TO_STDOUT = Redirect(op=">&", fd=2, target="&1", is_file=False)
 PlainCommand = tuple[list[Word], list[PlainRedirect], str, str]
 
 
-def commands(text: str) -> list[PlainCommand] | None:
-    """The commands of `text` when it has the plain shape, in source order; None when it has not."""
+def commands(text: str, not_single: bool = False) -> list[PlainCommand] | None:
+    """The commands of `text` when it has the plain shape, in source order; None when it has not
+    (`not_single`: the caller knows `single_words(text)` is None)."""
     if len(text) > 2 * MAX_COMMANDS and (
         text.count("|") + text.count("&") + text.count(";") > 2 * MAX_COMMANDS + 2
     ):
         return None  # surely too many commands (or quoted operators): no regex over all of it
-    single = _single_command(text)
+    single = _single_command(text, not_single)
     if single is not None:
         return single
     if _SHAPE.fullmatch(text) is None:
@@ -186,14 +187,17 @@ def single_words(text: str, base: int = 0) -> list[Word] | None:
     words' offsets (`text` is then a slice of the source starting there)."""
     if not _SINGLE_CHARS.issuperset(text):
         return None
+    if "\t" in text:
+        text = text.replace("\t", " ")
+    if " =" in text:  # an argument starting with `=` (a program word never does: not `_PROGRAM`)
+        return None
     words: list[Word] = []
     start = base
-    for raw in text.replace("\t", " ").split(" "):
+    for raw in text.split(" "):
         if raw:
-            if words:
-                if raw[0] == "=":
-                    return None
-            elif raw[0] == "-" or not _PROGRAM_CHARS.issuperset(raw) or raw in RESERVED:
+            if not words and (
+                raw[0] == "-" or not _PROGRAM_CHARS.issuperset(raw) or raw in RESERVED
+            ):
                 return None
             words.append(_new_tuple(Word, (raw, raw, start, start + len(raw), False, False, False)))
         start += len(raw) + 1
@@ -203,13 +207,14 @@ def single_words(text: str, base: int = 0) -> list[Word] | None:
 _SEQUENCE_CHARS = _SINGLE_CHARS | frozenset("&|;")
 
 
-def _single_command(text: str) -> list[PlainCommand] | None:
+def _single_command(text: str, not_single: bool = False) -> list[PlainCommand] | None:
     """`commands(text)` without a regex for the commonest sources: one command of unquoted words
     without globs (`single_words`), or several joined by `&&`, `||`, `|` and `;` with blanks
     around each operator (`cd app && npm test`, `ls -la | head -20`); None for any other source
     (an operator glued to a word, at the start or the end, or after another, a quote, a glob,
-    `2>&1`, an assignment: `commands` then runs the regexes)."""
-    words = single_words(text)
+    `2>&1`, an assignment: `commands` then runs the regexes); `not_single`: `single_words(text)`
+    is known to be None."""
+    words = None if not_single else single_words(text)
     if words is not None:
         return [(words, [], "", "")]
     if not _SEQUENCE_CHARS.issuperset(text):

@@ -13,6 +13,7 @@ only known to be unknown.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from rtk_policy.shell.string_escapes import c_style, decode
 from rtk_policy.shell.words import Word
@@ -89,6 +90,7 @@ _RUBY_VALUE = lazy(
 _STATEMENT_END = lazy(globals(), "_STATEMENT_END", r"[ \t]+(?:" + _MODIFIER + ")")
 
 
+@lru_cache(maxsize=1024)  # every command asks (`runs_code`), mostly of a few program names
 def language(program: str) -> str:
     """The language of an interpreter program name ("" when it is none of them)."""
     m = _LANG.fullmatch(program)
