@@ -101,7 +101,7 @@ def _assemble(
             return single
         cmds: list[PlainCommand] | None = [(words, [], "", "")]  # what `commands(text)` gives
     else:
-        cmds = commands(text, True) if text.isascii() else None  # (a Source's is_ascii)
+        cmds = commands(text, not_single=True) if text.isascii() else None  # (a Source's is_ascii)
     walker = walker_cls(transparent)
     walker.walk_source(Source(text, 0), _TOP, cmds is None, cmds)
     if cmds is not None:
