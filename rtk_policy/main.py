@@ -356,12 +356,32 @@ def cli() -> None:
     hook = sys.argv[1:2] == ["hook"]
     if hook:
         gc.disable()
-    code = main()
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = _reader_gone()
     if hook:
         try:
-            sys.stdout.flush()
             sys.stderr.flush()
         except Exception:  # noqa: BLE001 - e.g. a closed pipe: the normal exit reports it
             sys.exit(code)
         os._exit(code)
     sys.exit(code)
+
+
+#: the exit code of a command whose reader closed its output (the shell's 128 + SIGPIPE)
+READER_GONE = 141
+
+
+def _reader_gone() -> int:
+    """`READER_GONE`, after stdout's reader closed the pipe (`rewrite --batch FILE | head`): what
+    was decided is in the audit log already, nothing more can be said, and stdout now points at
+    the null device so the interpreter's last flush prints no traceback."""
+    try:
+        nowhere = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(nowhere, sys.stdout.fileno())
+        os.close(nowhere)
+    except (OSError, ValueError):  # stdout without a file descriptor: nothing to repoint
+        pass
+    return READER_GONE

@@ -48,6 +48,24 @@ def test_parallel_batch_gives_the_same_answers_in_the_same_order(tmp_path: Path)
     assert by_command["rm -rf /"]["verdict"] == "deny" and by_command["rm -rf /"]["exit"] == 2
 
 
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
+    """`rewrite --batch FILE | head -1`: the batch stops quietly with the shell's SIGPIPE code."""
+    source = tmp_path / "in.jsonl"
+    lines = [json.dumps({"command": f"ls dir{n}"}) for n in range(20_000)]
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for jobs in ("1", "2"):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "rtk_policy", "rewrite", "--batch", str(source), "--jobs", jobs],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(tmp_path), cwd=tmp_path,
+        )  # fmt: skip
+        assert process.stdout is not None and process.stderr is not None
+        first = json.loads(process.stdout.readline())
+        process.stdout.close()  # the reader is gone: the next writes find a broken pipe
+        errors = process.stderr.read().decode()
+        assert process.wait(timeout=600) == 141, errors
+        assert first["verdict"] in ("allow", "none") and errors == ""
+
+
 def test_jobs_must_not_be_negative(tmp_path: Path) -> None:
     source = tmp_path / "in.jsonl"
     source.write_text('{"command": "ls"}\n', encoding="utf-8")
