@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 
 import pytest
@@ -62,9 +63,17 @@ def clone(tmp_path_factory):
 
 
 def _updated(clone, form: str) -> set[str]:
-    """The branches git would update on the remote for `git push --force-with-lease FORM`."""
-    done = _git(clone, "push", "--dry-run", "--porcelain", "--force-with-lease", *form.split(),
-                check=False)  # fmt: skip
+    """The branches git would update on the remote for `git push --force-with-lease FORM`.
+
+    With push options, git's dry run races the local receive-pack, which may close the pipe
+    before git has written them: git dies of SIGPIPE and says nothing. That run is tried again;
+    git killed by any signal fails the test (it would read as "no branch updated")."""
+    for _ in range(20):
+        done = _git(clone, "push", "--dry-run", "--porcelain", "--force-with-lease", *form.split(),
+                    check=False)  # fmt: skip
+        if done.returncode != -signal.SIGPIPE:
+            break
+    assert done.returncode >= 0, f"git push --dry-run {form}: killed by signal {-done.returncode}"
     found = set()
     for line in done.stdout.splitlines():
         parts = line.split("\t")
