@@ -358,11 +358,13 @@ def cli() -> None:
         gc.disable()
     try:
         code = main()
-        sys.stdout.flush()
+        if not hook:  # the hook flushes its own way below
+            sys.stdout.flush()
     except BrokenPipeError:
         code = _reader_gone()
     if hook:
         try:
+            sys.stdout.flush()
             sys.stderr.flush()
         except Exception:  # noqa: BLE001 - e.g. a closed pipe: the normal exit reports it
             sys.exit(code)
