@@ -140,8 +140,28 @@ def install_in_mktemp_folder() -> bool:
     return any(re.match(r"/tmp/tmp\.[^/]+(/|$)", place) for place in _install_places())
 
 
-#: what `rm -rf /tmp/*` gets when nothing of the guard's is in /tmp but (maybe) the install
-WHOLE_TMP_VERDICT = "ask" if install_in_tmp() else "none"
+def guard_names_in_tmp() -> list[str]:
+    """The entries of /tmp and of its folders that `/tmp/*` and `/tmp/*/*` match now (no hidden
+    ones: `*` skips them) named like the first part of a place the guard keeps anywhere
+    (`guarded.ANYWHERE`: `rtk-policy/config.toml`, `rtk_policy/packs`, ...): another process's
+    runtime folder (`$XDG_RUNTIME_DIR/rtk-policy` with that variable under /tmp) or a clone of this
+    repository there is one. `rm -rf /tmp/*` rightly asks while one is there."""
+    import glob
+
+    from rtk_policy.policy.guarded import ANYWHERE
+
+    firsts = {entry.path.split("/")[0] for entry in ANYWHERE}
+    reached = glob.glob("/tmp/*") + glob.glob("/tmp/*/*")
+    return sorted(path for path in reached if os.path.basename(path) in firsts)
+
+
+def whole_tmp_verdict(globbed: bool = True) -> str:
+    """What deleting all of /tmp gets now when nothing of the guard's is in /tmp but (maybe) the
+    install (`install_in_tmp`) or, for a glob of its entries (`rm -rf /tmp/*`: it reaches into
+    them), what `guard_names_in_tmp` finds, which /tmp is shared with."""
+    return "ask" if install_in_tmp() or (globbed and guard_names_in_tmp()) else "none"
+
+
 #: what deleting a bare `mktemp` folder gets: asked while the install is such a folder itself
 MKTEMP_VERDICT = "ask" if install_in_mktemp_folder() else "none"
 #: a `mktemp` without a template: its folder is some new /tmp/tmp.*, like such an install

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import BARE_MKTEMP, MKTEMP_VERDICT, WHOLE_TMP_VERDICT
+from conftest import BARE_MKTEMP, MKTEMP_VERDICT, guard_names_in_tmp, whole_tmp_verdict
 from guard_helpers import claude_tool, hook_answer, private_home
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -401,8 +401,11 @@ def test_the_runtime_folder_guarded_is_the_one_the_client_uses(engine, home, mon
     assert shell_verdict(engine, "rm -rf /run/user/4242/rtk-policy", cwd) == "ask"
     assert shell_verdict(engine, "rm -rf $XDG_RUNTIME_DIR/rtk-policy/engine.sock", cwd) == "ask"
     # with the runtime folder (and the home) elsewhere, /tmp holds nothing of the guard's
-    # (unless rtk-policy itself is installed there: `conftest.install_in_tmp`)
-    assert shell_verdict(engine, "rm -rf /tmp/*", cwd) == WHOLE_TMP_VERDICT
+    # (unless rtk-policy itself is installed there, or another process keeps such a folder in
+    # /tmp: `conftest.whole_tmp_verdict`; `test_a_temp_folder_holds_what_its_entries_hold` checks
+    # the same in a temp folder of the test's own)
+    expected = whole_tmp_verdict()
+    assert shell_verdict(engine, "rm -rf /tmp/*", cwd) == expected, guard_names_in_tmp()
     assert shell_verdict(engine, f"rm -rf {fallback}", cwd) == "none"
 
 
@@ -421,8 +424,34 @@ def test_an_unset_tmpdir_stands_for_the_temp_folder(engine, home, monkeypatch, c
     away_from_tmp(monkeypatch)
     # all of /tmp (its entries, as the glob names them) reaches an install in /tmp
     whole = command != 'rm -rf "$TMPDIR"/build'
-    expected = WHOLE_TMP_VERDICT if whole else "none"
-    assert shell_verdict(engine, command, os.getcwd()) == expected
+    expected = whole_tmp_verdict(globbed="*" in command) if whole else "none"
+    assert shell_verdict(engine, command, os.getcwd()) == expected, guard_names_in_tmp()
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        (None, "none"),  # an empty temp folder
+        ("build/out.o", "none"),  # a tree of everyday work
+        ("run/rtk-policy", "ask"),  # a runtime folder (`XDG_RUNTIME_DIR` in it) of some rtk-policy
+        ("clone/rtk_policy", "ask"),  # a checkout of rtk-policy: its shipped packs
+        ("x/managed-settings.json", "ask"),  # Claude Code's managed settings
+    ],
+)
+def test_a_temp_folder_holds_what_its_entries_hold(engine, home, monkeypatch, tmp_path, entry,
+                                                   expected):  # fmt: skip
+    """`rm -rf $TMPDIR/*` (the shared temp folder: never a holder of the guard's places as such)
+    asks exactly when an entry it reaches is named like one: the hermetic twin of the /tmp
+    checks above, whose answer depends on what else the machine keeps in /tmp."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    if entry:
+        (temp / entry).parent.mkdir(parents=True)
+        (temp / entry).mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    away_from_tmp(monkeypatch)
+    assert shell_verdict(engine, "rm -rf $TMPDIR/*", os.getcwd()) == expected
+    assert shell_verdict(engine, f"rm -rf {temp}/*", os.getcwd()) == expected
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import BARE_MKTEMP, MKTEMP_VERDICT, WHOLE_TMP_VERDICT
+from conftest import BARE_MKTEMP, MKTEMP_VERDICT, whole_tmp_verdict
 
 from rtk_policy.config.load import Config
 from rtk_policy.engine.pipeline import Engine
@@ -81,9 +81,10 @@ def test_row(engines, row):
 
 def _accepted(row: dict) -> set[str]:
     """The verdicts a row's label accepts; deleting all of /tmp, or a `mktemp` folder (some new
-    /tmp/tmp.*), asks while rtk-policy itself is installed in such a folder
-    (`conftest.install_in_tmp`, `install_in_mktemp_folder`)."""
-    if WHOLE_TMP_VERDICT == "ask" and row["command"].startswith("rm -rf /tmp/* "):
+    /tmp/tmp.*), asks while rtk-policy itself is installed in such a folder, or /tmp holds
+    another place named like the guard's (`conftest.whole_tmp_verdict`,
+    `install_in_mktemp_folder`)."""
+    if row["command"].startswith("rm -rf /tmp/* ") and whole_tmp_verdict() == "ask":
         return {"ask"}
     if MKTEMP_VERDICT == "ask" and BARE_MKTEMP.search(row["command"]):
         return {"ask"}
