@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import BARE_MKTEMP, MKTEMP_VERDICT, whole_tmp_verdict
+from conftest import BARE_MKTEMP, MKTEMP_VERDICT, whole_tmp_verdicts
 
 from rtk_policy.config.load import Config
 from rtk_policy.engine.pipeline import Engine
@@ -81,11 +81,12 @@ def test_row(engines, row):
 
 def _accepted(row: dict) -> set[str]:
     """The verdicts a row's label accepts; deleting all of /tmp, or a `mktemp` folder (some new
-    /tmp/tmp.*), asks while rtk-policy itself is installed in such a folder, or /tmp holds
-    another place named like the guard's (`conftest.whole_tmp_verdict`,
+    /tmp/tmp.*), asks while rtk-policy itself is installed in such a folder (and may while /tmp holds
+    another place named like the guard's: `conftest.whole_tmp_verdicts`,
     `install_in_mktemp_folder`)."""
-    if row["command"].startswith("rm -rf /tmp/* ") and whole_tmp_verdict() == "ask":
-        return {"ask"}
+    if row["command"].startswith("rm -rf /tmp/* ") and "ask" in whole_tmp_verdicts():
+        possible = whole_tmp_verdicts()
+        return possible if possible == {"ask"} else ACCEPTED[row["expect"]] | possible
     if MKTEMP_VERDICT == "ask" and BARE_MKTEMP.search(row["command"]):
         return {"ask"}
     return ACCEPTED[row["expect"]]
@@ -93,7 +94,7 @@ def _accepted(row: dict) -> set[str]:
 
 def test_the_service_pack_asks_nothing_more_of_them(engines):
     """With the opt-in service pack on, the safe rows stay unasked."""
-    safe = [r["command"] for r in ROWS if r["expect"] == "safe" and _accepted(r) != {"ask"}]
+    safe = [r["command"] for r in ROWS if r["expect"] == "safe" and "ask" not in _accepted(r)]
     assert [c for c in safe if verdict(engines["services"], c) not in ACCEPTED["safe"]] == []
 
 
