@@ -11,6 +11,8 @@ import math
 import re
 from collections.abc import Iterable
 
+from rtk_policy.util.lazy_re import lazy
+
 MASK = "***"
 
 #: Words that make a name secret: `GITHUB_TOKEN=`, `db_password=`, `--client-secret`, `"api_key":`.
@@ -186,7 +188,9 @@ def compile_extra(patterns: Iterable[str]) -> tuple[tuple[re.Pattern[str], ...],
 
 #: A word that may be a token: 20 or more token characters standing alone or as a value (`X=…`,
 #: `--opt=…`, quoted); no `/` or `.`, so paths, file and host names are never one.
-_TOKEN_WORD = re.compile(r"""(?:(?<=[\s'"=:])|^)([A-Za-z0-9_+-]{20,}={0,2})(?=$|[\s'";|&)])""")
+_TOKEN_WORD = lazy(
+    globals(), "_TOKEN_WORD", r"""(?:(?<=[\s'"=:])|^)([A-Za-z0-9_+-]{20,}={0,2})(?=$|[\s'";|&)])"""
+)
 
 
 def _entropy(word: str) -> float:

@@ -3,15 +3,15 @@ their `writes.Args` and gives the words written, each with whether it is a whole
 
 from __future__ import annotations
 
-import re
+from rtk_policy.util.lazy_re import lazy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rtk_policy.policy.writes import Args
 
 Written = list[tuple[str, bool]]
-_CHMOD_MODE = re.compile(r"[-+=][rwxXstugo]*\Z")
-_CHATTR_MODE = re.compile(r"[-+=][a-zA-Z]+\Z")
+_CHMOD_MODE = lazy(globals(), "_CHMOD_MODE", r"[-+=][rwxXstugo]*\Z")
+_CHATTR_MODE = lazy(globals(), "_CHATTR_MODE", r"[-+=][a-zA-Z]+\Z")
 
 
 def _read(words: tuple[str, ...], short: str = "", long: tuple[str, ...] = ()) -> Args:

@@ -27,12 +27,13 @@ import re
 from rtk_policy.shell.draft import MAX_SEGMENTS, Draft
 from rtk_policy.shell.words import assignment_name
 from rtk_policy.util import record
+from rtk_policy.util.lazy_re import lazy
 
 #: builtins whose arguments name commands bash runs or binds
 _RUNNERS = frozenset(
     {"trap", "eval", "mapfile", "readarray", "complete", "compgen", "bind", "alias", "source", "."}
 )
-_MAY_EXPORT = re.compile(r"\b(?:export|declare|typeset)\b|\bset\s+[-+]")
+_MAY_EXPORT = lazy(globals(), "_MAY_EXPORT", r"\b(?:export|declare|typeset)\b|\bset\s+[-+]")
 
 
 class Definition(record.NamedTuple):
