@@ -252,3 +252,40 @@ def test_the_guard_is_valid_in_every_shell_an_agent_may_use(shell, tmp_path) -> 
                 assert (done.returncode, done.stdout) == (0, expected(agent, strictest)), (
                     agent, mode, env, done,
                 )  # fmt: skip
+
+
+@pytest.mark.parametrize("removed", ["security-baseline.yaml", ""])
+def test_a_missing_shipped_pack_makes_every_answer_ask(installed, removed) -> None:
+    """A pack file deleted from the install (or the whole packs folder, `""`) leaves what it held
+    unjudged: the real hook asks about every command then, naming what is missing, instead of a
+    quiet "no opinion" on `rm -rf /`; `check` fails and `rewrite` exits 3 (ask)."""
+    command = init(installed, "claude")
+    packs = site_packages(installed["venv"]) / "rtk_policy" / "packs"
+    try:
+        done = run_hook(installed, "claude", command)
+        assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
+    finally:
+        stop_servers(installed)  # the resident engine read the whole set: it is stopped
+    if removed:
+        (packs / removed).unlink()
+    else:
+        shutil.rmtree(packs)
+    env = environment(installed)
+    payload = json.dumps(sample_payload("claude", "rm -rf /", str(installed["home"])))
+    try:
+        done = subprocess.run(
+            ["bash", "-c", command], input=payload.encode(), capture_output=True, env=env,
+            timeout=120, cwd=installed["home"],
+        )  # fmt: skip
+        answer = json.loads(done.stdout)["hookSpecificOutput"]
+        assert answer["permissionDecision"] == "ask", answer
+        assert "a shipped policy pack is missing" in answer["permissionDecisionReason"]
+        assert (removed or "claude-permissions.yaml") in answer["permissionDecisionReason"]
+    finally:
+        stop_servers(installed)
+    script = str(installed["venv"] / "bin" / "rtk-policy")
+    for argv, code in ((["rewrite", "git status"], 3), (["check"], 1)):
+        done = subprocess.run([script, *argv], capture_output=True, text=True, env=env,
+                              timeout=120, cwd=installed["home"])  # fmt: skip
+        assert done.returncode == code, (argv, done)
+    assert "a shipped policy pack is missing" in done.stderr

@@ -48,7 +48,8 @@ def load_layered(
     from rtk_policy.config.layers import find_layers
     from rtk_policy.config.load import ConfigError, load_config
     from rtk_policy.engine.pipeline import Engine
-    from rtk_policy.policy.load import expand_paths, load_policy_set, packs_dir, read_sources
+    from rtk_policy.policy.errors import PolicyLoadError
+    from rtk_policy.policy.load import load_policy_set, read_sources, shipped_pack_files
 
     cache_folder = None
     if system:
@@ -70,9 +71,11 @@ def load_layered(
         policies = load_policy_set(policy_paths, chosen, use_cache, store=store,
                                    partial=not strict, cache_folder=cache_folder)  # fmt: skip
     else:
-        packs = packs_dir()
-        sources, unread = read_sources(expand_paths([packs] if packs else []))
-        problems += [problem.render() for problem in unread]
+        files, missing = shipped_pack_files()
+        sources, unread = read_sources(files)
+        if strict and (missing or unread):
+            raise PolicyLoadError([*missing, *unread])
+        problems += [problem.render() for problem in (*missing, *unread)]
         sources += [source for layer in layers for source in layer.policies]
         policies = load_policy_set([], chosen, use_cache, store=store, sources=sources,
                                    partial=not strict, cache_folder=cache_folder)  # fmt: skip

@@ -44,6 +44,29 @@ def packs_dir() -> str | None:
         return checkout if os.path.isdir(checkout) else None
 
 
+#: every pack file the shipped packs folder (`packs_dir`) holds: one missing (a damaged or altered
+#: install, or no folder at all) is a load problem, so every answer asks, never a quiet "no
+#: opinion" on what it held (`shipped_pack_files`; `tests/test_shipped_packs.py` keeps this list
+#: and policies/ in step)
+SHIPPED_PACKS = (
+    "claude-permissions.yaml", "guard-self.yaml", "rtk-rewrite.yaml", "security-baseline.yaml",
+    "services.yaml",
+)  # fmt: skip
+#: what a missing shipped pack is said to be
+MISSING_PACK = "a shipped policy pack is missing (a damaged or altered install: reinstall it)"
+
+
+def shipped_pack_files() -> tuple[list[str], list[Problem]]:
+    """The files of the shipped packs folder (`packs_dir`, as `expand_paths` lists them), and a
+    problem for each of `SHIPPED_PACKS` not among them (every one when there is no folder)."""
+    packs = packs_dir()
+    files = expand_paths([packs]) if packs is not None else []
+    found = {os.path.basename(path) for path in files}
+    folder = packs or os.path.join(os.path.dirname(os.path.dirname(__file__)), "packs")
+    missing = [name for name in SHIPPED_PACKS if name not in found]
+    return files, [Problem(os.path.join(folder, name), 0, 0, MISSING_PACK) for name in missing]
+
+
 def shipped_packs() -> list[str]:
     """The folder of the shipped packs, as a search path ([] when it cannot be found)."""
     packs = packs_dir()
@@ -65,12 +88,14 @@ def with_shipped(paths: list[str], shipped: bool = True) -> list[str]:
     shipped packs plus ours", so a snapshot never pins `rm -rf /` as no opinion by leaving them
     out. A given file that is a byte-identical copy of a shipped pack file (a vendored copy of the
     packs, or a checkout's policies/ beside an installed wheel) is the same policy and is left
-    out; one that differs stays and is judged (a clash of names is an error then)."""
-    packs = packs_dir() if shipped else None
-    if packs is None:
+    out; one that differs stays and is judged (a clash of names is an error then). A shipped pack
+    missing (`shipped_pack_files`) is named among the paths all the same: loading it fails."""
+    if not shipped:
         return list(paths)
-    real = os.path.realpath(packs)
-    shipped_bytes = {_read_bytes(path) for path in expand_paths([packs])}
+    files, missing = shipped_pack_files()
+    packs = packs_dir()
+    real = os.path.realpath(packs) if packs is not None else None
+    shipped_bytes = {_read_bytes(path) for path in files}
     kept: list[str] = []
     for path in paths:
         if os.path.realpath(path) == real:
@@ -78,10 +103,10 @@ def with_shipped(paths: list[str], shipped: bool = True) -> list[str]:
         if not os.path.isdir(path):
             kept.append(path)
             continue
-        files = expand_paths([path])
-        copies = [file for file in files if _read_bytes(file) in shipped_bytes]
-        kept.extend([file for file in files if file not in copies] if copies else [path])
-    return [packs] + kept
+        given = expand_paths([path])
+        copies = [file for file in given if _read_bytes(file) in shipped_bytes]
+        kept.extend([file for file in given if file not in copies] if copies else [path])
+    return [*(() if packs is None else (packs,)), *(problem.file for problem in missing), *kept]
 
 
 def _read_bytes(path: str) -> bytes | None:
