@@ -71,10 +71,10 @@ def trusted(user_dir: str) -> tuple[object, dict[str, object]]:
     user = Path(user_dir)
     user.mkdir(parents=True, exist_ok=True)
     (user / "config.toml").write_text(USER_CONFIG)
-    empty = tempfile.mkdtemp(prefix="trusted-only-")
-    engine = load_engine(cwd=empty)
-    commands = corpus() + dangerous(engine)
-    return engine, {command: decide(engine, command, empty) for command in commands}
+    with tempfile.TemporaryDirectory(prefix="trusted-only-") as empty:  # no folder left in /tmp
+        engine = load_engine(cwd=empty)
+        commands = corpus() + dangerous(engine)
+        return engine, {command: decide(engine, command, empty) for command in commands}
 
 
 @cache
