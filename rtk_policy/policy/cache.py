@@ -1,15 +1,15 @@
 """The compiled-policy cache: one file per key under `$XDG_CACHE_HOME/rtk-policy/` (hot path).
 
-Key: sha256 over the policy files (paths and bytes), the engine version, the backend name and
-build, the function table and the variable schema. A file holds data only, and nothing in reading
-it runs code (no pickle, no marshal):
+Key: sha256 over the policy files' digest (`policy_digest`: BLAKE2b-256 of their paths and
+bytes), the engine version, the backend name and build, the function table and the variable
+schema. A file holds data only, and nothing in reading it runs code (no pickle, no marshal):
 
     rtk-policy-cache 3\n
     <digest: 64 hex digits> <length of the JSON part>\n
     <JSON: {"key": KEY, "blobs": [length, ...], "data": DOCUMENT}><blob bytes, one after another>
 
 The digest is a BLAKE2b-256 of everything after the header line, keyed with the cache key (which
-holds the policy files' sha256, the engine version and the backend build), checked before the JSON
+holds the policy files' digest, the engine version and the backend build), checked before the JSON
 is parsed: a file that was damaged, truncated, written for another key or edited by hand is not
 read at all. Anything that does not verify is ignored (and rebuilt by the caller), never trusted;
 the caller checks the document's shape too (`stored.py`). A digest nobody keys with a secret
@@ -48,8 +48,10 @@ _HEADER = 64 + 1 + 20 + 1
 
 
 def policy_digest(sources: list[tuple[str, bytes]]) -> str:
-    """sha256 over the policy files' paths and bytes, in order."""
-    digest = sha256()
+    """BLAKE2b-256 over the policy files' paths and bytes, in order (64 hex digits): a
+    cryptographic digest, and CPython's builtin one hashes the packs' ~200 KB about three times
+    faster than its builtin sha256 (~2 ms of a cold hook otherwise)."""
+    digest = blake2b(digest_size=32)
     for path, data in sources:
         digest.update(path.encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
     return digest.hexdigest()

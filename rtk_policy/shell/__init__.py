@@ -19,7 +19,7 @@ def parse(text: str, transparent_prefixes: tuple[str, ...] = ()) -> CommandLine:
     """
     global _parse_command_line
     if _parse_command_line is None:  # imported on first use: the models alone import nothing more
-        from rtk_policy.shell.parser import parse_command_line
+        from rtk_policy.shell.assemble import parse_command_line
 
         _parse_command_line = parse_command_line
     return _parse_command_line(text, transparent_prefixes)

@@ -6,11 +6,8 @@ import gc
 from collections.abc import Callable, Sequence
 
 from rtk_policy.shell.draft import Ctx, Draft, stage_programs, to_segment
-from rtk_policy.shell.expressions import coproc_body_end, mark_expressions
-from rtk_policy.shell.functions import mark_uncalled
 from rtk_policy.shell.model import CommandLine, Redirect
 from rtk_policy.shell.plainpath import PlainCommand, commands, single_words
-from rtk_policy.shell.scan import Scan, scan
 from rtk_policy.shell.simple import runs_code
 from rtk_policy.shell.source import Source
 from rtk_policy.shell.walk import (
@@ -24,10 +21,30 @@ from rtk_policy.shell.walk import (
 from rtk_policy.shell.words import Word, spelt_otherwise
 from rtk_policy.shell.wrappers import peel, prefix_words
 from rtk_policy.util import record
+from rtk_policy.util.lazy_import import lazy_function
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from rtk_policy.shell.expressions import coproc_body_end, mark_expressions
+    from rtk_policy.shell.functions import mark_uncalled
+    from rtk_policy.shell.parser import Walker
+    from rtk_policy.shell.scan import Scan, plain_scan, scan
+else:  # the parts of the stage a single plain command never needs (`_single`): on first use
+    Walker = lazy_function(globals(), "Walker", "rtk_policy.shell.parser")  # the tree walker
+    coproc_body_end = lazy_function(globals(), "coproc_body_end", "rtk_policy.shell.expressions")
+    mark_expressions = lazy_function(globals(), "mark_expressions", "rtk_policy.shell.expressions")
+    mark_uncalled = lazy_function(globals(), "mark_uncalled", "rtk_policy.shell.functions")
+    plain_scan = lazy_function(globals(), "plain_scan", "rtk_policy.shell.scan")
+    scan = lazy_function(globals(), "scan", "rtk_policy.shell.scan")
+
+
+def parse_command_line(text: str, transparent_prefixes: Sequence[str] = ()) -> CommandLine:
+    """Parse bash `text` into a `CommandLine`; never raises. The stage's entry point: the tree
+    walker (`parser.Walker` and its parts) is imported when an input first needs it, never for a
+    single plain command (`_single`), the commonest input."""
+    return assemble(text, tuple(transparent_prefixes or ()), Walker)
 
 
 def assemble(
@@ -162,23 +179,20 @@ def _single(text: str, words: list[Word], transparent: tuple[str, ...]) -> Comma
     )
 
 
-#: `scan` of a plain source (`plainpath.commands`): it finds nothing, since a plain source holds no
-#: backslash, expansion, `<`, line break or unbalanced quote, and single quotes hide the rest
-_PLAIN_SCAN = Scan()
 _ONE_LINE = (0,)  #: `logical_line_starts` of a source without line breaks
 
 
 def _plain(text: str, walker: Any) -> CommandLine | None:
     """The `CommandLine` of a plain source (`plainpath.commands(text)`: quoted words, `&&`, `||`,
     `;`, `|`, `2>&1`) that `walker` has walked (its drafts those of `plain_sequence`) when none of
-    its commands runs code, without the rest of the stage: such a text scans as `_PLAIN_SCAN`, is
+    its commands runs code, without the rest of the stage: such a text scans as `plain_scan()`, is
     one line, has no syntax error and no file redirect, so only the whole-input and line refusals
     are left to find; None when a command runs code (or the walk found a problem): the rest of
     the stage then runs."""
     drafts: list[Draft] = walker.drafts
     if walker.runs_code or walker.errors or not drafts:
         return None
-    refused = whole_refusal(text, _PLAIN_SCAN, False)
+    refused = whole_refusal(text, plain_scan(), False)
     bad_lines, coproc_lines = _line_refusals(text, _ONE_LINE, walker)
     if bad_lines:
         refused = refused or next(iter(bad_lines.values()))

@@ -3,7 +3,8 @@ included.
 
 Lists and pipelines are flattened iteratively; nesting (subshells, groups, substitutions, bash -c,
 eval) is bounded by `MAX_DEPTH` and structural recursion by `MAX_LEVEL`, so no input can exhaust the
-stack. `parse_command_line` is the stage's entry point: it never raises.
+stack. The stage's entry point is `assemble.parse_command_line`, which imports this module when an
+input first needs the walk.
 """
 
 from __future__ import annotations
@@ -12,13 +13,11 @@ from collections.abc import Sequence
 
 from rtk_policy.shell import plainpath, reserved
 from rtk_policy.shell.aliases import AliasesMixin
-from rtk_policy.shell.assemble import assemble
 from rtk_policy.shell.benign import only_benign_errors
 from rtk_policy.shell.compound import RedirectedMixin
 from rtk_policy.shell.draft import MAX_SEGMENTS, Ctx, Draft, with_ops, with_pipe
 from rtk_policy.shell.functions import Definition, FunctionsMixin
 from rtk_policy.shell.launch_walk import LaunchMixin
-from rtk_policy.shell.model import CommandLine
 from rtk_policy.shell.pipes import PipelineMixin
 from rtk_policy.shell.plainpath import PlainCommand
 from rtk_policy.shell.simple import SKIP_TYPES, CommandsMixin, nest
@@ -368,7 +367,3 @@ class Walker(
             elif val.is_named and val.type not in SKIP_TYPES:
                 self.statement(src, val, ctx)
 
-
-def parse_command_line(text: str, transparent_prefixes: Sequence[str] = ()) -> CommandLine:
-    """Parse bash `text` into a `CommandLine`; never raises."""
-    return assemble(text, tuple(transparent_prefixes or ()), Walker)

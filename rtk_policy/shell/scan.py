@@ -31,6 +31,16 @@ class Scan:
     breaks: list[int] = record.Factory(list)  #: offsets of unquoted newlines
 
 
+#: what `scan` finds in a plain source (`plainpath.commands`): nothing, since a plain source holds
+#: no backslash, expansion, `<`, line break or unbalanced quote, and single quotes hide the rest
+_PLAIN = Scan()
+
+
+def plain_scan() -> Scan:
+    """The `Scan` of every plain source (one shared object: read it, never change it)."""
+    return _PLAIN
+
+
 def scan(text: str) -> Scan:
     """Scan `text` once; never raises."""
     s = Scan(False, False, False, False, False, False, False, [])  # positional: no binding
