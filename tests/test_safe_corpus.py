@@ -84,9 +84,10 @@ def _accepted(row: dict) -> set[str]:
     /tmp/tmp.*), asks while rtk-policy itself is installed in such a folder (and may while /tmp holds
     another place named like the guard's: `conftest.whole_tmp_verdicts`,
     `install_in_mktemp_folder`)."""
-    if row["command"].startswith("rm -rf /tmp/* ") and "ask" in whole_tmp_verdicts():
-        possible = whole_tmp_verdicts()
-        return possible if possible == {"ask"} else ACCEPTED[row["expect"]] | possible
+    if row["command"].startswith("rm -rf /tmp/* "):
+        possible = whole_tmp_verdicts()  # globs /tmp: once per row
+        if "ask" in possible:
+            return possible if possible == {"ask"} else ACCEPTED[row["expect"]] | possible
     if MKTEMP_VERDICT == "ask" and BARE_MKTEMP.search(row["command"]):
         return {"ask"}
     return ACCEPTED[row["expect"]]

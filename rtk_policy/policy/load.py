@@ -106,7 +106,8 @@ def with_shipped(paths: list[str], shipped: bool = True) -> list[str]:
         given = expand_paths([path])
         copies = [file for file in given if _read_bytes(file) in shipped_bytes]
         kept.extend([file for file in given if file not in copies] if copies else [path])
-    return [*(() if packs is None else (packs,)), *(problem.file for problem in missing), *kept]
+    shipped_folder = [packs] if packs is not None else []
+    return [*shipped_folder, *(problem.file for problem in missing), *kept]
 
 
 def _read_bytes(path: str) -> bytes | None:
