@@ -6,7 +6,7 @@ from rtk_policy.util import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms on a cold hook)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
 VERDICTS = ("allow", "ask", "deny")
 #: What a tool call does, as the `tool.kind` fact and a rule's `tools:` selector say it.
@@ -51,7 +51,9 @@ class Rule:
     ]  #: index: the rule is only tried on these programs (empty = every segment)
     pipeline: str  #: one of PIPELINE_ROLES (rewrite rules; "never" for permission rules)
     description: str = ""
-    examples: tuple[Example, ...] = ()
+    #: a tuple as the loader makes them; read from the compiled cache, a sequence equal to it
+    #: that is decoded when first used (`stored.StoredExamples`)
+    examples: Sequence[Example] = ()
     tools: tuple[str, ...] = SHELL_ONLY  #: the `TOOL_KINDS` the rule is tried on
     #: `locked: true` (on the rule or its file): no config may disable it (honoured in managed
     #: files)

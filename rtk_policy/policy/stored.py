@@ -13,6 +13,8 @@ from its layout fails at import: the format cannot silently miss a field.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rtk_policy.policy.compiled import NO_PROGRAM, CompiledFile, CompiledRule
 from rtk_policy.policy.errors import Problem
 from rtk_policy.policy.guards.ir import FormTable, form_at, forms_from_data
@@ -230,8 +232,7 @@ def _compiled_rule(data: Any, files: int, programs: int, tables: _Tables) -> Com
 
 def _rule(data: Any, tables: _Tables) -> Rule:
     values = _fields(Rule, data, tables)
-    examples = values[_EXAMPLES_AT]
-    values[_EXAMPLES_AT] = tuple([Example(*_fields(Example, item, tables)) for item in examples])
+    values[_EXAMPLES_AT] = StoredExamples(values[_EXAMPLES_AT], tables.paths)
     rule = Rule(*values)
     valid = (
         rule.kind in _KINDS
@@ -243,6 +244,57 @@ def _rule(data: Any, tables: _Tables) -> Rule:
     if not valid:
         raise ValueError(f"stored rule {rule.id[:80]!r} is not one the loader makes")
     return rule
+
+
+class StoredExamples(Sequence):
+    """A stored rule's examples, read back (and checked) when first used.
+
+    Only `rtk-policy test` and the pytest plugin run examples; a hook never does, so a cold hook
+    no longer builds the ~800 examples of the shipped packs (~2 ms). It is a sequence equal (and
+    hashing alike) to the tuple of the same examples, as the compiler makes them, and pickles as
+    that tuple. Stored data that is not examples raises `ValueError` where they are first read:
+    the digest held, so only a forgery or a bug of this module can get there, and what reads
+    examples is an authoring tool, never the hook's decision."""
+
+    __slots__ = ("_data", "_paths", "_examples")
+
+    def __init__(self, data: list[Any], paths: tuple[str, ...]) -> None:
+        self._data = data
+        self._paths = paths
+        self._examples: tuple[Example, ...] | None = None
+
+    def _read(self) -> tuple[Example, ...]:
+        """The examples, decoded on the first call (each stored list copied: read twice by two
+        threads at once, neither sees the other's conversions)."""
+        if self._examples is None:
+            tables = _Tables((), self._paths)
+            self._examples = tuple(
+                [Example(*_fields(Example, list(item), tables)) for item in self._data]
+            )
+        return self._examples
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __getitem__(self, at: Any) -> Any:
+        return self._read()[at]
+
+    def __iter__(self) -> Any:
+        return iter(self._read())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (tuple, StoredExamples)):
+            return self._read() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._read())
+
+    def __repr__(self) -> str:
+        return repr(self._read())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (self._read(),))
 
 
 def _pairs(data: Any) -> tuple[tuple[str, Any], ...]:

@@ -19,6 +19,7 @@ few values a hot loop builds as tuples.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import attrgetter
 
 TYPE_CHECKING = False
@@ -71,6 +72,7 @@ class DefaultFactory:
 
 if not TYPE_CHECKING:
     Factory = DefaultFactory
+
 
 class FrozenError(AttributeError):
     """A field of a frozen record was assigned or deleted."""
@@ -136,11 +138,14 @@ def evolve(record: _T, **changes: Any) -> _T:
 
 
 def asdict(value: Any) -> Any:
-    """`value` as plain data: a record as a dict of its fields, tuples and lists as lists, dicts
-    with their values converted, recursively (what `attrs.asdict` gives by default)."""
+    """`value` as plain data: a record as a dict of its fields, tuples, lists and other sequences
+    but strings (a cached rule's examples) as lists, dicts with their values converted,
+    recursively (what `attrs.asdict` gives by default)."""
     if "__record_fields__" in type(value).__dict__:
         return {field.name: asdict(getattr(value, field.name)) for field in fields(type(value))}
-    if isinstance(value, (tuple, list)):
+    if isinstance(value, (tuple, list)) or (
+        isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray))
+    ):
         return [asdict(item) for item in value]
     if isinstance(value, dict):
         return {key: asdict(item) for key, item in value.items()}
