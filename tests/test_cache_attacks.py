@@ -326,3 +326,43 @@ def test_a_stored_plan_that_does_not_check_is_not_used(cache_file, text):
     assert planner._tables is not None  # the forgery was loaded
     assert planner._tables.pairs("rm", len(engine.policies.rules)) is None
     assert _verdicts(engine) == COMMANDS
+
+
+def _reachable(nodes: list, start: int) -> set[int]:
+    """The node indexes a stored form refers to, itself included (every int of a node but a
+    literal's value is a reference)."""
+    seen, stack = set(), [start]
+    while stack:
+        at = stack.pop()
+        if at >= 0 and at not in seen:
+            seen.add(at)
+            if nodes[at][0] != "lit":
+                for part in nodes[at][1:]:
+                    stack.extend(ref for ref in (part if type(part) is list else [part])
+                                 if type(ref) is int)  # fmt: skip
+    return seen
+
+
+@pytest.mark.parametrize("node", [["exec", "print(1)"], ["lit", [1, 2]], ["not", 10**6], "x"])
+def test_a_forged_rule_form_is_no_pre_check(cache_file, node):
+    """A forgery with a recomputed digest whose node, read by a rule's guard only (not by a
+    file's, which the set reads as it loads), is not one the compiler makes: the set loads, and
+    that node never reaches the guard layer. The rules that refer to it are decided by CEL alone
+    (their guard is one that cannot tell), so every decision is a fresh compile's."""
+    wrapper, blobs = _split(cache_file)
+    data = wrapper["data"]
+    nodes = data["forms"]
+    on_files = set().union(*(_reachable(nodes, ref) for f in data["files"] for ref in f[5:7]))
+    rule = next(r for r in data["rules"] if r[0][0] == "rm-recursive-root")
+    target = max(_reachable(nodes, rule[6]) - on_files)
+    nodes[target] = node
+    forged = _forge(cache_file, wrapper, blobs)
+    engine = load_engine([PACKS])
+    stored = engine.policies.compiled_rules
+    assert type(stored).__name__ == "StoredRules"  # the forgery was loaded, not rebuilt
+    assert _verdicts(engine) == COMMANDS
+    index = next(i for i, r in enumerate(engine.policies.rules) if r.id == "rm-recursive-root")
+    assert stored[index].guard == ("unknown",)
+    assert cache_file.read_bytes() == forged
+    out, _ = _hook("rm -rf /")
+    assert _hook_verdict(out) == "deny"

@@ -59,3 +59,19 @@ class CompiledRule:
     def index(self) -> tuple[str, ...]:
         """The programs this rule is tried on (empty: every segment)."""
         return self.rule.programs or self.derived
+
+
+def rules_facts(
+    compiled: Any,
+) -> tuple[tuple[Rule, ...], tuple[int, ...], tuple[tuple[str, ...], ...]]:
+    """(the rules, their files' indexes, their `index`es) of a sequence of compiled rules: what a
+    policy set indexes its rules by. A set read from the compiled cache (`stored.StoredRules`)
+    has them as `facts`, without reading a guard form."""
+    facts = getattr(compiled, "facts", None)
+    if facts is not None:
+        return facts
+    return (
+        tuple([c.rule for c in compiled]),
+        tuple([c.file_index for c in compiled]),
+        tuple([c.index for c in compiled]),
+    )

@@ -7,7 +7,7 @@ import time
 from functools import partial
 
 from rtk_policy.policy.backends.select import Backend, EngineError, EvalError
-from rtk_policy.policy.compiled import NO_PROGRAM, CompiledFile, CompiledRule
+from rtk_policy.policy.compiled import NO_PROGRAM, CompiledFile, CompiledRule, rules_facts
 from rtk_policy.policy.facts import (
     VARIABLES,
     command_value,
@@ -68,8 +68,12 @@ class PolicySet:
         problems: tuple[Any, ...] = (),
     ) -> None:
         self.compiled_files = files
+        #: a tuple, or for a set read from the compiled cache a sequence whose rules read their
+        #: guard forms when first used (`stored.StoredRules`): index it, iterate it only where
+        #: every rule is needed
         self.compiled_rules = compiled
-        self.rules: tuple[Rule, ...] = tuple(c.rule for c in compiled)
+        rules, file_indexes, indexes = rules_facts(compiled)
+        self.rules: tuple[Rule, ...] = rules
         self.files: tuple[str, ...] = tuple(f.path for f in files)
         self.digest = digest
         #: `errors.Problem`s of the files left out of a partial load
@@ -83,7 +87,7 @@ class PolicySet:
         self._restored = [not isinstance(p, (bytes, bytearray)) for p in programs]
         self._functions = functions = guard_functions()
         #: `plans`: the indexed programs' plans from the compiled cache (`plan_store.py`)
-        self._planner = Planner(compiled, functions, plans)
+        self._planner = Planner(compiled, functions, plans, (rules, indexes))
         self._outputs: dict[int, Guard | None] = {}
         self._build_output: Callable[[Any], Guard | None] = partial(
             build_guard, functions=functions
@@ -91,26 +95,27 @@ class PolicySet:
         self._deny_reads: Any = None
         self._last_context: tuple[Context, dict[str, Any]] | None = None
         self._left_out = LeftOut(
-            tuple(c.rule.id for c in compiled),
+            tuple(rule.id for rule in rules),
             lambda: self._planner.generic(tuple(range(len(compiled)))),
         )
         #: per rule, what the evaluation loop tests before its guard: (id, is a rewrite, index of
         #: its file when that file has a `when`, else None)
         self._step_facts = tuple(
             (
-                c.rule.id,
-                c.rule.kind == "rewrite",
-                None if files[c.file_index].when == NO_PROGRAM else c.file_index,
+                rule.id,
+                rule.kind == "rewrite",
+                None if files[file_index].when == NO_PROGRAM else file_index,
             )
-            for c in compiled
+            for rule, file_index in zip(rules, file_indexes, strict=True)
         )
         #: `_loop_steps`' answers by id of the plan, rewritable, writes: (plan, left out, steps)
         self._loops: dict[tuple[int, bool, bool], tuple[Any, frozenset[str], list[Any]]] = {}
-        #: the rules that cannot match a shell command writing nothing (`_needs_writes`)
-        self._write_rules = frozenset(i for i, c in enumerate(compiled) if _needs_writes(c.guard))
+        #: per rule index looked at: whether it cannot match a shell command writing nothing
+        #: (`_needs_writes`), worked out for the rules of the plans met
+        self._write_rules: dict[int, bool] = {}
         #: per kind of tool call that is not a shell command, the rules tried on it
         self._tool_rules = {
-            kind: tuple(i for i, c in enumerate(compiled) if kind in c.rule.tools)
+            kind: tuple(i for i, rule in enumerate(rules) if kind in rule.tools)
             for kind in TOOL_KINDS
             if kind != "shell"
         }
@@ -379,19 +384,26 @@ class PolicySet:
         found = self._loops.get(key)
         if found is not None and found[0] is steps and found[1] == disabled:
             return found[2]
-        facts, write_rules = self._step_facts, self._write_rules
+        facts, needs_writes = self._step_facts, self._writes_needed
         loop = [
             (index, guard, is_rewrite, file_index)
             for index, guard in steps
             for rule_id, is_rewrite, file_index in (facts[index],)
             if rule_id not in disabled
             and (rewritable or not is_rewrite)
-            and (writes or index not in write_rules)
+            and (writes or not needs_writes(index))
         ]
         if len(self._loops) >= MAX_LOOPS:
             self._loops.clear()
         self._loops[key] = (steps, disabled, loop)
         return loop
+
+    def _writes_needed(self, index: int) -> bool:
+        """Whether rule `index` cannot match a shell command writing nothing (`_needs_writes`)."""
+        found = self._write_rules.get(index)
+        if found is None:
+            found = self._write_rules[index] = _needs_writes(self.compiled_rules[index].guard)
+        return found
 
     def _file_applies(self, file_index: int, run: _Run) -> bool:
         """Whether the file's `when` holds for this segment (True for a file without one)."""

@@ -9,6 +9,13 @@ that what a damaged or forged file holds either makes the records the compiler m
 `ValueError` (the caller then compiles again): a rule index out of range, a verdict that is not
 one, a string where a form belongs never reach the evaluator. A record class whose fields differ
 from its layout fails at import: the format cannot silently miss a field.
+
+Three parts are read when first used instead, since a cold hook needs few of them: the rules'
+guard forms (`StoredRules`: the ~30 rules a command's plan tries, of ~180), the plans' residuals
+(`plan_store.StoredResiduals`) and the rules' examples (`StoredExamples`: only `test` and the
+pytest plugin run them). They are checked as the rest is, where they are read: a guard form that
+does not read back is one that cannot tell (CEL decides, as for a rule without a pre-check), an
+example raises. The digest held, so only a forgery (or a bug here) can get there.
 """
 
 from __future__ import annotations
@@ -17,7 +24,13 @@ from collections.abc import Sequence
 
 from rtk_policy.policy.compiled import NO_PROGRAM, CompiledFile, CompiledRule
 from rtk_policy.policy.errors import Problem
-from rtk_policy.policy.guards.ir import FormTable, form_at, forms_from_data
+from rtk_policy.policy.guards.ir import (
+    NO_FORM,
+    FormTable,
+    form_at,
+    forms_from_data,
+    readable_form,
+)
 from rtk_policy.policy.guards.plan_store import PlanTables, tables_data, tables_from_data
 from rtk_policy.policy.model import MODES, PIPELINE_ROLES, TOOL_KINDS, VERDICTS, Example, Rule
 from rtk_policy.util import record
@@ -162,7 +175,7 @@ def policy_from_data(data: Any, programs: int) -> dict[str, Any]:
     forms = forms_from_data(data["forms"])
     files = tuple([_file(item, programs, _Tables(forms, ())) for item in data["files"]])
     tables = _Tables(forms, tuple(item.path for item in files))
-    rules = tuple([_compiled_rule(item, len(files), programs, tables) for item in data["rules"]])
+    rules = StoredRules(data["rules"], len(files), programs, tables)
     uses = data["uses"]
     patterns = data["patterns"]
     if not _strings(uses) or type(patterns) is not dict:
@@ -181,16 +194,16 @@ def policy_from_data(data: Any, programs: int) -> dict[str, Any]:
     }
 
 
-def _fields(cls: type, data: Any, tables: _Tables) -> list[Any]:
+def _fields(cls: type, data: Any, tables: _Tables, forms: Any = form_at) -> list[Any]:
     """The field values of a stored `cls` record (the decoded list itself, converted in place),
-    of the types its layout says: forms and paths resolved, string lists as tuples; raise
-    `ValueError` for any other shape."""
+    of the types its layout says: forms resolved (`forms(tables.forms, reference)`), paths
+    resolved, string lists as tuples; raise `ValueError` for any other shape."""
     if type(data) is not list or tuple(map(type, data)) not in _TYPES[cls]:
         raise ValueError(f"a stored {cls.__qualname__} has the wrong fields")
     for at, kind in _CONVERTED[cls]:
         value = data[at]
         if kind == "form":
-            data[at] = form_at(tables.forms, value)
+            data[at] = forms(tables.forms, value)
         elif kind == "path":
             if type(value) is int:
                 if not 0 <= value < len(tables.paths):
@@ -214,10 +227,62 @@ def _file(data: Any, programs: int, tables: _Tables) -> CompiledFile:
     return CompiledFile(path, name, kind, when, consumer, when_guard, consumer_guard)
 
 
-def _compiled_rule(data: Any, files: int, programs: int, tables: _Tables) -> CompiledRule:
-    values = _fields(CompiledRule, data, tables)
-    rule = _rule(values[0], tables)
-    _, file_index, match, message, rewrite, derived, guard, output = values
+class StoredRules(Sequence):
+    """The compiled rules of a stored set. Each rule's record and program indexes are read back
+    and checked when the set loads (anything wrong refuses the whole file, as for every other
+    part); its guard forms only when the rule is first used (`rules[index]`), so a cold hook
+    reads the forms of the ~30 rules its command's plan tries, not those of all ~180.
+
+    `facts` gives what the policy set indexes every rule by (`compiled.rules_facts`) without
+    reading a form. A form that does not read back (a forged cache whose digest held) is one a
+    guard cannot tell by (`ir.readable_form`): the rule is then decided by CEL alone, as a rule
+    without a pre-check, and the decision is a fresh compile's."""
+
+    __slots__ = ("facts", "_values", "_forms", "_built")
+
+    def __init__(self, data: Any, files: int, programs: int, tables: _Tables) -> None:
+        if type(data) is not list:
+            raise ValueError("the stored rules are a list")
+        self._values = [_rule_values(item, files, programs, tables) for item in data]
+        self._forms = tables.forms
+        self._built: list[CompiledRule | None] = [None] * len(data)
+        rules = tuple([values[0] for values in self._values])
+        self.facts = (
+            rules,
+            tuple([values[1] for values in self._values]),
+            tuple([values[0].programs or values[5] for values in self._values]),
+        )
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __getitem__(self, at: Any) -> Any:
+        if type(at) is slice:
+            return tuple([self[index] for index in range(*at.indices(len(self)))])
+        found = self._built[at]
+        if found is None:
+            rule, file_index, match, message, rewrite, derived, guard, output = self._values[at]
+            found = CompiledRule(rule, file_index, match, message, rewrite, derived,
+                                 self._form(guard), self._form(output))  # fmt: skip
+            self._built[at] = found
+        return found
+
+    def _form(self, reference: int) -> tuple[Any, ...]:
+        return () if reference == NO_FORM else readable_form(self._forms, reference)
+
+
+def _reference(forms: Any, reference: Any) -> int:
+    """A form reference checked against the stored forms (the form is read later)."""
+    if type(reference) is not int or not NO_FORM <= reference < len(forms):
+        raise ValueError("a guard form reference that is not one")
+    return reference
+
+
+def _rule_values(data: Any, files: int, programs: int, tables: _Tables) -> list[Any]:
+    """A stored compiled rule's field values, checked, its forms as their references."""
+    values = _fields(CompiledRule, data, tables, forms=_reference)
+    rule = values[0] = _rule(values[0], tables)
+    _, file_index, match, message, rewrite, *_ = values
     valid = (
         0 <= file_index < files
         and 0 <= match < programs
@@ -227,7 +292,7 @@ def _compiled_rule(data: Any, files: int, programs: int, tables: _Tables) -> Com
     )
     if not valid:
         raise ValueError(f"stored rule {rule.id[:80]!r} names a file or program not kept")
-    return CompiledRule(rule, file_index, match, message, rewrite, derived, guard, output)
+    return values
 
 
 def _rule(data: Any, tables: _Tables) -> Rule:

@@ -5,9 +5,9 @@ Each node becomes a tuple naming its kind (`lit`, `ident`, `dot`, `index`, `list
 `not`, `rel`, `add`, `call`, `mcall`, `exists`, `all`); anything outside that subset is
 `("unknown",)`, which a guard answers with UNKNOWN. The forms are kept in the compiled-policy cache
 as a table of JSON arrays (`FormTable`), so a cache hit never parses: `forms_from_data` turns them
-back into tuples, checking every node's shape, so a damaged or forged cache can never hand the
-guard layer (or the Python it generates from the forms, `guards/code.py`) anything `guard_ir`
-would not make.
+back into tuples as they are first used (`StoredForms`), checking every node's shape, so a damaged
+or forged cache can never hand the guard layer (or the Python it generates from the forms,
+`guards/code.py`) anything `guard_ir` would not make.
 """
 
 from __future__ import annotations
@@ -157,66 +157,117 @@ class FormTable:
         return found
 
 
-def forms_from_data(nodes: Any) -> list[tuple[Any, ...]]:
-    """Every node of a `FormTable`'s `nodes` as a guard form (nested tuples, shared subtrees one
-    object), by reference. Raise `ValueError` for any node `guard_ir` (or the specialiser, whose
-    residuals are kept too) would not make, or one that refers to a node not before it: the cache
-    is then rebuilt."""
+def forms_from_data(nodes: Any) -> StoredForms:
+    """The nodes of a `FormTable`'s `nodes` as guard forms (nested tuples, shared subtrees one
+    object), by reference, each node read back when a form first refers to it (`StoredForms`).
+    Raise `ValueError` when `nodes` is not a list."""
     if type(nodes) is not list:
         raise ValueError("the guard forms are a list of nodes")
-    built: list[tuple[Any, ...]] = []
-    for node in nodes:
-        built.append(_node(node, built))
-    return built
+    return StoredForms(nodes)
 
 
-def form_at(forms: list[tuple[Any, ...]], reference: Any) -> tuple[Any, ...]:
-    """The form of `reference` in `forms_from_data` output; `()` for `NO_FORM`."""
+class StoredForms:
+    """The guard forms of a compiled-cache file: `forms[reference]` is the form of a node, read
+    back (and checked) the first time a form refers to it, so a cold hook builds the forms of the
+    rules it tries rather than the ~3,600 nodes of the shipped packs.
+
+    Reading a node raises `ValueError` for any node `guard_ir` (or the specialiser, whose residuals
+    are kept too) would not make, or one that refers to a node not before it (so the table holds
+    no cycle): the caller either refuses the whole file (the files' forms, read when the set
+    loads) or reads the form as one it cannot tell (`readable_form`)."""
+
+    __slots__ = ("_nodes", "_built")
+
+    def __init__(self, nodes: list[Any]) -> None:
+        self._nodes = nodes
+        self._built: list[tuple[Any, ...] | None] = [None] * len(nodes)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __getitem__(self, at: int) -> tuple[Any, ...]:
+        found = self._built[at]
+        if found is not None:
+            return found
+        try:
+            return self._read(at)
+        except RecursionError:  # a form nested deeper than the stack: the nodes before it first
+            for before in range(at):  # in order, each refers to nodes read already
+                try:
+                    self._read(before)
+                except ValueError:
+                    continue  # not one `at` refers to, or reading `at` raises below
+            return self._read(at)
+
+    def _read(self, at: int) -> tuple[Any, ...]:
+        """Read node `at` back (and, through `_ref`, the nodes it refers to that are not yet)."""
+        found = self._built[at]
+        if found is None:
+            found = self._built[at] = _node(self._nodes[at], self, at)
+        return found
+
+
+def form_at(forms: Any, reference: Any) -> tuple[Any, ...]:
+    """The form of `reference` in `forms_from_data` output; `()` for `NO_FORM`. Raise `ValueError`
+    for a reference that is not one, or a form that does not read back."""
     if type(reference) is not int or not NO_FORM <= reference < len(forms):
         raise ValueError("a guard form reference that is not one")
     return forms[reference] if reference != NO_FORM else ()
 
 
-def _node(data: Any, built: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+def readable_form(forms: Any, reference: int) -> tuple[Any, ...]:
+    """`form_at` for a reference checked already, where a form that does not read back (a forged
+    cache whose digest held) is `("unknown",)`: a guard that cannot tell, so CEL decides what a
+    guard of that form would have pre-checked (the decision is a fresh compile's)."""
+    try:
+        return form_at(forms, reference)
+    except ValueError:
+        return _NO_IR
+
+
+def _node(data: Any, forms: StoredForms, limit: int) -> tuple[Any, ...]:
+    """The form of the stored node `data`, whose operands are nodes of `forms` before `limit`."""
     if type(data) is not list or not data or type(data[0]) is not str:
         raise ValueError("a guard node is a list starting with its kind")
     kind, size = data[0], len(data)
     if kind == "lit" and size == 2 and type(data[1]) in _LITERAL_TYPES:
         return ("lit", data[1])
     if kind == "dot" and size == 3 and type(data[2]) is str:
-        return ("dot", _ref(data[1], built), data[2])
+        return ("dot", _ref(data[1], forms, limit), data[2])
     if kind == "ident" and size == 2 and type(data[1]) is str:
         return ("ident", data[1])
     if kind in _BINARY and size == 3:
-        return (kind, _ref(data[1], built), _ref(data[2], built))
+        return (kind, _ref(data[1], forms, limit), _ref(data[2], forms, limit))
     if kind == "call" and size == 3 and type(data[1]) is str:
-        return ("call", data[1], _refs(data[2], built))
+        return ("call", data[1], _refs(data[2], forms, limit))
     if kind == "mcall" and size == 4 and type(data[1]) is str:
-        return ("mcall", data[1], _ref(data[2], built), _refs(data[3], built))
+        return ("mcall", data[1], _ref(data[2], forms, limit), _refs(data[3], forms, limit))
     if kind == "rel" and size == 4 and type(data[1]) is str and data[1] in _RELATION_NAMES:
-        return ("rel", data[1], _ref(data[2], built), _ref(data[3], built))
+        return ("rel", data[1], _ref(data[2], forms, limit), _ref(data[3], forms, limit))
     if kind == "not" and size == 2:
-        return ("not", _ref(data[1], built))
+        return ("not", _ref(data[1], forms, limit))
     if kind == "list" and size == 2:
-        return ("list", _refs(data[1], built))
+        return ("list", _refs(data[1], forms, limit))
     if kind in _QUANTIFIERS and size == 4 and type(data[2]) is str:
-        return (kind, _ref(data[1], built), data[2], _ref(data[3], built))
+        return (kind, _ref(data[1], forms, limit), data[2], _ref(data[3], forms, limit))
     if kind == "unknown" and size == 1:
         return _NO_IR
     raise ValueError(f"not a guard node: kind {kind[:20]!r} with {size - 1} operand(s)")
 
 
-def _ref(reference: Any, built: list[tuple[Any, ...]]) -> tuple[Any, ...]:
-    """The node `reference` names: one built before (so the table holds no cycle)."""
-    if type(reference) is not int or not 0 <= reference < len(built):
+def _ref(reference: Any, forms: StoredForms, limit: int) -> tuple[Any, ...]:
+    """The node `reference` names: one before `limit` (so the table holds no cycle), read back
+    now when it is not yet."""
+    if type(reference) is not int or not 0 <= reference < limit:
         raise ValueError("a guard node refers to a node not before it")
-    return built[reference]
+    found = forms._built[reference]
+    return found if found is not None else forms._read(reference)
 
 
-def _refs(references: Any, built: list[tuple[Any, ...]]) -> tuple[tuple[Any, ...], ...]:
+def _refs(references: Any, forms: StoredForms, limit: int) -> tuple[tuple[Any, ...], ...]:
     if type(references) is not list:
         raise ValueError("operands are a list")
-    return tuple([_ref(reference, built) for reference in references])
+    return tuple([_ref(reference, forms, limit) for reference in references])
 
 
 _BINARY = frozenset({"and", "or", "index", "add"})

@@ -18,8 +18,10 @@ Storing them would add a residual per rule per program to every cold load.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rtk_policy.policy.guards.guard import FALSE_FORM
-from rtk_policy.policy.guards.ir import form_at
+from rtk_policy.policy.guards.ir import readable_form
 from rtk_policy.util import record
 
 TYPE_CHECKING = False
@@ -45,7 +47,7 @@ class PlanTables(record.NamedTuple):
     decodes it), and `residuals`, the residual guard forms the codes point to."""
 
     steps: Mapping[str, tuple[int, ...] | str]
-    residuals: tuple[tuple[Any, ...], ...]
+    residuals: Sequence[tuple[Any, ...]]
 
     def pairs(self, program: str, rules: int) -> tuple[int, ...] | None:
         """The steps of `program` for a policy set of `rules` rules; None when none is stored, or
@@ -120,13 +122,36 @@ def tables_data(tables: PlanTables, forms: FormTable) -> list[Any]:
     return [steps, [forms.add(residual) for residual in tables.residuals]]
 
 
-def tables_from_data(data: Any, forms: list[tuple[Any, ...]]) -> PlanTables:
+def tables_from_data(data: Any, forms: Any) -> PlanTables:
     """The `PlanTables` of `tables_data` output whose stored forms are `forms`
     (`ir.forms_from_data`); raise `ValueError` when it is not a map of texts and a list of form
-    references. The texts are decoded and checked when a program is planned (`pairs`)."""
+    references. The texts are decoded and checked when a program is planned (`pairs`), each
+    residual read back when a plan first uses it (`StoredResiduals`)."""
     steps, references = data
     if type(steps) is not dict or type(references) is not list:
         raise ValueError("plan tables are a map of steps and a list of residuals")
     if not set(map(type, steps.values())) <= _STR:
         raise ValueError("stored plans are texts")
-    return PlanTables(steps, tuple([form_at(forms, reference) for reference in references]))
+    for reference in references:
+        if type(reference) is not int or not 0 <= reference < len(forms):
+            raise ValueError("a stored residual is not a guard form kept")
+    return PlanTables(steps, StoredResiduals(forms, references))
+
+
+class StoredResiduals(Sequence):
+    """The residual forms of stored plans, each read from the stored forms when a plan first uses
+    it; one that does not read back (a forged cache whose digest held) is a guard that cannot
+    tell (`ir.readable_form`), so CEL decides that step."""
+
+    __slots__ = ("_forms", "_references")
+
+    def __init__(self, forms: Any, references: list[int]) -> None:
+        self._forms, self._references = forms, references
+
+    def __len__(self) -> int:
+        return len(self._references)
+
+    def __getitem__(self, code: Any) -> Any:
+        if type(code) is slice:
+            return tuple([self[at] for at in range(*code.indices(len(self)))])
+        return readable_form(self._forms, self._references[code])

@@ -47,11 +47,17 @@ class Planner:
 
     def __init__(
         self,
-        compiled: tuple[Any, ...],
+        compiled: Any,
         functions: dict[Any, Any],
         tables: PlanTables | None = None,
+        facts: tuple[tuple[Any, ...], tuple[tuple[str, ...], ...]] | None = None,
     ) -> None:
+        """`compiled`: a sequence of compiled rules (`PolicySet.compiled_rules`); `facts`: their
+        rules and `index`es when the caller has them (a stored set's, read without a form)."""
         self._compiled = compiled
+        if facts is None:
+            facts = (tuple(c.rule for c in compiled), tuple(c.index for c in compiled))
+        rules, indexes = facts
         self._tables = tables
         #: (program, deny only) → `unfolded` plan; the rules with first-word tests
         self._unfolded: dict[tuple[str, bool], Plan] = {}
@@ -61,16 +67,16 @@ class Planner:
         self._functions = functions
         self._compiler: Any = None  #: a `guard_code.CompiledGuards`, made on first need
         #: rules tried on shell segments (a rule whose `tools:` leave the shell out never is)
-        shell = [i for i, c in enumerate(compiled) if c.rule.on_shell]
-        self._unindexed = tuple(i for i in shell if not compiled[i].index)
+        shell = [i for i, rule in enumerate(rules) if rule.on_shell]
+        self._unindexed = tuple(i for i in shell if not indexes[i])
         self._by_program: dict[str, list[int]] = {}
         for index in shell:
-            for program in compiled[index].index:
+            for program in indexes[index]:
                 self._by_program.setdefault(program, []).append(index)
         self._denying = frozenset(
             i
-            for i, c in enumerate(compiled)
-            if (c.rule.kind, c.rule.decision, c.rule.mode) == ("permission", "deny", "enforce")
+            for i, rule in enumerate(rules)
+            if (rule.kind, rule.decision, rule.mode) == ("permission", "deny", "enforce")
         )
         self._specializer: Any = None  #: a `Specializer`, made when a plan is not stored
         self._specialized_count = 0  #: programs specialised at run time
