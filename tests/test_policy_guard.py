@@ -140,3 +140,26 @@ def test_string_conversion_of_ints_and_strings(source, expected):
     guard = build_guard(guard_ir(source), FNS)
     env = {"command": {"segment_count": 1000, "flag": True}, "segment": dict(SEGMENT)}
     assert guard(env) == expected if expected is not UNKNOWN else guard(env) is UNKNOWN
+
+
+def test_chain_costs_are_remembered_by_node_and_bounded(monkeypatch):
+    """A chain's operands run cheapest first; each node's cost is worked out once and kept with
+    the node (its id cannot be taken by another object meanwhile), within `MAX_COSTS` entries."""
+    from rtk_policy.policy.guards import guard
+
+    cheap = guard_ir('segment.program == "git"')
+    costly = guard_ir('segment.args.exists(a, a.startsWith("--force"))')
+    chain = ("and", costly, cheap)
+    guard.forget_costs()
+    assert guard.chain_operands(chain) == [cheap, costly]
+    assert guard._COSTS[id(costly)][0] is costly
+    costed = len(guard._COSTS)
+    assert guard.chain_operands(("or", cheap, costly)) == [cheap, costly]
+    assert len(guard._COSTS) == costed  # both operands costed already
+    monkeypatch.setattr(guard, "MAX_COSTS", 3)
+    guard.forget_costs()
+    for text in ('segment.program == "a"', 'segment.program == "b"', 'segment.program == "c"'):
+        guard.chain_operands(("and", guard_ir(text), cheap))
+    assert len(guard._COSTS) <= 3
+    guard.forget_costs()
+    assert guard._COSTS == {}

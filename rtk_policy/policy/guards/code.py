@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import warnings
 
-from rtk_policy.policy.guards.guard import UNKNOWN, build_guard, chain_operands, forget_costs
+from rtk_policy.policy.guards.guard import UNKNOWN, build_guard, chain_operands
 from rtk_policy.policy.guards.values import (
     COMPARE,
     METHODS,
@@ -123,10 +123,7 @@ class _Writer:
     def function_source(self, ir: Any) -> str:
         """The source of `def guard(env)`: the form's statements, then its value. An error the
         closures would not raise gives `UNKNOWN` (the rule is left to CEL), never a crash."""
-        try:
-            body, value = self.node(ir, {}) if ir else ([], "U")
-        finally:
-            forget_costs()
+        body, value = self.node(ir, {}) if ir else ([], "U")
         lines = ["def guard(env):", "  try:"] + ["    " + line for line in body]
         lines += [f"    return {value}", "  except Exception:", "    FAULT()", "    return U"]
         return "\n".join(lines) + "\n"

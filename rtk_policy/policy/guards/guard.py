@@ -53,10 +53,7 @@ def build_guard(ir: tuple[Any, ...], functions: Functions | None = None) -> Guar
     """A closure `env -> True | False | UNKNOWN` for `ir`; None when it could never say `False`."""
     if not ir or ir[0] == "unknown":
         return None
-    try:
-        return _build(ir, functions or {})
-    finally:
-        forget_costs()
+    return _build(ir, functions or {})
 
 
 def _build(ir: tuple[Any, ...], fns: Functions) -> Guard:
@@ -124,7 +121,7 @@ def chain_operands(ir: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     """The operands of a chain of one operator (`a && b && c`), cheapest first.
 
     Three-valued `&&`/`||` give the same answer in any order, so the cheap tests run first. The
-    costs are remembered by node identity: call `forget_costs` once the form has been built.
+    costs are remembered by node (`_COSTS`): a plan's guards share most of their subtrees.
     """
     if ir[0] not in ("and", "or"):
         return [ir]
@@ -136,12 +133,15 @@ def chain_operands(ir: tuple[Any, ...]) -> list[tuple[Any, ...]]:
 
 #: what a node costs besides its operands (1 for the kinds not listed)
 _OWN_COSTS = {"call": 20, "mcall": 3, "exists": 10, "all": 10}
-#: Costs of the IR nodes of the guard being built, by id (each node is costed once, not per level).
-_COSTS: dict[int, int] = {}
+#: Costs of the IR nodes costed, by id, each kept with its node (so that no other object takes its
+#: id while the entry lasts): each node is costed once, not per level nor per guard built (the 34
+#: guards of `git`'s plan share most subtrees: ~0.7 ms of a cold hook). At most `MAX_COSTS`.
+_COSTS: dict[int, tuple[Any, int]] = {}
+MAX_COSTS = 1 << 16
 
 
 def forget_costs() -> None:
-    """Drop the remembered costs (keyed by id(): valid only while the forms costed are alive)."""
+    """Drop the remembered costs (and the nodes they keep alive)."""
     _COSTS.clear()
 
 
@@ -149,12 +149,15 @@ def _cost(ir: Any) -> int:
     if not isinstance(ir, tuple) or not ir:
         return 0
     known = _COSTS.get(id(ir))
-    if known is None:
-        own = _OWN_COSTS.get(ir[0], 1)
-        weight = 5 if ir[0] in ("exists", "all") else 1
-        known = own + weight * sum(_cost(part) for part in ir[1:] if isinstance(part, tuple))
-        _COSTS[id(ir)] = known
-    return known
+    if known is not None:
+        return known[1]
+    own = _OWN_COSTS.get(ir[0], 1)
+    weight = 5 if ir[0] in ("exists", "all") else 1
+    cost = own + weight * sum(_cost(part) for part in ir[1:] if isinstance(part, tuple))
+    if len(_COSTS) >= MAX_COSTS:
+        _COSTS.clear()
+    _COSTS[id(ir)] = (ir, cost)
+    return cost
 
 
 def _b_and(ir: tuple[Any, ...], fns: Functions) -> Guard:
