@@ -12,10 +12,10 @@ from its layout fails at import: the format cannot silently miss a field.
 
 Three parts are read when first used instead, since a cold hook needs few of them: the rules'
 guard forms (`StoredRules`: the ~30 rules a command's plan tries, of ~180), the plans' residuals
-(`plan_store.StoredResiduals`) and the rules' examples (`StoredExamples`: only `test` and the
-pytest plugin run them). They are checked as the rest is, where they are read: a guard form that
-does not read back is one that cannot tell (CEL decides, as for a rule without a pre-check), an
-example raises. The digest held, so only a forgery (or a bug here) can get there.
+(`plan_store.StoredResiduals`) and the rules' examples (`StoredExamples`: a hook never runs
+them). They are checked as the rest is, where they are read: a guard form that does not read
+back is one that cannot tell (CEL decides, as for a rule without a pre-check), an example raises.
+The digest held, so only a forgery (or a bug here) can get there.
 """
 
 from __future__ import annotations
@@ -314,12 +314,12 @@ def _rule(data: Any, tables: _Tables) -> Rule:
 class StoredExamples(Sequence):
     """A stored rule's examples, read back (and checked) when first used.
 
-    Only `rtk-policy test` and the pytest plugin run examples; a hook never does, so a cold hook
-    no longer builds the ~800 examples of the shipped packs (~2 ms). It is a sequence equal (and
-    hashing alike) to the tuple of the same examples, as the compiler makes them, and pickles as
-    that tuple. Stored data that is not examples raises `ValueError` where they are first read:
-    the digest held, so only a forgery or a bug of this module can get there, and what reads
-    examples is an authoring tool, never the hook's decision."""
+    A hook never runs examples (`check` and `test` do, on a set they compile afresh), so a cold
+    hook no longer builds the ~800 examples of the shipped packs (~2 ms). It is a sequence equal
+    (and hashing alike) to the tuple of the same examples, as the compiler makes them, and pickles
+    as that tuple. Stored data that is not examples raises `ValueError` where they are first read:
+    the digest held, so only a forgery or a bug of this module can get there, and no decision
+    reads examples."""
 
     __slots__ = ("_data", "_paths", "_examples")
 
