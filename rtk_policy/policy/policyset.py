@@ -72,7 +72,7 @@ class PolicySet:
         #: guard forms when first used (`stored.StoredRules`): index it, iterate it only where
         #: every rule is needed
         self.compiled_rules = compiled
-        rules, file_indexes, indexes = rules_facts(compiled)
+        rules, file_indexes, _ = rules_facts(compiled)
         self.rules: tuple[Rule, ...] = rules
         self.files: tuple[str, ...] = tuple(f.path for f in files)
         self.digest = digest
@@ -87,7 +87,7 @@ class PolicySet:
         self._restored = [not isinstance(p, (bytes, bytearray)) for p in programs]
         self._functions = functions = guard_functions()
         #: `plans`: the indexed programs' plans from the compiled cache (`plan_store.py`)
-        self._planner = Planner(compiled, functions, plans, (rules, indexes))
+        self._planner = Planner(compiled, functions, plans)
         self._outputs: dict[int, Guard | None] = {}
         self._build_output: Callable[[Any], Guard | None] = partial(
             build_guard, functions=functions

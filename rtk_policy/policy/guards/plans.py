@@ -21,6 +21,7 @@ only from its `FOLD_AFTER`th program on (a batch, a server; never a cold hook).
 
 from __future__ import annotations
 
+from rtk_policy.policy.compiled import rules_facts
 from rtk_policy.policy.guards.guard import FALSE_FORM, Guard, build_guard
 from rtk_policy.policy.guards.plan_store import GENERIC, PlanTables, plan_tables
 
@@ -50,14 +51,11 @@ class Planner:
         compiled: Any,
         functions: dict[Any, Any],
         tables: PlanTables | None = None,
-        facts: tuple[tuple[Any, ...], tuple[tuple[str, ...], ...]] | None = None,
     ) -> None:
-        """`compiled`: a sequence of compiled rules (`PolicySet.compiled_rules`); `facts`: their
-        rules and `index`es when the caller has them (a stored set's, read without a form)."""
+        """`compiled`: a sequence of compiled rules (`PolicySet.compiled_rules`), indexed by
+        `rules_facts` (a stored set's without reading a form)."""
         self._compiled = compiled
-        if facts is None:
-            facts = (tuple(c.rule for c in compiled), tuple(c.index for c in compiled))
-        rules, indexes = facts
+        rules, _, indexes = rules_facts(compiled)
         self._tables = tables
         #: (program, deny only) → `unfolded` plan; the rules with first-word tests
         self._unfolded: dict[tuple[str, bool], Plan] = {}
