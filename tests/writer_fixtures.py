@@ -35,14 +35,30 @@ def write_config(folder: Path, socket: Path, log: Path, key: Path) -> Path:
 
 
 def wait_for(path: Path, process: subprocess.Popen | None = None) -> None:
-    """Wait until `path` exists (the writer's socket), failing early when `process` exits."""
+    """Wait until the writer listens at `path`, failing early when `process` exits. The socket
+    file appears when the writer binds, before it listens: a connection made in between is
+    refused (seen on a loaded CI machine), so the wait ends with an empty request answered."""
     for _ in range(200):
-        if path.exists():
+        if path.exists() and _answers(path):
             return
         if process is not None and process.poll() is not None:
             raise AssertionError(f"the writer exited: {process.stderr.read()}")
         time.sleep(0.05)
-    raise AssertionError(f"{path} never appeared")
+    raise AssertionError(f"{path} never answered")
+
+
+def _answers(path: Path) -> bool:
+    """Whether the writer at `path` answers an empty request (which writes no record)."""
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(5)
+        try:
+            probe.connect(str(path))
+            probe.shutdown(socket.SHUT_WR)
+            return probe.recv(64).startswith(b"ok 0")
+        except OSError:
+            return False
 
 
 
