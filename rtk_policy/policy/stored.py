@@ -27,6 +27,7 @@ from rtk_policy.policy.errors import Problem
 from rtk_policy.policy.guards.ir import (
     NO_FORM,
     FormTable,
+    checked_reference,
     form_at,
     forms_from_data,
     readable_form,
@@ -271,16 +272,9 @@ class StoredRules(Sequence):
         return () if reference == NO_FORM else readable_form(self._forms, reference)
 
 
-def _reference(forms: Any, reference: Any) -> int:
-    """A form reference checked against the stored forms (the form is read later)."""
-    if type(reference) is not int or not NO_FORM <= reference < len(forms):
-        raise ValueError("a guard form reference that is not one")
-    return reference
-
-
 def _rule_values(data: Any, files: int, programs: int, tables: _Tables) -> list[Any]:
     """A stored compiled rule's field values, checked, its forms as their references."""
-    values = _fields(CompiledRule, data, tables, forms=_reference)
+    values = _fields(CompiledRule, data, tables, forms=checked_reference)
     rule = values[0] = _rule(values[0], tables)
     _, file_index, match, message, rewrite, *_ = values
     valid = (

@@ -207,11 +207,17 @@ class StoredForms:
         return found
 
 
+def checked_reference(forms: Any, reference: Any) -> int:
+    """`reference`, a reference into `forms` (or `NO_FORM`); raise `ValueError` when it is not."""
+    if type(reference) is not int or not NO_FORM <= reference < len(forms):
+        raise ValueError("a guard form reference that is not one")
+    return reference
+
+
 def form_at(forms: Any, reference: Any) -> tuple[Any, ...]:
     """The form of `reference` in `forms_from_data` output; `()` for `NO_FORM`. Raise `ValueError`
     for a reference that is not one, or a form that does not read back."""
-    if type(reference) is not int or not NO_FORM <= reference < len(forms):
-        raise ValueError("a guard form reference that is not one")
+    checked_reference(forms, reference)
     return forms[reference] if reference != NO_FORM else ()
 
 

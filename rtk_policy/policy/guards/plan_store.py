@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rtk_policy.policy.guards.guard import FALSE_FORM
-from rtk_policy.policy.guards.ir import readable_form
+from rtk_policy.policy.guards.ir import checked_reference, readable_form
 from rtk_policy.util import record
 
 TYPE_CHECKING = False
@@ -133,8 +133,7 @@ def tables_from_data(data: Any, forms: Any) -> PlanTables:
     if not set(map(type, steps.values())) <= _STR:
         raise ValueError("stored plans are texts")
     for reference in references:
-        if type(reference) is not int or not 0 <= reference < len(forms):
-            raise ValueError("a stored residual is not a guard form kept")
+        checked_reference(forms, reference)
     return PlanTables(steps, StoredResiduals(forms, references))
 
 
