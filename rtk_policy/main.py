@@ -158,7 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--in-process",
         dest="in_process",
         action="store_true",
-        help="install `rtk-policy hook AGENT` (a new process per call) instead of the thin client",
+        help="install the in-process hook, `<python> -P <abs>/rtk_policy/__main__.py hook AGENT` "
+        "(a new process per call), instead of the thin client",
     )
     form.add_argument(
         "--serve",

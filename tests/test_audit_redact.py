@@ -159,3 +159,28 @@ def test_config_regexes_mask_their_whole_match(tmp_path):
 def test_compile_extra_reports_bad_patterns():
     compiled, errors = compile_extra(["ok+", "[bad"])
     assert [p.pattern for p in compiled] == ["ok+"] and len(errors) == 1 and "[bad" in errors[0]
+
+
+def test_the_token_pretest_never_hides_a_token_word():
+    """`_may_hold_token` is False only where `_TOKEN_WORD` finds nothing (its regex is then not
+    compiled): checked on texts mixing token characters with every other ASCII character and
+    some non-ASCII ones, around the 20-character threshold."""
+    import random
+
+    from rtk_policy.audit import redact as module
+
+    rng = random.Random(20)
+    token_chars = "aZ09_+-"
+    others = [chr(c) for c in range(128) if chr(c) not in token_chars] + ["é", "\u00a0", "ß"]
+    checked = 0
+    for _ in range(4000):
+        parts = []
+        for _ in range(rng.randint(1, 4)):
+            parts.append("".join(rng.choice(token_chars) for _ in range(rng.randint(15, 24))))
+            parts.append("".join(rng.choice(others) for _ in range(rng.randint(0, 2))))
+        text = "".join(parts)
+        if module._TOKEN_WORD.search(text):
+            assert module._may_hold_token(text), repr(text)
+            checked += 1
+    assert checked > 500  # the property was tested, not skipped
+    assert not module._may_hold_token("cat /home/user/project/src/some_module/file.py")

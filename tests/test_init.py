@@ -14,6 +14,7 @@ from fakes import under_claude
 from conftest import private_folders
 from test_client import server_pid, wait_for_server
 
+import rtk_policy
 from rtk_policy.commands import doctor, init, uninstall
 from rtk_policy.settings.hook_command import unguarded
 from rtk_policy.settings.targets import FILE_TOOL_MATCHERS, client_path, thin_client_unavailable
@@ -288,7 +289,9 @@ def test_in_process_writes_the_hook_command_and_switches_back(home):
     assert code == 0 and "fresh process" in out and "thin client" in out
     (command,) = commands_of(settings)
     words = unguarded(command)
-    assert words[-2:] == ["hook", "claude"] and os.path.isabs(words[0])
+    main = os.path.join(os.path.dirname(os.path.abspath(rtk_policy.__file__)), "__main__.py")
+    # the package's script, not the console script (its wrapper imports `re`: ~7 ms a call)
+    assert words == [sys.executable, "-P", main, "hook", "claude"]
     assert "client.py" not in command
     if not thin_client_unavailable():
         cli(init)
@@ -339,6 +342,9 @@ def test_uninstall_removes_both_forms(home):
     [
         ("/venv/bin/rtk-policy hook claude", "in-process"),
         ("'/my venv/bin/python' -m rtk_policy hook gemini", "in-process"),
+        ("/venv/bin/python -P '/a b/rtk_policy/__main__.py' hook codex", "in-process"),
+        ("/venv/bin/python -P /x/rtk_policy/__main__.py hook claude --policies p", None),
+        ("/venv/bin/python -P /x/other/__main__.py hook claude", None),
         ("/usr/bin/python3 -S -I '/a b/rtk_policy/client.py' cursor", "thin client"),
         ("rtk-policy hook", "in-process"),
         ("rtk-policy hook claude --policies p", None),

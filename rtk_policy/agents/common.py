@@ -17,9 +17,7 @@ declares it):
 
 from __future__ import annotations
 
-import json
-
-from rtk_policy.util import record
+from rtk_policy.util import json_codec, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,10 +69,10 @@ def dump(obj: dict[str, Any]) -> str:
     U+0085, U+2028 and U+2029 are escaped so that no reader splits the answer into two lines.
     """
     try:
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        text = json_codec.dumps(obj, ensure_ascii=False, compact=True)
         text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates from the input: escape them instead
-        return json.dumps(obj, ensure_ascii=True, separators=(",", ":"))
+        return json_codec.dumps(obj, compact=True)
     for char, escaped in _LINE_BREAKS.items():
         if char in text:
             text = text.replace(char, escaped)

@@ -6,10 +6,11 @@ fail mode and exit 0.
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import time
+
+from rtk_policy.util import json_codec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -126,14 +127,12 @@ def decode_payload(data: bytes) -> tuple[dict[str, Any] | None, str]:
     except UnicodeDecodeError as error:
         return None, f"stdin is not valid UTF-8 (byte {error.start}: {error.reason})"
     try:
-        payload = json.loads(text)
-    except json.JSONDecodeError as error:
-        return (
-            None,
-            f"stdin is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})",
-        )
+        payload = json_codec.loads(text)
     except RecursionError:
         return None, "stdin JSON is nested too deeply"
+    except ValueError as error:  # a json.JSONDecodeError
+        msg, line, column = (getattr(error, name, "?") for name in ("msg", "lineno", "colno"))
+        return None, f"stdin is not valid JSON: {msg} (line {line}, column {column})"
     if not isinstance(payload, dict):
         return None, f"stdin JSON is a {type(payload).__name__}, not an object"
     return payload, ""

@@ -26,9 +26,9 @@ threat model).
 
 from __future__ import annotations
 
-import json
 import os
 
+from rtk_policy.util import json_codec
 from rtk_policy.util.filelock import write_at
 
 TYPE_CHECKING = False
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 VERSION = 1
 PAGE = 4096  #: the anchor is written as whole pages of this size
 ERROR_CHARS = 200  #: the syslog error kept in the anchor is cut to this length
-_encode = json.JSONEncoder(separators=(",", ":")).encode
+_encode = json_codec.encoder(compact=True)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -79,7 +79,7 @@ def load(path: str) -> tuple[dict[str, Any] | None, str]:
     finally:
         os.close(fd)
     try:
-        anchor = json.loads(data)
+        anchor = json_codec.loads(data)
     except ValueError:
         return None, "unreadable: not JSON"
     if not _well_formed(anchor):

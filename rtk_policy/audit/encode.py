@@ -14,7 +14,7 @@ whole.
 
 from __future__ import annotations
 
-from json.encoder import encode_basestring, encode_basestring_ascii
+from rtk_policy.util.json_codec import quote_ascii, quote_unicode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,10 +48,10 @@ class Shared:
         self._line: str | None = None
 
     def _encode(self) -> None:
-        from rtk_policy.audit.store import json_encoder
+        from rtk_policy.util.json_codec import encoder
 
-        line = json_encoder(repr)
-        canon = json_encoder(str, sort_keys=True, compact=True, ensure_ascii=False)
+        line = encoder(repr)
+        canon = encoder(str, sort_keys=True, compact=True, ensure_ascii=False)
         self._line = line(self.fields)[1:-1]
         self._errors_line = line(self.errors)
         shared = {key: f'"{key}":' + canon(value) for key, value in self.fields.items()}
@@ -83,17 +83,17 @@ class Shared:
         parts: list[Any] = self._template.copy()  # its None slots are filled here:
         slots = self._slots
         for index, key, value in zip(range(len(HEAD)), HEAD, values):  # noqa: B905 - same lengths
-            parts[slots[index]] = _CANON_KEYS[key] + encode_basestring(value)
+            parts[slots[index]] = _CANON_KEYS[key] + quote_unicode(value)
         parts[slots[-2]] = '"total_us":' + int.__repr__(total)
-        parts[slots[-1]] = '"prev":' + encode_basestring(prev)
+        parts[slots[-1]] = '"prev":' + quote_unicode(prev)
         digest = sha256(("{" + ",".join(parts) + "}").encode("utf-8")).hexdigest()
         event["prev"] = prev
         event["hash"] = digest
-        a, b, c, d, e, f = map(encode_basestring_ascii, values)
+        a, b, c, d, e, f = map(quote_ascii, values)
         return (
             f'{{"time": {a}, "decision_id": {b}, "agent": {c}, "session_id": {d}, '
             f'"tool_use_id": {e}, "cwd": {f}, {self._line}, "total_us": {int.__repr__(total)}, '
-            f'"errors": {self._errors_line}, "prev": {encode_basestring_ascii(prev)}, '
+            f'"errors": {self._errors_line}, "prev": {quote_ascii(prev)}, '
             f'"hash": "{digest}"}}'
         )
 

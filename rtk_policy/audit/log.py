@@ -14,7 +14,6 @@ policy_digest, backend, eval_us, total_us, errors, prev, hash.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from _thread import get_ident
@@ -24,7 +23,7 @@ from rtk_policy.audit import store as audit_store
 from rtk_policy.audit.encode import finish
 from rtk_policy.audit.event import build_event
 from rtk_policy.config.paths import audit_log_file, audit_spool_file
-from rtk_policy.util import environ
+from rtk_policy.util import environ, json_codec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,7 +63,7 @@ _paths: dict[tuple[Any, ...], str] = {}
 def use_structlog() -> None:
     """Render lines with structlog's `JSONRenderer` from now on (for long-lived processes).
 
-    Its serializer is `json.dumps` with the encoder built once (`audit_store.json_encoder`).
+    Its serializer is `json.dumps` with the encoder built once (`json_codec.encoder`).
     """
     global _renderer
     import structlog
@@ -85,7 +84,7 @@ def _dumps(obj: Any, default: Callable[[Any], Any] = repr) -> str:
     """`json.dumps(obj, default=default)`, one prebuilt encoder per `default`."""
     encode = _encoders.get(default)
     if encode is None:
-        encode = _encoders[default] = audit_store.json_encoder(default)
+        encode = _encoders[default] = json_codec.encoder(default)
     return encode(obj)
 
 
@@ -293,7 +292,7 @@ def iter_records(path: str) -> Iterator[dict[str, Any]]:
         return
     for _number, line in audit_store.read_lines(path):
         try:
-            value = json.loads(line)
+            value = json_codec.loads(line)
         except ValueError:
             continue
         if isinstance(value, dict):

@@ -8,10 +8,13 @@ value. Files named by ``-d @file`` are never opened: only the command text is ev
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 
 from rtk_policy.util.lazy_re import lazy
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 MASK = "***"
 
@@ -170,6 +173,8 @@ def _pattern(source: str) -> re.Pattern[str]:
     """The compiled `source`, compiled once per process."""
     pattern = _compiled.get(source)
     if pattern is None:
+        import re  # on first use: a cold hook may need no `re` at all
+
         pattern = _compiled[source] = re.compile(source)
     return pattern
 
@@ -179,6 +184,8 @@ def compile_extra(patterns: Iterable[str]) -> tuple[tuple[re.Pattern[str], ...],
     compiled: list[re.Pattern[str]] = []
     errors: list[str] = []
     for pattern in patterns:
+        import re  # only for a config that has some
+
         try:
             compiled.append(re.compile(pattern))
         except re.error as error:
@@ -191,6 +198,19 @@ def compile_extra(patterns: Iterable[str]) -> tuple[tuple[re.Pattern[str], ...],
 _TOKEN_WORD = lazy(
     globals(), "_TOKEN_WORD", r"""(?:(?<=[\s'"=:])|^)([A-Za-z0-9_+-]{20,}={0,2})(?=$|[\s'";|&)])"""
 )
+
+
+#: every ASCII character that cannot be part of a `_TOKEN_WORD` run, as a blank
+_NOT_TOKEN = str.maketrans(
+    {chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) in "_+-")}
+)
+
+
+def _may_hold_token(text: str) -> bool:
+    """False when `text` has no run of 20 characters `_TOKEN_WORD` could match (the regex is then
+    not compiled: most commands hold none). A run of such characters survives the blanking of the
+    other ASCII characters whole, so it lies within one word of 20 or more characters."""
+    return any(len(word) >= 20 for word in text.translate(_NOT_TOKEN).split())
 
 
 def _entropy(word: str) -> float:
@@ -227,7 +247,7 @@ def redact(text: str, extra: Iterable[re.Pattern[str]] = ()) -> str:
         for triggers, source, replacement in _RULES:
             if not triggers.isdisjoint(present):
                 text = _pattern(source).sub(replacement, text)
-    if len(text) >= 20:
+    if len(text) >= 20 and _may_hold_token(text):
         text = _TOKEN_WORD.sub(_mask_token, text)
     for pattern in extra:
         text = pattern.sub(MASK, text)

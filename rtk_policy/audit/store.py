@@ -20,13 +20,12 @@ the inode), and the remembered anchor is the current one: it is not read again.
 
 from __future__ import annotations
 
-import json
-import json.encoder
 import os
 import sys
 from collections.abc import Callable, Iterator
 
 from rtk_policy.audit import anchor as audit_anchor
+from rtk_policy.util import json_codec
 from rtk_policy.util.filelock import lock, unlock
 from rtk_policy.util.hashing import sha256  # not hashlib: spares the hook the OpenSSL load
 
@@ -42,29 +41,7 @@ GENESIS = ""
 _TAKE_IN_LIMIT = 1 << 20
 
 
-def json_encoder(
-    default: Callable[[Any], Any],
-    sort_keys: bool = False,
-    compact: bool = False,
-    ensure_ascii: bool = True,
-) -> Callable[[Any], str]:
-    """`lambda obj: json.dumps(obj, default=default, sort_keys=sort_keys, ensure_ascii=ensure_ascii,
-    separators=(",", ":") if compact else None)`, with the encoder built once instead of per call.
-
-    No check for circular containers (the records are fresh trees of plain values).
-    """
-    item, key = (",", ":") if compact else (", ", ": ")
-    make = getattr(json.encoder, "c_make_encoder", None)  # private, untyped: None without C
-    if make is None:  # pragma: no cover - an interpreter without the C accelerator
-        return json.JSONEncoder(
-            default=default, sort_keys=sort_keys, ensure_ascii=ensure_ascii, separators=(item, key)
-        ).encode
-    quote = json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring
-    chunks = make(None, default, quote, None, key, item, sort_keys, False, True)
-    return lambda obj: "".join(chunks(obj, 0))
-
-
-_canonical_json = json_encoder(str, sort_keys=True, compact=True, ensure_ascii=False)
+_canonical_json = json_codec.encoder(str, sort_keys=True, compact=True, ensure_ascii=False)
 
 
 def canonical_hash(record: dict[str, object], digest: Callable[[bytes], Any] = sha256) -> str:
@@ -230,7 +207,7 @@ def _take_in(anchor: dict[str, Any], data: bytes) -> None:
 def _links(line: bytes) -> tuple[str, str] | None:
     """(prev, hash) of the record on `line`, None when it is not a record."""
     try:
-        record = json.loads(line)
+        record = json_codec.loads(line)
     except ValueError:
         return None
     if not isinstance(record, dict):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from rtk_policy.util.lazy_re import lazy
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 _IFS_RUN = lazy(globals(), "_IFS_RUN", r"[ \t\n]+")
 
@@ -18,6 +21,8 @@ def normalise(text: str) -> str:
 
 @lru_cache(maxsize=512)
 def _glob_regex(pattern: str) -> re.Pattern[str]:
+    import re  # on first use: a cold hook may need no `re` at all
+
     glob = pattern.replace(":*", " *").replace("*:", "* ")
     optional_tail = glob.endswith(" *")  # a middle wildcard may end the command (issue #1105)
     if optional_tail:

@@ -25,10 +25,10 @@ left by a writer that died), so editing policies does not fill the disk.
 from __future__ import annotations
 
 import os
-from json import loads
 
 import rtk_policy
 from rtk_policy.config.paths import cache_dir
+from rtk_policy.util import json_codec
 from rtk_policy.util.hashing import sha256
 
 try:  # CPython's builtin module: `hashlib` would load OpenSSL (~2 ms on a cold hook)
@@ -108,7 +108,7 @@ def read_cache(key: str, folder: str | None = None) -> tuple[Any, list[bytes]] |
     start, end = end + 1, len(data)
     split = start + int(length)
     try:
-        wrapper = loads(data[start:split])
+        wrapper = json_codec.loads(data[start:split])
         blobs, at = [], split
         for size in wrapper["blobs"]:
             if type(size) is not int or size < 0 or at + size > end:
@@ -126,11 +126,9 @@ def write_cache(key: str, document: Any, blobs: list[bytes], folder: str | None 
     """Store `document` (plain JSON data) and `blobs` under `key` (in `folder`, default
     `cache_dir()`) atomically (temp file + rename); False when the folder is unwritable or the
     document is not JSON data."""
-    import json
-
     try:
-        text = json.dumps({"key": key, "blobs": [len(b) for b in blobs], "data": document},
-                          separators=(",", ":"), allow_nan=False).encode()  # fmt: skip
+        wrapper = {"key": key, "blobs": [len(b) for b in blobs], "data": document}
+        text = json_codec.dumps(wrapper, compact=True, allow_nan=False).encode()
     except (TypeError, ValueError):
         return False
     body = text + b"".join(blobs)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib
 import posixpath
-import re
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -25,6 +24,7 @@ from rtk_policy.util import environ, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 #: Modules holding further `FUNCTIONS` tables, imported when present.
@@ -80,6 +80,7 @@ def path_under(path: str, folder: str) -> bool:
 @lru_cache(maxsize=512)
 def _glob_regex(pattern: str) -> re.Pattern[str]:
     import fnmatch  # on first use: most decisions never glob
+    import re
 
     return re.compile(fnmatch.translate(pattern), re.DOTALL)
 

@@ -13,13 +13,13 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from rtk_policy.policy.functions import Function
+from rtk_policy.util.lazy_re import lazy
 
 #: how a process of ours is named (`serve/client.py` spawns `python -m rtk_policy serve`)
-_OURS = re.compile(r"rtk[-_.]?policy", re.IGNORECASE)
+_OURS = lazy(globals(), "_OURS", r"(?i)rtk[-_.]?policy")
 #: options of pkill/pgrep that take a value (the pattern is the first operand after them)
 _PKILL_VALUES = frozenset("uUgGPstFn") | {"-signal", "-session", "-terminal", "-pidfile"}
 
@@ -71,6 +71,8 @@ def _our_processes() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def _selects(pattern: str, targets: tuple[str, ...], exact: bool, fold: bool) -> bool:
+    import re  # only for a command that kills processes by name
+
     try:
         regex = re.compile(pattern, re.IGNORECASE if fold else 0)
     except re.error:
@@ -120,6 +122,8 @@ def kills_guard(argv: list[str]) -> bool:
         exact, fold = "x" in flags, "i" in flags
         return bool(operands) and _selects(operands[0], targets, exact, fold)
     regex, fold = "r" in flags or "regexp" in flags, "I" in flags or "ignore-case" in flags
+    import re
+
     for name in operands:
         if _selects(name if regex else re.escape(name), names, not regex, fold):
             return True

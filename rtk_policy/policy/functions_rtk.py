@@ -12,12 +12,15 @@ byte.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from rtk_policy.policy.functions import Function
 from rtk_policy.shell.words import assignment_name, dequote
 from rtk_policy.util.lazy_re import lazy
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 IFS = " \t\n"
 _CONTINUATION = lazy(globals(), "_CONTINUATION", r"[ \t\v\f]*\\(?:\r\n|\n)[ \t\v\f]*")
@@ -68,13 +71,26 @@ def collapse_continuations(text: str) -> str:
     return "".join(out)
 
 
-_BARE_WORD = lazy(globals(), "_BARE_WORD", r"[^ \t\n]+")
+#: tab and newline as spaces: the same offsets, one blank to split on
+_IFS_AS_SPACE = str.maketrans("\t\n", "  ")
+
+
+def _bare_words(text: str) -> list[tuple[str, int]]:
+    """The runs of non-IFS characters of `text`: (word, start offset) pairs."""
+    flat = text.translate(_IFS_AS_SPACE) if "\t" in text or "\n" in text else text
+    words: list[tuple[str, int]] = []
+    at = 0
+    for part in flat.split(" "):
+        if part:
+            words.append((text[at : at + len(part)], at))
+        at += len(part) + 1
+    return words
 
 
 def split_words(text: str) -> list[tuple[str, int]]:
     """Split `text` on unquoted IFS whitespace: (raw word, start offset) pairs."""
     if "'" not in text and '"' not in text and "\\" not in text:  # nothing quoted: runs of non-IFS
-        return [(match.group(), match.start()) for match in _BARE_WORD.finditer(text)]
+        return _bare_words(text)
     words: list[tuple[str, int]] = []
     start, quote, i, n = -1, "", 0, len(text)
     while i < n:
@@ -177,10 +193,12 @@ def _after_directories(command: str, word: str) -> int:
 def _first_word(text: str) -> str:
     """The first raw word of `text` (no leading IFS), "" for an empty text: `split_words`' first,
     without splitting the rest unless that word holds a quote or a backslash."""
-    found = _BARE_WORD.match(text)
-    if found is None:
-        return ""
-    word = found.group()
+    end = len(text)
+    for blank in IFS:
+        at = text.find(blank, 0, end)
+        if at >= 0:
+            end = at
+    word = text[:end]  # "" when `text` starts with a blank
     if "'" not in word and '"' not in word and "\\" not in word:  # it ends at the first blank
         return word
     return split_words(text)[0][0]
@@ -365,6 +383,8 @@ def rtk_uv_run_fallback(
 @lru_cache(maxsize=256)
 def _exclude_matcher(entry: str) -> re.Pattern[str] | str | None:
     """A compiled entry: a regex, a literal prefix (invalid regex), or None (ignored entry)."""
+    import re  # only for a config's exclude_commands
+
     trimmed = entry.strip()
     if not trimmed or trimmed == "^":
         return None
@@ -389,6 +409,11 @@ _RUNNERS = (
 _SINGLE_RUNNERS = frozenset({"npx", "pnpx", "bunx"})
 
 
+def _is_python(name: str) -> bool:
+    """Whether `name` is `python` with an optional version (`python3`, `python3.12`)."""
+    return name.startswith("python") and not name[6:].strip("0123456789.")
+
+
 def rtk_tool_form(argv: list[str]) -> str:
     """The tool peeled from runner/interpreter spellings: `npx eslint .` → `eslint .`,
     `python -m pytest` → `pytest`, `vendor/bin/phpunit` → `phpunit`, `./gradlew` → `gradlew`."""
@@ -400,7 +425,7 @@ def rtk_tool_form(argv: list[str]) -> str:
         words = words[1:]
     elif len(words) > 2 and (head, words[1]) in _RUNNERS:
         words = words[2:]
-    elif re.fullmatch(r"python[0-9.]*", head) and len(words) > 2 and words[1] == "-m":
+    elif _is_python(head) and len(words) > 2 and words[1] == "-m":
         words = words[2:]
     elif head == "php" and len(words) > 1:
         words = words[1:]

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from rtk_policy.policy.functions import Function
@@ -20,7 +19,6 @@ from rtk_policy.util.lazy_re import lazy
 # ---------------------------------------------------------------------------------------------
 # head / tail / cat → rtk read (§3.10)
 
-_REDIRECT_WORD = lazy(globals(), "_REDIRECT_WORD", r"[0-9]*[<>&]")
 _OPERAND_RE = lazy(globals(), "_OPERAND_RE", r"^[\w.\-/~+@:,=]+$")
 
 
@@ -29,13 +27,18 @@ def _plain_operand(raw: str) -> bool:
     return bool(_OPERAND_RE.match(raw)) and not raw.startswith("-")
 
 
+def _redirect_word(word: str) -> bool:
+    """Whether `word` begins as a redirection does: digits, then `<`, `>` or `&`."""
+    return word.lstrip("0123456789")[:1] in ("<", ">", "&")
+
+
 @lru_cache(maxsize=1024)
 def rtk_read(text: str) -> str:
     """The `rtk read …` form of a head/tail/cat command, "" when RTK keeps it native."""
     typed = trim_ifs(collapse_continuations(text))
     spans = split_words(typed)
     words = [w for w, _ in spans]
-    if len(words) < 2 or any(_REDIRECT_WORD.match(w) for w in words):
+    if len(words) < 2 or any(_redirect_word(w) for w in words):
         return ""
     program, args = words[0], words[1:]
     if program == "cat":
@@ -62,7 +65,7 @@ def _head_tail(program: str, args: list[str]) -> str:
     count, files, i = "", [], 0
     while i < len(args):
         raw = args[i]
-        if re.fullmatch(r"-[0-9]+", raw):
+        if raw[:1] == "-" and raw[1:].isascii() and raw[1:].isdigit():  # -[0-9]+
             count = raw[1:]
         elif raw in ("-n", "--lines") and i + 1 < len(args):
             count, i = args[i + 1], i + 1

@@ -11,11 +11,10 @@ False), and rewrites stay off unless the user accepts the risk (`rewrite_unappro
 
 from __future__ import annotations
 
-import json
 import os
 
 from rtk_policy.settings.host_process import CliRules, host_argv, options
-from rtk_policy.util import environ
+from rtk_policy.util import environ, json_codec
 
 __all__ = ["CliRules", "host_rules", "is_claude_code", "rules_of_argv", "split_tools"]
 
@@ -97,7 +96,7 @@ def _settings_value(value: str, cwd: str, read_settings: object) -> object:
     text = value.strip()
     if text.startswith("{"):
         try:
-            return json.loads(text)
+            return json_codec.loads(text)
         except ValueError:
             return None
     path = os.path.join(cwd, environ.expand_user(text)) if cwd else environ.expand_user(text)

@@ -14,12 +14,11 @@ Code's command line (`--disallowedTools`, `--settings`) are read by `claude_cli`
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 from rtk_policy.config.paths import folders_up
-from rtk_policy.util import environ
+from rtk_policy.util import environ, json_codec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -146,7 +145,7 @@ def read_settings(path: str | os.PathLike[str], stderr: IO[str] | None = None) -
         _warn(stderr, f"cannot read {path}: {error.strerror}")
         return None
     try:
-        return json.loads(data.decode("utf-8-sig"))
+        return json_codec.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError) as error:
         _warn(stderr, f"ignoring malformed settings {path}: {error}")
         return None

@@ -95,6 +95,8 @@ def needed_paths(command: str) -> list[tuple[str, str]]:
     found = [("-x", words[0])] if words and os.path.isabs(words[0]) else []
     if command_form(command) == THIN_CLIENT:
         found.append(("-f", words[3]))
+    elif words[1:2] == ["-P"]:  # the in-process hook's script
+        found.append(("-f", words[2]))
     return found
 
 
@@ -112,7 +114,7 @@ def path_findings(command: str) -> list[Finding]:
 def package_finding(command: str) -> Finding | None:
     """For a command that runs a Python interpreter: whether rtk_policy imports in it."""
     words = unguarded(command) or []
-    if command_form(command) is None or len(words) < 2 or words[1] not in ("-S", "-m"):
+    if command_form(command) is None or len(words) < 2 or words[1] not in ("-S", "-m", "-P"):
         return None
     if not os.access(words[0], os.X_OK):
         return None  # reported by path_findings

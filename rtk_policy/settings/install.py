@@ -15,10 +15,11 @@ from rtk_policy.settings.jsonfile import JsonFile, backup_path, read_json, rende
 from rtk_policy.settings.targets import Target
 from rtk_policy.util import record
 
-#: A command line that runs our hook: `…/rtk-policy hook X`, `python -m rtk_policy hook X`, or a
-#: delegate.
+#: A command line that runs our hook: `…/rtk-policy hook X`, `python -m rtk_policy hook X`,
+#: `python -P …/rtk_policy/__main__.py hook X`, or a delegate.
 _OURS = re.compile(
-    r"(?:rtk-policy|rtk_policy)(?:\.exe)?['\"]?\s+hook\b|rtk_policy[/\\]hookfiles[/\\]"
+    r"(?:rtk-policy|rtk_policy|rtk_policy[/\\]__main__\.py)(?:\.exe)?['\"]?\s+hook\b"
+    r"|rtk_policy[/\\]hookfiles[/\\]"
     # the resident engine's thin client (init's default)
     r"|rtk_policy[/\\](?:serve[/\\])?client\.py\b"
 )
@@ -69,6 +70,13 @@ def command_form(command: str) -> str | None:
     if len(head) == 2 and head[1] == "hook" and re.search(r"rtk-policy(\.exe)?$", head[0]):
         return IN_PROCESS
     if len(head) == 4 and head[1:] == ["-m", "rtk_policy", "hook"]:
+        return IN_PROCESS
+    if (
+        len(head) == 4
+        and head[1] == "-P"
+        and head[3] == "hook"
+        and re.search(r"rtk_policy[/\\]__main__\.py$", head[2])
+    ):
         return IN_PROCESS
     return None
 

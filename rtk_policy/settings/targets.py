@@ -81,16 +81,16 @@ TIMEOUT_SECONDS = 30
 
 
 def hook_command(agent: str, fail_mode: str = "open") -> str:
-    """The in-process hook: the console script next to this Python (else `python -m rtk_policy`),
-    guarded so that a broken install answers per `fail_mode` (`hook_command.guarded`)."""
-    folder = Path(sys.executable).parent
-    for name in ("rtk-policy", "rtk-policy.exe"):
-        script = folder / name
-        if script.is_file() and os.access(script, os.X_OK):
-            path = str(script.absolute())
-            return guarded([path, "hook", agent], [("-x", path)], agent, fail_mode)
+    """The in-process hook: `<python> -P <abs path of rtk_policy/__main__.py> hook AGENT`, guarded
+    so that a broken install answers per `fail_mode` (`hook_command.guarded`).
+
+    Not the console script: the one pip writes imports `re` (and `enum`) to tidy its `argv[0]`,
+    ~7 ms of a cold hook that otherwise needs neither; nor `python -m rtk_policy`, whose `runpy`
+    costs ~4.7 ms (`benchmarks/RESULTS.md`, session 18). `-P` keeps the package's own folder off
+    `sys.path`, where its modules would shadow top-level ones.
+    """
     main = str(Path(__file__).resolve().parent.parent / "__main__.py")
-    words = [sys.executable, "-m", "rtk_policy", "hook", agent]
+    words = [sys.executable, "-P", main, "hook", agent]
     return guarded(words, [("-x", sys.executable), ("-f", main)], agent, fail_mode)
 
 

@@ -22,8 +22,6 @@ In doubt every definition is called: a parse error, a program bash computes (`$x
 
 from __future__ import annotations
 
-import re
-
 from rtk_policy.shell.draft import MAX_SEGMENTS, Draft
 from rtk_policy.shell.words import assignment_name
 from rtk_policy.util import record
@@ -110,6 +108,8 @@ def _names(d: Draft, name: str, exported: bool) -> bool:
     words = d.words[d.peel.program_index + 1 :]
     if not exported and d.program not in _RUNNERS:
         return False
+    import re  # only for a command after a shell function definition
+
     return any(re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", w.value) for w in words)
 
 

@@ -20,13 +20,14 @@ from rtk_policy.shell.words import Word
 from rtk_policy.util import record
 from rtk_policy.util.lazy_re import lazy
 
-#: language of an interpreter program name
-_LANG = lazy(
-    globals(),
-    "_LANG",
-    r"(?:(?P<py>python[0-9.]*|pypy[0-9.]*)|(?P<js>node|nodejs)|(?P<rb>ruby[0-9.]*)"
-    r"|(?P<pl>perl[0-9.]*)|(?P<php>php[0-9.]*)|(?P<awk>[gnm]?awk|busybox-awk))",
-)
+#: language of an interpreter program name that takes no version (`node`, `gawk`)
+_LANGUAGE_OF = {
+    "node": "js", "nodejs": "js", "awk": "awk", "gawk": "awk", "nawk": "awk", "mawk": "awk",
+    "busybox-awk": "awk",
+}  # fmt: skip
+#: (name, language) of the interpreters named with an optional version: `python3.12`, `perl5`
+_VERSIONED_LANGUAGES = (("python", "py"), ("pypy", "py"), ("ruby", "rb"), ("perl", "pl"),
+                        ("php", "php"))  # fmt: skip
 #: options that hold the code, per language (the next word, or glued for short ones)
 _CODE_OPTIONS = {
     "py": ("-c",), "js": ("-e", "--eval", "-p", "--print"), "rb": ("-e",), "pl": ("-e", "-E"),
@@ -93,8 +94,13 @@ _STATEMENT_END = lazy(globals(), "_STATEMENT_END", r"[ \t]+(?:" + _MODIFIER + ")
 @lru_cache(maxsize=1024)  # every command asks (`runs_code`), mostly of a few program names
 def language(program: str) -> str:
     """The language of an interpreter program name ("" when it is none of them)."""
-    m = _LANG.fullmatch(program)
-    return (m.lastgroup or "") if m else ""
+    found = _LANGUAGE_OF.get(program)
+    if found is not None:
+        return found
+    for name, found in _VERSIONED_LANGUAGES:  # the name, then only digits and dots
+        if program.startswith(name) and not program[len(name) :].strip("0123456789."):
+            return found
+    return ""
 
 
 def runs_code(program: str, words: Sequence[Word]) -> bool:

@@ -7,8 +7,6 @@ the value and reported, so callers can tell a literal program name from a dynami
 
 from __future__ import annotations
 
-import re
-
 from rtk_policy.util import record
 from rtk_policy.util.lazy_re import lazy
 
@@ -19,6 +17,10 @@ _PLAIN_RUN = lazy(globals(), "_PLAIN_RUN", r"[^\\'\"$`]+")
 #: A character `dequote` acts on: a word without one is its own value, static, no glob, unquoted.
 _NEEDS_DEQUOTE = lazy(globals(), "_NEEDS_DEQUOTE", r"[\\'\"$`*?\[]")
 _ASSIGNMENT_RE = lazy(globals(), "_ASSIGNMENT_RE", r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+#: the code after a backslash in `$'…'`: hex, octal, `\u` and `\U` escapes
+_ANSI_CODE = lazy(
+    globals(), "_ANSI_CODE", r"x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}"
+)
 _ANSI_SIMPLE = {
     "a": "\a",
     "b": "\b",
@@ -159,9 +161,7 @@ def _ansi_c(raw: str, i: int, out: list[str]) -> int:
                 out.append(_ANSI_SIMPLE[nxt])
                 i += 2
                 continue
-            m = re.match(
-                r"x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}", raw[i + 1 :]
-            )
+            m = _ANSI_CODE.match(raw, i + 1)
             if m:
                 code = m.group(0)
                 base, digits = (8, code) if code[0] in "01234567" else (16, code[1:])

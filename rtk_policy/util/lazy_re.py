@@ -10,10 +10,9 @@ compiled pattern with no indirection left. Only module-internal uses by global n
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 
@@ -33,6 +32,8 @@ class LazyPattern:
         """The compiled pattern (compiled now if needed; the module global then names it)."""
         found = self._compiled
         if found is None:
+            import re  # on first use: a cold hook may need no `re` at all
+
             found = self._compiled = re.compile(self._pattern, self._flags)
             self._namespace[self._name] = found
         return found

@@ -12,7 +12,7 @@ or forged cache can never hand the guard layer (or the Python it generates from 
 
 from __future__ import annotations
 
-import json
+from rtk_policy.util import json_codec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ class FormTable:
             node = [kind, self._node(form[1]), form[2], self._node(form[3])]
         else:  # and, or, index, add, not: every operand a form
             node = [kind, *(self._node(part) for part in form[1:])]
-        key = json.dumps(node)  # ("lit", 1) == ("lit", True), yet a guard tells them apart
+        key = json_codec.dumps(node)  # ("lit", 1) == ("lit", True), yet a guard tells them apart
         found = self._seen.get(key)
         if found is None:
             found = self._seen[key] = len(self.nodes)

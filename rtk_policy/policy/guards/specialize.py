@@ -17,10 +17,12 @@ other segments take plans where such rules keep their own guards (`Planner.unfol
 
 from __future__ import annotations
 
-from typing import Any
-
 from rtk_policy.policy.guards.guard import FALSE_FORM as _FALSE
 from rtk_policy.policy.guards.guard import UNKNOWN, build_guard, literal_pattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _TRUE = ("lit", True)
 _FOLDABLE = frozenset({"not", "rel", "add", "call", "mcall", "index"})

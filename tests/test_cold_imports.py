@@ -1,0 +1,65 @@
+"""What a cold hook imports: a plain command is decided without `re`, `enum`, `json` or `typing`.
+
+Importing `re` (with `enum`) and `json` costs a cold hook ~7 ms, a tenth of its time
+(`benchmarks/RESULTS.md`, session 18): the hook reads and writes JSON through
+`util.json_codec`, compiles its few Python regexes on first use (`util.lazy_re`) and splits plain
+words without one. Each command here is decided as `init --in-process` runs the hook, by a fresh
+interpreter, the policy cache warm (as after the first call); the test fails as soon as a
+module on that path imports one of them, at its top or on the way of these commands. Site is
+skipped (`-S`, the package folders added by hand): an editable install's import hook imports `re`
+itself.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from rtk_policy.util import json_codec
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HEAVY = ("re", "enum", "json", "typing")
+#: this interpreter's package folders, without their `.pth` files
+SITE = [path for path in sys.path if os.path.basename(path) == "site-packages"]
+PROBE = f"""
+import sys
+sys.path[:0] = [{ROOT!r}]
+sys.path += {SITE!r}
+from rtk_policy.engine import pipeline
+pipeline.deadline = lambda budget_s: None  # a slow machine decides all the same
+from rtk_policy.main import main
+sys.argv = ["rtk-policy", "hook", "claude"]
+main()
+sys.stdout.flush()
+print(sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    "command", ["git status", "ls -la", "git log --oneline -5", "npm test", "make", "cat notes"]
+)
+def test_a_plain_command_is_decided_without_the_heavy_modules(command, tmp_path):
+    """The hook decides (no error notice on stderr; `git status` is allowed) and none of `HEAVY`
+    was imported."""
+    payload = json_codec.dumps({
+        "session_id": "s", "transcript_path": "/dev/null", "cwd": str(tmp_path),
+        "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command},
+    })  # fmt: skip
+    warm = [sys.executable, "-m", "rtk_policy", "hook", "claude"]  # the policy cache, compiled
+    subprocess.run(warm, input=payload.encode(), capture_output=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", PROBE],
+        input=payload.encode(),
+        capture_output=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"rtk-policy" not in done.stderr, done.stderr  # no internal error, no notice
+    if command == "git status":  # judged: Claude Code's own rules allow it, we keep that
+        answer = json_codec.loads(done.stdout)["hookSpecificOutput"]
+        assert answer["permissionDecision"] == "allow"
+    assert done.stderr.decode().splitlines()[-1] == "[]", done.stderr.decode()
