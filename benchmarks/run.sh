@@ -18,9 +18,10 @@ want() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 command -v hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install hyperfine)" >&2; exit 1; }
 
 CLIENT=$("$PY" -c 'import rtk_policy.serve.client as c, os; print(os.path.realpath(c.__file__))')
-# the in-process hook as `init --in-process` installs it: the console script beside the interpreter
-HOOK="$(dirname "$PY")/rtk-policy"
-[ -x "$HOOK" ] || HOOK="$PY -m rtk_policy"
+# the in-process hook as `init --in-process` installs it (`<python> -P <abs>/rtk_policy/__main__.py`),
+# its guard left out
+HOOK=$("$PY" -P -c 'import shlex; from rtk_policy.settings.hook_command import unguarded
+from rtk_policy.settings.targets import hook_command; print(shlex.join(unguarded(hook_command("claude"))[:-2]))')
 
 
 payload() {  # payload FILE COMMAND

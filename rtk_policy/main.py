@@ -8,7 +8,6 @@ Subcommand modules are imported only when chosen, so `rtk-policy hook` never pay
 from __future__ import annotations
 
 import gc
-import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -327,7 +326,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return hook.run(hook_options, sys.stdin, sys.stdout, sys.stderr)
     options = command_options(args)
-    module = importlib.import_module(f"rtk_policy.commands.{args.subcommand.replace('-', '_')}")
+    from rtk_policy.util.lazy_import import import_module
+
+    module = import_module(f"rtk_policy.commands.{args.subcommand.replace('-', '_')}")
     if vars(args).get("quiet"):  # nothing on stdout; errors and warnings still on stderr
         with open(os.devnull, "w", encoding="utf-8") as nowhere:
             return int(module.run(stdin=sys.stdin, stdout=nowhere, stderr=sys.stderr, **options))

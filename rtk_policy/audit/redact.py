@@ -7,7 +7,6 @@ value. Files named by ``-d @file`` are never opened: only the command text is ev
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 
 from rtk_policy.util.lazy_re import lazy
@@ -215,6 +214,8 @@ def _may_hold_token(text: str) -> bool:
 
 def _entropy(word: str) -> float:
     """Shannon entropy of `word`'s characters, in bits per character."""
+    import math  # only for a word that may be a token
+
     counts = [word.count(c) for c in set(word)]
     return -sum(n / len(word) * math.log2(n / len(word)) for n in counts)
 

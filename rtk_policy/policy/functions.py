@@ -13,14 +13,13 @@ for ordinary input; an exception becomes an evaluation error of the rule (it doe
 
 from __future__ import annotations
 
-import importlib
 import posixpath
 from collections.abc import Callable
 from functools import lru_cache
 
-from rtk_policy.policy.bash_pattern import bash_rule_matches
 from rtk_policy.policy.regex import re_find, re_matches
 from rtk_policy.util import environ, record
+from rtk_policy.util.lazy_import import import_module
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -165,9 +164,17 @@ def agent_rule(agent: str, kind: str, pattern: str) -> str:
 
 _S, _B, _LS = "string", "bool", "list<string>"
 
+def _bash_rule_matches(pattern: str, text: str) -> bool:
+    """`bash_pattern.bash_rule_matches`, imported on first use (a hook meets Claude Code `Bash(…)`
+    rules only when the user has some)."""
+    from rtk_policy.policy.bash_pattern import bash_rule_matches
+
+    return bash_rule_matches(pattern, text)
+
+
 #: The functions of this module.
 FUNCTIONS: tuple[Function, ...] = (
-    Function("bash_rule_matches", (_S, _S), _B, bash_rule_matches),
+    Function("bash_rule_matches", (_S, _S), _B, _bash_rule_matches),
     Function("glob", (_S, _S), _B, glob),
     Function("shell_quote", (_S,), _S, shell_quote),
     Function("shell_join", (_LS,), _S, shell_join),
@@ -200,7 +207,7 @@ def all_functions() -> tuple[Function, ...]:
     found = list(FUNCTIONS)
     for name in EXTENSION_MODULES:
         try:
-            module = importlib.import_module(name)
+            module = import_module(name)
         except ModuleNotFoundError as error:
             if error.name != name:
                 raise

@@ -15,10 +15,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from rtk_policy.shell.string_escapes import c_style, decode
 from rtk_policy.shell.words import Word
 from rtk_policy.util import record
+from rtk_policy.util.lazy_import import lazy_function
 from rtk_policy.util.lazy_re import lazy
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rtk_policy.shell.string_escapes import c_style, decode
+else:  # on first use: only an interpreter's inline code needs them
+    c_style = lazy_function(globals(), "c_style", "rtk_policy.shell.string_escapes")
+    decode = lazy_function(globals(), "decode", "rtk_policy.shell.string_escapes")
 
 #: language of an interpreter program name that takes no version (`node`, `gawk`)
 _LANGUAGE_OF = {

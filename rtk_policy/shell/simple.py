@@ -12,7 +12,6 @@ from itertools import accumulate
 
 from rtk_policy.shell import git_code, launchers, nested, scripts
 from rtk_policy.shell.draft import GRAMMAR_WORDS, Ctx, Draft
-from rtk_policy.shell.known_output import known_output
 from rtk_policy.shell.launch_walk import LAUNCHERS
 from rtk_policy.shell.redirects import REDIRECT_TYPES, RedirectNode, read_redirects
 from rtk_policy.shell.source import Source
@@ -23,13 +22,17 @@ from rtk_policy.shell.words import (
     spelt_otherwise,
 )
 from rtk_policy.shell.wrappers import peel
+from rtk_policy.util.lazy_import import lazy_function
 from rtk_policy.util.lazy_re import lazy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from rtk_policy.shell.known_output import known_output
     from rtk_policy.shell.redirects import ReadRedirect
+else:  # on first use: only a process substitution needs it
+    known_output = lazy_function(globals(), "known_output", "rtk_policy.shell.known_output")
 
 _SUB_RE = lazy(globals(), "_SUB_RE", r"\$\(|`|[<>]\(")
 _KEYWORD_TOKENS = frozenset(

@@ -7,7 +7,7 @@ length and the mapping stays exact.
 
 from __future__ import annotations
 
-import bisect
+from _bisect import bisect_right  # `bisect`'s own C functions, without its module
 
 from rtk_policy.util.lazy_re import lazy
 
@@ -149,7 +149,7 @@ class Source:
         """Convert a byte offset (at a character boundary) into a str offset."""
         if not self._marks:
             return byte_offset
-        k = bisect.bisect_right(self._marks, byte_offset)
+        k = bisect_right(self._marks, byte_offset)
         return byte_offset - (self._extra[k - 1] if k else 0)
 
     def span(self, node: Any) -> tuple[int, int]:

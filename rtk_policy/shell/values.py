@@ -16,9 +16,15 @@ from collections.abc import Sequence
 from itertools import product
 
 from rtk_policy.shell.braces import brace_expand, has_braces
-from rtk_policy.shell.known_output import known_output
 from rtk_policy.shell.words import dequote, expansion_end
 from rtk_policy.util import record
+from rtk_policy.util.lazy_import import lazy_function
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rtk_policy.shell.known_output import known_output
+else:  # on first use: only a substitution in a value needs it
+    known_output = lazy_function(globals(), "known_output", "rtk_policy.shell.known_output")
 
 #: the value an unknown variable is guessed to be: the worst case of the path rules
 GUESS = "/"

@@ -7,7 +7,7 @@ extglob word, a group in a pipeline, `coproc`) only affects the commands of that
 
 from __future__ import annotations
 
-import bisect
+from _bisect import bisect_right  # `bisect`'s own C functions, without its module
 from collections.abc import Sequence
 
 from rtk_policy.shell.draft import Draft
@@ -158,7 +158,7 @@ def logical_line_starts(text: str, sc: Scan) -> list[int]:
 
 def line_of(starts: Sequence[int], offset: int) -> int:
     """Index of the logical line holding `offset`."""
-    return max(0, bisect.bisect_right(starts, offset) - 1)
+    return max(0, bisect_right(starts, offset) - 1)
 
 
 #: the characters that start an extglob group when a `(` follows: `@(a|b)`, `!(x)`

@@ -9,9 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rtk_policy.shell.env_split import env_command
 from rtk_policy.shell.words import Word, assignment_name, make_word, split_assignment
 from rtk_policy.util import record
+from rtk_policy.util.lazy_import import lazy_function
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rtk_policy.shell.env_split import env_command
+else:  # on first use: only `env -S` needs it
+    env_command = lazy_function(globals(), "env_command", "rtk_policy.shell.env_split")
 
 
 @record.mutable(compile_after=record.PER_COMMAND)
