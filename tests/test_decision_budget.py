@@ -102,3 +102,21 @@ def test_a_rewrite_recheck_past_the_budget_is_not_rewritten(fresh_engine, monkey
 def test_the_budget_is_about_one_second():
     """The figure the README promises: a hook call within about 1 s (the rest is start-up)."""
     assert 0.5 <= budget.DECISION_BUDGET_S <= 0.9
+
+
+def test_check_runs_the_examples_without_the_budget(monkeypatch, capsys):
+    """`check` runs each example with no time budget: on a loaded machine (here: a clock that has
+    always run out) an example still gives its rule's answer, never an unjudged one."""
+    from rtk_policy.main import main
+
+    monkeypatch.setattr(policyset, "time", _StopsAfter(0))
+    assert main(["check", policy_load.packs_dir()]) == 0
+    out = capsys.readouterr().out
+    assert ", 0 failed, 0 errors" in out and " 0 passed" not in out
+
+
+def test_the_budget_is_what_check_turns_off(fresh_engine, monkeypatch):
+    """The clock above does stop an engine that keeps its budget (the test above could fail)."""
+    monkeypatch.setattr(policyset, "time", _StopsAfter(0))
+    outcome = fresh_engine.evaluate("rm -rf /usr/share/doc", _context(fresh_engine))
+    assert outcome.evaluation.unjudged == 1 and outcome.decision.verdict == "ask"

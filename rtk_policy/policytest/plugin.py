@@ -43,6 +43,7 @@ def decide_corpus(
 
     paths = with_shipped([str(p) for p in policies], shipped) if policies else None
     engine = load_engine(paths, backend, strict=True)
+    engine.budget_s = None  # a snapshot is the same on any machine load (engine/budget.py)
     rules = claude or {}
     context = engine.context(
         claude_deny=tuple(rules.get("deny", ())),
