@@ -15,6 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from rtk_policy.policy.functions import Function
+from rtk_policy.shell.scripts import versioned
 from rtk_policy.shell.words import assignment_name, dequote
 from rtk_policy.util.lazy_re import lazy
 
@@ -409,11 +410,6 @@ _RUNNERS = (
 _SINGLE_RUNNERS = frozenset({"npx", "pnpx", "bunx"})
 
 
-def _is_python(name: str) -> bool:
-    """Whether `name` is `python` with an optional version (`python3`, `python3.12`)."""
-    return name.startswith("python") and not name[6:].strip("0123456789.")
-
-
 def rtk_tool_form(argv: list[str]) -> str:
     """The tool peeled from runner/interpreter spellings: `npx eslint .` → `eslint .`,
     `python -m pytest` → `pytest`, `vendor/bin/phpunit` → `phpunit`, `./gradlew` → `gradlew`."""
@@ -425,7 +421,7 @@ def rtk_tool_form(argv: list[str]) -> str:
         words = words[1:]
     elif len(words) > 2 and (head, words[1]) in _RUNNERS:
         words = words[2:]
-    elif _is_python(head) and len(words) > 2 and words[1] == "-m":
+    elif versioned(head, "python") and len(words) > 2 and words[1] == "-m":
         words = words[2:]
     elif head == "php" and len(words) > 1:
         words = words[1:]

@@ -104,10 +104,15 @@ def language(program: str) -> str:
     found = _LANGUAGE_OF.get(program)
     if found is not None:
         return found
-    for name, found in _VERSIONED_LANGUAGES:  # the name, then only digits and dots
-        if program.startswith(name) and not program[len(name) :].strip("0123456789."):
+    for name, found in _VERSIONED_LANGUAGES:
+        if versioned(program, name):
             return found
     return ""
+
+
+def versioned(program: str, name: str) -> bool:
+    """Whether `program` is `name` with an optional version of digits and dots (`python3.12`)."""
+    return program.startswith(name) and not program[len(name) :].strip("0123456789.")
 
 
 def runs_code(program: str, words: Sequence[Word]) -> bool:

@@ -130,14 +130,16 @@ def _encoder(
             allow_nan=allow_nan, check_circular=circular_check, separators=(item, key),
         ).encode  # fmt: skip
     strings = quote_ascii if ensure_ascii else quote_unicode
-    if circular_check:  # a fresh table of the containers being encoded, per call
-        return lambda obj: "".join(
-            make({}, default or _not_json, strings, None, key, item, sort_keys, False, allow_nan)(
-                obj, 0
-            )
-        )
-    chunks = make(None, default or _not_json, strings, None, key, item, sort_keys, False, allow_nan)
-    return lambda obj: "".join(chunks(obj, 0))
+
+    def chunks(markers: dict[int, Any] | None) -> Callable[[Any, int], Any]:
+        """The C encoder; `markers` is its table of the containers being encoded (None: none)."""
+        return make(markers, default or _not_json, strings, None, key, item, sort_keys, False,
+                    allow_nan)  # fmt: skip
+
+    if circular_check:  # a fresh table per call
+        return lambda obj: "".join(chunks({})(obj, 0))
+    built = chunks(None)
+    return lambda obj: "".join(built(obj, 0))
 
 
 def _not_json(obj: Any) -> Any:
