@@ -39,12 +39,8 @@ print(sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)
 """
 
 
-@pytest.mark.parametrize(
-    "command", ["git status", "ls -la", "git log --oneline -5", "npm test", "make", "cat notes"]
-)
-def test_a_plain_command_is_decided_without_the_heavy_modules(command, tmp_path):
-    """The hook decides (no error notice on stderr; `git status` is allowed) and none of `HEAVY`
-    was imported."""
+def _decided_cold(command, tmp_path):
+    """The probe's run of the hook on `command` (the policy cache warmed by a first call)."""
     payload = json_codec.dumps({
         "session_id": "s", "transcript_path": "/dev/null", "cwd": str(tmp_path),
         "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command},
@@ -60,7 +56,33 @@ def test_a_plain_command_is_decided_without_the_heavy_modules(command, tmp_path)
     )
     assert done.returncode == 0, done.stderr
     assert b"rtk-policy" not in done.stderr, done.stderr  # no internal error, no notice
+    return done
+
+
+def _allowed(done) -> bool:
+    return json_codec.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+@pytest.mark.parametrize(
+    "command", ["git status", "ls -la", "git log --oneline -5", "npm test", "make", "cat notes"]
+)
+def test_a_plain_command_is_decided_without_the_heavy_modules(command, tmp_path):
+    """The hook decides (no error notice on stderr; `git status` is allowed) and none of `HEAVY`
+    was imported."""
+    done = _decided_cold(command, tmp_path)
     if command == "git status":  # judged: Claude Code's own rules allow it, we keep that
-        answer = json_codec.loads(done.stdout)["hookSpecificOutput"]
-        assert answer["permissionDecision"] == "allow"
+        assert _allowed(done)
+    assert done.stderr.decode().splitlines()[-1] == "[]", done.stderr.decode()
+
+
+def test_a_user_config_file_brings_none_of_them_either(tmp_path):
+    """With a user config file (its keys read from the cache folder's JSON after the first call,
+    `config/parsed.py`) `git status` is decided as fast: the config's JSON goes through the C
+    codec too. `json` there cost ~3 ms of a 34 ms hook (session 19)."""
+    folder = os.path.join(os.environ["XDG_CONFIG_HOME"], "rtk-policy")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "config.toml"), "w", encoding="utf-8") as handle:
+        handle.write('rewrite_unapproved = true\nexclude_commands = ["terraform"]\n')
+    done = _decided_cold("git status", tmp_path)
+    assert _allowed(done)
     assert done.stderr.decode().splitlines()[-1] == "[]", done.stderr.decode()

@@ -16,9 +16,11 @@ transparent-prefix settings instead (`repr` of the `CommandLine`).
 The engine is the one the interpreter imports: run the tool with each install's Python (or with
 `PYTHONPATH` set to each checkout).
 
-`--no-claude-rules` decides without them (where a rewrite's deny re-check is skipped most often).
+`--no-claude-rules` decides without them (where a rewrite's deny re-check is skipped most often);
+`--exclude ENTRY` (repeatable) decides under that `exclude_commands` entry.
 
 Usage: python tools/decision_dump.py OUT [--inputs TREE] [--shell] [--no-claude-rules]
+       [--exclude ENTRY ...]
 """
 
 from __future__ import annotations
@@ -93,14 +95,20 @@ def variants(text: str) -> Iterator[str]:
     yield "( " + text + " ) ; " + text
 
 
-def decision_records(inputs: list[str], claude_rules: bool = True) -> Iterator[str]:
+def decision_records(
+    inputs: list[str], claude_rules: bool = True, exclude: tuple[str, ...] = ()
+) -> Iterator[str]:
     """The three lines of each input's decision, with the shipped policies of this checkout,
-    under `CLAUDE_RULES` (or none: the context where a rewrite's re-check is most often skipped)."""
+    under `CLAUDE_RULES` (or none: the context where a rewrite's re-check is most often skipped)
+    and the `exclude_commands` entries `exclude`."""
     from rtk_policy.engine.pipeline import load_engine
 
     engine = load_engine(policy_paths=[os.path.join(HERE, "..", "policies")])
     engine.budget_s = None  # the same dump on any machine load (engine/budget.py)
-    context = engine.context(agent="claude", **(CLAUDE_RULES if claude_rules else {}))
+    fields: dict[str, object] = dict(CLAUDE_RULES) if claude_rules else {}
+    if exclude:
+        fields["exclude_commands"] = list(exclude)
+    context = engine.context(agent="claude", **fields)
     for text in inputs:
         outcome = engine.evaluate(text, context)
         d = outcome.decision
@@ -136,12 +144,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-claude-rules", action="store_true", help="decide without Claude Code rules"
     )
+    parser.add_argument(
+        "--exclude", action="append", default=[], metavar="ENTRY",
+        help="an exclude_commands entry of the context (repeatable)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     inputs = [variant for text in base_inputs(args.inputs) for variant in variants(text)]
     if args.shell:
         records = parse_records(inputs)
     else:
-        records = decision_records(inputs, claude_rules=not args.no_claude_rules)
+        records = decision_records(inputs, not args.no_claude_rules, tuple(args.exclude))
     with open(args.out, "w", encoding="utf-8", errors="surrogateescape") as out:
         out.writelines(records)
     print(f"{len(inputs)} inputs", file=sys.stderr)

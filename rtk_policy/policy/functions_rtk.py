@@ -12,7 +12,7 @@ byte.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from rtk_policy.policy.functions import Function
 from rtk_policy.shell.scripts import versioned
@@ -21,7 +21,7 @@ from rtk_policy.util.lazy_re import lazy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import re
+    from collections.abc import Callable
 
 IFS = " \t\n"
 _CONTINUATION = lazy(globals(), "_CONTINUATION", r"[ \t\v\f]*\\(?:\r\n|\n)[ \t\v\f]*")
@@ -382,25 +382,36 @@ def rtk_uv_run_fallback(
 
 
 @lru_cache(maxsize=256)
-def _exclude_matcher(entry: str) -> re.Pattern[str] | str | None:
-    """A compiled entry: a regex, a literal prefix (invalid regex), or None (ignored entry)."""
-    import re  # only for a config's exclude_commands
-
+def _exclude_matcher(entry: str) -> Callable[[str], object] | None:
+    """An entry as a test of a command form (truthy when it matches): a word prefix (an entry
+    without `^`: it, then the end or a blank), a regex matched at the start (an entry with `^`),
+    or a literal prefix (an invalid regex); None for an ignored entry. Only a `^` entry imports
+    `re`: the usual entries (`curl`, `playwright`) leave it out of a cold hook."""
     trimmed = entry.strip()
     if not trimmed or trimmed == "^":
         return None
     if not trimmed.startswith("^"):
-        return re.compile(re.escape(trimmed) + r"(?:$|[ \t\n])")
+        return partial(_starts_with_word, trimmed)
+    import re  # only for a config's `^` entries
+
     try:
-        return re.compile(trimmed)
+        return re.compile(trimmed).match
     except re.error:
-        return trimmed
+        return partial(_starts_with, trimmed)
 
 
-def _entry_matches(matcher: re.Pattern[str] | str, form: str) -> bool:
-    if isinstance(matcher, str):
-        return form.startswith(matcher)
-    return matcher.match(form) is not None
+#: what may follow a word-prefix entry: the end, or a blank
+_WORD_ENDS = ("", " ", "\t", "\n")
+
+
+def _starts_with_word(prefix: str, form: str) -> bool:
+    """`re.match(re.escape(prefix) + "(?:$|[ \\t\\n])", form)`: `form` starts with `prefix`,
+    then ends or goes on with a blank (`$` before a final newline is that newline: a blank)."""
+    return form.startswith(prefix) and form[len(prefix) : len(prefix) + 1] in _WORD_ENDS
+
+
+def _starts_with(prefix: str, form: str) -> bool:
+    return form.startswith(prefix)
 
 
 _RUNNERS = (
@@ -429,14 +440,21 @@ def rtk_tool_form(argv: list[str]) -> str:
     return " ".join(words)
 
 
-_PLAIN_WORD = lazy(globals(), "_PLAIN_WORD", r"[\w\-./=:@%+,^~]*")
+#: besides letters, digits and `_` (`\\w`), the characters a word keeps unescaped
+_PLAIN_MARKS = frozenset("_-./=:@%+,^~")
+
+
+def _plain(text: str) -> bool:
+    """`re.fullmatch(r"[\\w\\-./=:@%+,^~]*", text)`: every character is a word character
+    (`str.isalnum()` or `_`: what `\\w` is on str) or one of `_PLAIN_MARKS`."""
+    return all(c.isalnum() or c in _PLAIN_MARKS for c in text)
 
 
 def _escaped(word: str) -> str:
     """A dequoted word written back for bash with backslash escapes (`a b` → `a\\ b`)."""
-    if _PLAIN_WORD.fullmatch(word):
+    if _plain(word):
         return word
-    return "".join(c if _PLAIN_WORD.fullmatch(c) else "\\" + c for c in word)
+    return "".join(c if _plain(c) else "\\" + c for c in word)
 
 
 def rtk_excluded(text: str, argv: list[str], entries: list[str]) -> bool:
@@ -457,7 +475,7 @@ def rtk_excluded(text: str, argv: list[str], entries: list[str]) -> bool:
         forms.append(" ".join(words_run))
         forms.append(" ".join([words_run[0].rsplit("/", 1)[-1], *words_run[1:]]))
         forms.append(rtk_tool_form(words_run))
-    return any(_entry_matches(m, f) for m in matchers for f in forms if f)
+    return any(matches(f) for matches in matchers for f in forms if f)
 
 
 _S, _B, _LS = "string", "bool", "list<string>"

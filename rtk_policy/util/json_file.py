@@ -7,8 +7,9 @@ that is missing, damaged or too large reads as None, so the caller does the work
 
 from __future__ import annotations
 
-import json
 import os
+
+from rtk_policy.util import json_codec  # the C codec: no `json`, `re` or `enum` on a cold path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ def read_json(path: str) -> Any:
     if len(data) > MAX_BYTES:
         return None
     try:
-        return json.loads(data)
+        return json_codec.loads(data)
     except ValueError:
         return None
 
@@ -37,7 +38,7 @@ def write_json(path: str, value: Any) -> bool:
     """Write `value` to `path` through a temp file and a rename (folder made owner-only when
     missing); False when the folder cannot be written or `value` is not JSON."""
     try:
-        text = json.dumps(value, allow_nan=False)
+        text = json_codec.dumps(value, allow_nan=False)
     except (TypeError, ValueError):
         return False
     folder = os.path.dirname(path)
